@@ -1,0 +1,1 @@
+// Anchor TU for the shared torch precompiled header (see CMakeLists.txt).

@@ -1,0 +1,55 @@
+// The case key: the canonical, human-readable name of a case, and its stable 64-bit id.
+// Grammar in docs/case-keys.md. print(parse(s)) == s for every canonical key.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gauntlet/dtype.h"
+
+namespace gauntlet {
+
+using Shape = std::vector<std::int64_t>;
+
+// Tensor layouts the catalog can ask for (applied to every tensor input it fits).
+enum class Layout : std::uint8_t { Contig, Transposed, Strided, ChannelsLast };
+std::string_view layout_name(Layout l);  // contig, t, step2, cl
+
+enum class Mode : std::uint8_t { Eager, EagerBwd };
+std::string_view mode_name(Mode m);  // eager, eager-bwd
+
+// A malformed key: `pos` is the 0-based character offset of the problem.
+class KeyError : public std::invalid_argument {
+ public:
+  KeyError(std::string key, std::size_t pos, const std::string& what);
+  std::size_t pos() const { return pos_; }
+
+ private:
+  std::size_t pos_;
+};
+
+struct CaseKey final {
+  std::string kind = "op";  // "op" now; "model" and "coll" come later
+  std::string target;       // op name from the op table, e.g. "add"
+  DType dtype = DType::F32;
+  std::vector<Shape> shapes;  // one per tensor input; {} is a 0-d tensor
+  Layout layout = Layout::Contig;
+  Mode mode = Mode::Eager;
+  std::map<std::string, std::string> args;  // scalar arguments, sorted by name
+
+  std::string str() const;  // canonical text
+  std::uint64_t id() const;  // XXH64 of str(), seed 0
+  static CaseKey parse(std::string_view text);  // throws KeyError
+
+  bool operator==(const CaseKey& o) const { return str() == o.str(); }
+};
+
+std::uint64_t key_id(std::string_view canonical_key);
+std::string shape_str(const Shape& s);  // "8x8", "_" for 0-d, "0x4" for empty
+std::int64_t numel(const Shape& s);
+
+}  // namespace gauntlet

@@ -1,0 +1,84 @@
+// Note [Catalog]: suites are YAML files (docs/writing-suites.md). A suite names groups; each
+// group is a cross product ops x dtypes x shapes x layouts x argument sets x modes x values,
+// pruned where a combination does not apply to an op (an unsupported dtype, a layout the input
+// rank cannot take, a backward the op does not have). What remains must be a valid case key for
+// its op, or expansion fails with file:line. Skip and xfail lists live in expectations.yaml and
+// tolerance rules in tolerances.yaml, beside the suites, so `run` and `repro` read the same ones.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gauntlet/case_key.h"
+#include "gauntlet/compare.h"
+#include "gauntlet/glob.h"
+
+namespace gauntlet {
+
+// A problem in a catalog file: what() is "file:line:col: message".
+class CatalogError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Expect { Run, Skip, XFail };
+
+struct Expectation {
+  Expect kind = Expect::Run;
+  std::string reason;  // required for skip and xfail
+  std::string source;  // file:line of the entry
+};
+
+struct Case {
+  CaseKey key;
+  std::string text;  // key.str()
+  std::uint64_t id = 0;
+};
+
+struct Suite {
+  std::string name, description, file;
+  std::vector<std::string> tags;
+  std::vector<Case> cases;  // sorted by key text, unique
+};
+
+// Skip / xfail entries: glob on the case key, optionally for one backend only.
+class Expectations {
+ public:
+  static Expectations load(const std::string& file);  // a missing file means none
+  Expectation lookup(const std::string& key, const std::string& backend) const;
+
+ private:
+  struct Entry {
+    Expect kind;
+    std::string match, backend, reason, source;
+  };
+  std::vector<Entry> entries_;
+};
+
+// Tolerance rules; the last rule that matches wins, else the per-dtype default.
+class ToleranceTable {
+ public:
+  static ToleranceTable load(const std::string& file);  // a missing file means defaults only
+  Tolerance lookup(const CaseKey& key, DType output_dtype, const std::string& backend) const;
+
+ private:
+  struct Rule {
+    std::vector<std::string> ops, families, dtypes, modes;
+    std::string backend, source;
+    std::optional<double> rtol, atol;
+  };
+  std::vector<Rule> rules_;
+};
+
+// Where suites live: --suites-dir, else $GAUNTLET_SUITES, else the source tree's suites/yaml.
+std::string default_suites_dir();
+
+// Loads a suite by name (DIR/NAME.yaml) or by path (anything ending in .yaml).
+Suite load_suite(const std::string& name_or_path, const std::string& suites_dir);
+// The names of the suites in a directory (sorted).
+std::vector<std::string> list_suites(const std::string& suites_dir);
+
+}  // namespace gauntlet

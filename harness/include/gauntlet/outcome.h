@@ -1,0 +1,55 @@
+// The outcome of one case: a plain value that crosses module boundaries (runner -> store,
+// worker -> orchestrator, repro -> JSON). No torch here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gauntlet {
+
+enum class Status : std::uint8_t { Pass, Fail, Error, Crash, Timeout, Unsupported, Skip, XFail, XPass };
+inline constexpr Status kAllStatuses[] = {Status::Pass,    Status::Fail,        Status::Error,
+                                          Status::Crash,   Status::Timeout,     Status::Unsupported,
+                                          Status::Skip,    Status::XFail,       Status::XPass};
+std::string_view status_name(Status s);                  // "PASS", "FAIL", ...
+std::optional<Status> parse_status(std::string_view s);  // case-insensitive
+// A status a gate treats as a failure: FAIL, ERROR, CRASH, TIMEOUT, XPASS.
+bool is_failure(Status s);
+
+// Error metrics of a comparison with the golden result, over every compared output.
+struct Metrics {
+  double max_abs_err = 0;    // max |actual - golden| over finite pairs
+  double max_rel_err = 0;    // max |actual - golden| / |golden| over finite pairs, golden != 0
+  std::int64_t mismatches = 0;  // elements outside tolerance (or with a NaN/Inf disagreement)
+  std::int64_t numel = 0;       // elements compared
+  double max_ulp = 0;           // max ULP distance in the output dtype (floats only)
+  bool nan_inf_ok = true;       // NaN and +-Inf at the same places
+  std::string worst;            // where the worst element is: "out0[12]" / "grad.self[3]"
+  double mismatch_frac() const { return numel ? double(mismatches) / double(numel) : 0.0; }
+};
+
+struct Timing {
+  double first_us = 0;   // first call on the device (allocation, compilation) in microseconds
+  double median_us = 0;  // median of the steady-state repetitions
+  double p10_us = 0, p90_us = 0;
+  int reps = 0;
+};
+
+struct Outcome {
+  std::string key;
+  Status status = Status::Pass;
+  Metrics metrics;
+  double rtol = 0, atol = 0;       // tolerance used
+  std::string tolerance_profile;   // which tolerance rule applied, e.g. "default", "tolerances.yaml:12"
+  std::string error;               // exception message (first line kept separately by reporters)
+  std::string reason;              // skip / xfail reason from the catalog
+  Timing timing;
+  std::int64_t peak_mem_bytes = 0;  // peak device memory during the case (0 when unknown)
+  std::vector<std::string> fallback_ops;  // ops that fell back to CPU (backends that report it)
+  int attempt = 1;
+};
+
+}  // namespace gauntlet

@@ -1,0 +1,41 @@
+// The runner: one case, in-process, to an Outcome value. Exceptions are classified once, here,
+// at the case boundary (Note [Outcome classification] in runner.cpp).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gauntlet/backend.h"
+#include "gauntlet/catalog.h"
+#include "gauntlet/outcome.h"
+
+namespace gauntlet {
+
+struct RunnerConfig {
+  const ToleranceTable* tolerances = nullptr;   // null: per-dtype defaults
+  const Expectations* expectations = nullptr;   // null: nothing skipped or expected to fail
+  int max_reps = 3;          // steady-state repetitions after the first call (0: time the first only)
+  double max_time_ms = 20;   // stop repeating once the repetitions took this long
+};
+
+// What `repro` prints beyond the outcome.
+struct TensorSummary {
+  std::string name, dtype, shape, strides;
+  double min = 0, max = 0, mean = 0;
+  std::uint64_t fingerprint = 0;
+};
+struct WorstElement {
+  std::string output;
+  std::int64_t index = 0;  // flat, row-major
+  std::string coords;      // "[3, 7]"
+  double actual = 0, golden = 0, golden_cast = 0, abs_err = 0, allowed = 0;
+};
+struct CaseDetail {
+  std::vector<TensorSummary> inputs, actual, golden;
+  std::vector<WorstElement> worst;  // up to 5, furthest outside tolerance first
+};
+
+Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& config,
+                 CaseDetail* detail = nullptr);
+
+}  // namespace gauntlet

@@ -1,0 +1,87 @@
+// The SQLite store (docs/database.md). One writer; WAL; batched transactions; schema versioned
+// with PRAGMA user_version and migrated forward on open. No torch here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gauntlet/case_key.h"
+#include "gauntlet/outcome.h"
+
+struct sqlite3;
+
+namespace gauntlet {
+
+// A store problem a user can act on (unreadable file, not a Gauntlet database, newer schema).
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr int kSchemaVersion = 1;
+
+// What a run records about itself and its environment.
+struct RunInfo {
+  std::int64_t id = 0;  // assigned by the store
+  std::string release, build_id, backend, backend_version, torch_version;
+  std::string host, cpu, blas, build_config;
+  int threads = 0;
+  std::string suite, filter, shard;
+  std::string started_at, finished_at;  // ISO 8601 UTC
+  std::string config_json;
+  std::string gauntlet_version;
+};
+
+struct StoredResult {
+  std::int64_t run_id = 0;
+  std::uint64_t case_id = 0;
+  Outcome outcome;  // outcome.key filled from the cases table
+};
+
+class Store {
+ public:
+  enum class OpenMode { ReadOnly, ReadWrite };
+  // Opens (ReadWrite: creates) the database; throws StoreError with a one-line message naming
+  // the file when it cannot be read, is not SQLite, is not a Gauntlet database or is newer.
+  static std::unique_ptr<Store> open(const std::string& path, OpenMode mode);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  std::int64_t begin_run(RunInfo info);  // inserts, returns the id
+  void finish_run(std::int64_t run_id, const std::string& finished_at);
+
+  // Buffers results and writes them in one transaction per `batch` results (and on flush()).
+  void add_result(std::int64_t run_id, const CaseKey& key, const Outcome& outcome);
+  void flush();
+
+  std::vector<RunInfo> runs() const;
+  std::optional<RunInfo> run(std::int64_t id) const;
+  std::optional<std::int64_t> latest_run() const;
+  std::vector<StoredResult> results(std::int64_t run_id) const;
+  std::optional<StoredResult> result(std::int64_t run_id, const std::string& key) const;
+  std::map<Status, std::int64_t> status_counts(std::int64_t run_id) const;
+  int schema_version() const;
+
+  void set_batch_size(int n) { batch_ = n; }
+
+ private:
+  explicit Store(sqlite3* db, std::string path);
+  void migrate();
+  sqlite3* db_;
+  std::string path_;
+  int batch_ = 512;
+  struct Pending {
+    std::int64_t run_id;
+    CaseKey key;
+    Outcome outcome;
+  };
+  std::vector<Pending> pending_;
+};
+
+}  // namespace gauntlet

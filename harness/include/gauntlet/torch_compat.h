@@ -1,0 +1,30 @@
+// Note [libtorch versions]: every difference between Debian's libtorch 1.13 and a current 2.x
+// that Gauntlet depends on lives in this header, nowhere else.
+#pragma once
+
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <string>
+
+namespace gauntlet::compat {
+
+inline constexpr bool kTorch2 = TORCH_VERSION_MAJOR >= 2;
+
+inline std::string torch_version() { return TORCH_VERSION; }
+
+// 1.13's AT_DISPATCH macros report an unsupported dtype with a plain c10::Error
+// ("\"exp_vml_cpu\" not implemented for 'Half'"); 2.x throws c10::NotImplementedError.
+// Both mean the backend does not implement the op for this dtype: UNSUPPORTED, not ERROR.
+inline bool is_dtype_not_implemented(const c10::Error& e) {
+  const std::string msg = e.what_without_backtrace();
+  return msg.find(" not implemented for '") != std::string::npos;
+}
+
+// The PrivateUse1 device as it prints. 2.x lets a backend rename it
+// (c10::register_privateuse1_backend); 1.13 always prints "privateuseone".
+inline c10::Device privateuse1_device(int index) {
+  return c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(index));
+}
+
+}  // namespace gauntlet::compat

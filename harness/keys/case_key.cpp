@@ -1,0 +1,206 @@
+#include "gauntlet/case_key.h"
+
+#include <xxhash.h>
+
+#include <cctype>
+
+namespace gauntlet {
+
+namespace {
+
+constexpr std::string_view kLayouts[] = {"contig", "t", "step2", "cl"};
+constexpr std::string_view kModes[] = {"eager", "eager-bwd"};
+
+bool is_name_char(char c) {
+  return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+         c == '_' || c == '.';
+}
+bool is_value_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '+' ||
+         c == '-' || c == ':';
+}
+
+// A cursor over the key text that reports errors at absolute offsets.
+class Parser {
+ public:
+  explicit Parser(std::string_view s) : s_(s) {}
+
+  [[noreturn]] void fail(std::size_t pos, const std::string& what) const {
+    throw KeyError(std::string(s_), pos, what);
+  }
+  // The next '/'-separated segment; `what` names it in errors.
+  std::string_view segment(const char* what) {
+    if (pos_ > s_.size()) fail(s_.size(), std::string("missing ") + what);
+    std::size_t end = s_.find('/', pos_);
+    if (end == std::string_view::npos) end = s_.size();
+    start_ = pos_;
+    std::string_view seg = s_.substr(pos_, end - pos_);
+    if (seg.empty()) fail(pos_, std::string("empty ") + what);
+    pos_ = end + 1;
+    return seg;
+  }
+  std::size_t start() const { return start_; }
+  bool done() const { return pos_ > s_.size(); }
+
+ private:
+  std::string_view s_;
+  std::size_t pos_ = 0;
+  std::size_t start_ = 0;
+};
+
+Shape parse_shape(const Parser& p, std::string_view text, std::size_t at) {
+  Shape shape;
+  if (text == "_") return shape;
+  std::size_t i = 0;
+  while (true) {
+    std::size_t j = i;
+    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+    if (j == i) p.fail(at + i, "expected a dimension size (digits), '_' for 0-d");
+    if (text[i] == '0' && j - i > 1) p.fail(at + i, "dimension size with a leading zero");
+    if (j - i > 12) p.fail(at + i, "dimension size too large");
+    shape.push_back(std::stoll(std::string(text.substr(i, j - i))));
+    if (j == text.size()) break;
+    if (text[j] != 'x') p.fail(at + j, "expected 'x' between dimension sizes");
+    i = j + 1;
+  }
+  return shape;
+}
+
+}  // namespace
+
+KeyError::KeyError(std::string key, std::size_t pos, const std::string& what)
+    : std::invalid_argument("bad case key '" + key + "' at column " + std::to_string(pos + 1) +
+                            ": " + what),
+      pos_(pos) {}
+
+std::string_view layout_name(Layout l) { return kLayouts[static_cast<unsigned>(l)]; }
+std::string_view mode_name(Mode m) { return kModes[static_cast<unsigned>(m)]; }
+
+std::string shape_str(const Shape& s) {
+  if (s.empty()) return "_";
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (i) out += 'x';
+    out += std::to_string(s[i]);
+  }
+  return out;
+}
+
+std::int64_t numel(const Shape& s) {
+  std::int64_t n = 1;
+  for (auto d : s) n *= d;
+  return n;
+}
+
+std::string CaseKey::str() const {
+  std::string out = kind + "/" + target + "/" + std::string(dtype_name(dtype)) + "/";
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    if (i) out += ',';
+    out += shape_str(shapes[i]);
+  }
+  out += "/";
+  out += layout_name(layout);
+  out += "/";
+  out += mode_name(mode);
+  if (!args.empty()) {
+    out += '/';
+    bool first = true;
+    for (const auto& [k, v] : args) {
+      if (!first) out += ',';
+      first = false;
+      out += k + "=" + v;
+    }
+  }
+  return out;
+}
+
+std::uint64_t key_id(std::string_view canonical_key) {
+  return XXH64(canonical_key.data(), canonical_key.size(), 0);
+}
+
+std::uint64_t CaseKey::id() const { return key_id(str()); }
+
+CaseKey CaseKey::parse(std::string_view text) {
+  Parser p(text);
+  CaseKey k;
+
+  std::string_view kind = p.segment("kind");
+  if (kind != "op") p.fail(p.start(), "unknown kind '" + std::string(kind) + "' (expected op)");
+  k.kind = std::string(kind);
+
+  std::string_view target = p.segment("target");
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    if (!is_name_char(target[i])) p.fail(p.start() + i, "bad character in target name");
+  }
+  k.target = std::string(target);
+
+  std::string_view dt = p.segment("dtype");
+  auto d = parse_dtype(dt);
+  if (!d) p.fail(p.start(), "unknown dtype '" + std::string(dt) + "'");
+  k.dtype = *d;
+
+  std::string_view shapes = p.segment("shapes");
+  std::size_t base = p.start();
+  std::size_t i = 0;
+  while (i <= shapes.size()) {
+    std::size_t j = shapes.find(',', i);
+    if (j == std::string_view::npos) j = shapes.size();
+    if (j == i) p.fail(base + i, "empty shape");
+    k.shapes.push_back(parse_shape(p, shapes.substr(i, j - i), base + i));
+    i = j + 1;
+  }
+
+  std::string_view layout = p.segment("layout");
+  bool found = false;
+  for (unsigned l = 0; l < std::size(kLayouts); ++l) {
+    if (kLayouts[l] == layout) {
+      k.layout = static_cast<Layout>(l);
+      found = true;
+    }
+  }
+  if (!found) p.fail(p.start(), "unknown layout '" + std::string(layout) + "'");
+
+  std::string_view mode = p.segment("mode");
+  found = false;
+  for (unsigned m = 0; m < std::size(kModes); ++m) {
+    if (kModes[m] == mode) {
+      k.mode = static_cast<Mode>(m);
+      found = true;
+    }
+  }
+  if (!found) p.fail(p.start(), "unknown mode '" + std::string(mode) + "'");
+
+  if (!p.done()) {
+    std::string_view args = p.segment("arguments");
+    base = p.start();
+    i = 0;
+    std::string prev;
+    while (i <= args.size()) {
+      std::size_t j = args.find(',', i);
+      if (j == std::string_view::npos) j = args.size();
+      std::string_view arg = args.substr(i, j - i);
+      std::size_t eq = arg.find('=');
+      if (eq == std::string_view::npos || eq == 0) p.fail(base + i, "expected name=value");
+      std::string name(arg.substr(0, eq));
+      std::string value(arg.substr(eq + 1));
+      for (std::size_t c = 0; c < name.size(); ++c) {
+        if (!is_name_char(name[c]) || name[c] == '.') p.fail(base + i + c, "bad character in argument name");
+      }
+      if (value.empty()) p.fail(base + i + eq + 1, "empty argument value");
+      for (std::size_t c = 0; c < value.size(); ++c) {
+        if (!is_value_char(value[c])) p.fail(base + i + eq + 1 + c, "bad character in argument value");
+      }
+      if (!prev.empty() && name <= prev) {
+        p.fail(base + i, name == prev ? "duplicate argument '" + name + "'"
+                                      : "arguments must be sorted by name");
+      }
+      prev = name;
+      k.args.emplace(std::move(name), std::move(value));
+      i = j + 1;
+    }
+    if (!p.done()) p.fail(text.size(), "unexpected '/' after arguments");
+  }
+  return k;
+}
+
+}  // namespace gauntlet

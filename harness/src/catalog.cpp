@@ -1,0 +1,420 @@
+#include "gauntlet/catalog.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "gauntlet/op_spec.h"
+
+#ifndef GAUNTLET_SOURCE_SUITES_DIR
+#define GAUNTLET_SOURCE_SUITES_DIR "suites/yaml"
+#endif
+
+namespace gauntlet {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Reads YAML nodes and reports every problem as "file:line:col: message".
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  YAML::Node load() const {
+    try {
+      return YAML::LoadFile(file_);
+    } catch (const YAML::BadFile&) {
+      throw CatalogError(file_ + ": cannot read file");
+    } catch (const YAML::ParserException& e) {
+      throw CatalogError(fmt::format("{}:{}:{}: malformed YAML: {}", file_, e.mark.line + 1,
+                                     e.mark.column + 1, e.msg));
+    }
+  }
+
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& what) const {
+    const YAML::Mark m = at.Mark();
+    if (m.is_null()) throw CatalogError(file_ + ": " + what);
+    throw CatalogError(fmt::format("{}:{}:{}: {}", file_, m.line + 1, m.column + 1, what));
+  }
+
+  std::string where(const YAML::Node& at) const { return fmt::format("{}:{}", fs::path(file_).filename().string(), at.Mark().line + 1); }
+
+  std::string scalar(const YAML::Node& n, const char* what) const {
+    if (!n.IsScalar()) fail(n, fmt::format("field '{}' must be a single value", what));
+    std::string s = n.Scalar();
+    if (s == "true") return "1";
+    if (s == "false") return "0";
+    return s;
+  }
+
+  std::vector<std::string> list(const YAML::Node& n, const char* what) const {
+    std::vector<std::string> out;
+    if (n.IsScalar()) {
+      out.push_back(scalar(n, what));
+    } else if (n.IsSequence()) {
+      for (const auto& item : n) out.push_back(scalar(item, what));
+    } else {
+      fail(n, fmt::format("field '{}' must be a value or a list of values", what));
+    }
+    return out;
+  }
+
+  void only_fields(const YAML::Node& map, std::initializer_list<const char*> allowed, const char* what) const {
+    if (!map.IsMap()) fail(map, fmt::format("{} must be a mapping", what));
+    for (const auto& kv : map) {
+      std::string k = kv.first.Scalar();
+      if (std::find_if(allowed.begin(), allowed.end(), [&](const char* a) { return k == a; }) == allowed.end()) {
+        fail(kv.first, fmt::format("unknown field '{}' in {} (allowed: {})", k, what, fmt::join(allowed, ", ")));
+      }
+    }
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+// "8x8,8x1" -> shapes, through the key grammar so both agree.
+std::vector<Shape> parse_shapes(const Reader& r, const YAML::Node& at, const std::string& text) {
+  try {
+    return CaseKey::parse("op/x/f32/" + text + "/contig/eager").shapes;
+  } catch (const KeyError& e) {
+    r.fail(at, fmt::format("bad shape list '{}' (write sizes as 8x8, '_' for 0-d, ',' between inputs)", text));
+  }
+}
+
+void grid_shapes(const std::vector<std::vector<std::int64_t>>& axes, std::size_t axis, Shape& cur,
+                 int inputs, std::vector<std::vector<Shape>>& out) {
+  if (axis == axes.size()) {
+    out.emplace_back(static_cast<std::size_t>(inputs), cur);
+    return;
+  }
+  for (std::int64_t d : axes[axis]) {
+    cur.push_back(d);
+    grid_shapes(axes, axis + 1, cur, inputs, out);
+    cur.pop_back();
+  }
+}
+
+std::vector<std::vector<Shape>> read_shapes(const Reader& r, const YAML::Node& list,
+                                            const YAML::Node& shape_sets) {
+  if (!list.IsSequence()) r.fail(list, "field 'shapes' must be a list");
+  std::vector<std::vector<Shape>> out;
+  for (const auto& entry : list) {
+    if (entry.IsScalar()) {
+      out.push_back(parse_shapes(r, entry, entry.Scalar()));
+    } else if (entry.IsMap() && entry["set"]) {
+      r.only_fields(entry, {"set"}, "a shape-set reference");
+      std::string name = r.scalar(entry["set"], "set");
+      if (!shape_sets || !shape_sets[name]) r.fail(entry, "unknown shape set '" + name + "'");
+      auto more = read_shapes(r, shape_sets[name], YAML::Node());
+      out.insert(out.end(), more.begin(), more.end());
+    } else if (entry.IsMap() && entry["grid"]) {
+      r.only_fields(entry, {"grid", "inputs"}, "a shape grid");
+      int inputs = entry["inputs"] ? entry["inputs"].as<int>() : 1;
+      std::vector<std::vector<std::int64_t>> axes;
+      for (const auto& axis : entry["grid"]) {
+        if (!axis.IsSequence()) r.fail(axis, "each grid axis must be a list of sizes");
+        std::vector<std::int64_t> sizes;
+        for (const auto& s : axis) {
+          try {
+            sizes.push_back(s.as<std::int64_t>());
+          } catch (const YAML::Exception&) {
+            r.fail(s, "grid sizes must be integers");
+          }
+        }
+        axes.push_back(std::move(sizes));
+      }
+      Shape cur;
+      grid_shapes(axes, 0, cur, inputs, out);
+    } else {
+      r.fail(entry, "a shape entry is \"8x8,8x1\", {set: NAME} or {grid: [[..], ..], inputs: N}");
+    }
+  }
+  return out;
+}
+
+// Each map's list-valued fields multiply: {dim: [0, 1], keepdim: [0, 1]} is four argument sets.
+std::vector<std::map<std::string, std::string>> read_args(const Reader& r, const YAML::Node& list) {
+  std::vector<std::map<std::string, std::string>> out;
+  if (!list) return {{}};
+  if (!list.IsSequence()) r.fail(list, "field 'args' must be a list of mappings");
+  for (const auto& m : list) {
+    if (!m.IsMap()) r.fail(m, "each 'args' entry must be a mapping of argument: value(s)");
+    std::vector<std::map<std::string, std::string>> sets{{}};
+    for (const auto& kv : m) {
+      std::vector<std::string> values = r.list(kv.second, "args");
+      std::vector<std::map<std::string, std::string>> next;
+      for (const auto& s : sets) {
+        for (const auto& v : values) {
+          auto copy = s;
+          copy[kv.first.Scalar()] = v;
+          next.push_back(std::move(copy));
+        }
+      }
+      sets = std::move(next);
+    }
+    out.insert(out.end(), sets.begin(), sets.end());
+  }
+  return out;
+}
+
+template <typename E>
+E parse_enum(const Reader& r, const YAML::Node& at, const std::string& s, int count,
+             std::string_view (*name)(E), const char* what) {
+  for (int i = 0; i < count; ++i) {
+    if (name(static_cast<E>(i)) == s) return static_cast<E>(i);
+  }
+  r.fail(at, fmt::format("unknown {} '{}'", what, s));
+}
+
+bool layout_fits(Layout l, const Shape& first) {
+  switch (l) {
+    case Layout::Contig: return true;
+    case Layout::Transposed: return first.size() >= 2;
+    case Layout::Strided: return !first.empty();
+    case Layout::ChannelsLast: return first.size() == 4;
+  }
+  return false;
+}
+
+void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_sets,
+                  std::vector<Case>& out) {
+  r.only_fields(g, {"name", "ops", "families", "dtypes", "shapes", "layouts", "modes", "args", "values"},
+                "a group");
+  std::vector<const OpSpec*> ops;
+  if (g["ops"]) {
+    for (const auto& n : g["ops"]) {
+      const OpSpec* op = find_op(r.scalar(n, "ops"));
+      if (!op) r.fail(n, fmt::format("unknown op '{}' (see gauntlet list --ops)", n.Scalar()));
+      ops.push_back(op);
+    }
+  }
+  if (g["families"]) {
+    for (const auto& n : g["families"]) {
+      std::string fam = r.scalar(n, "families");
+      std::size_t before = ops.size();
+      for (const OpSpec* op : all_ops()) {
+        if (op->family == fam) ops.push_back(op);
+      }
+      if (ops.size() == before) r.fail(n, "unknown op family '" + fam + "'");
+    }
+  }
+  if (ops.empty()) r.fail(g, "a group needs 'ops' or 'families'");
+  if (!g["dtypes"]) r.fail(g, "a group needs 'dtypes'");
+  if (!g["shapes"]) r.fail(g, "a group needs 'shapes'");
+
+  std::vector<DType> dtypes;
+  for (const auto& n : g["dtypes"]) {
+    auto d = parse_dtype(r.scalar(n, "dtypes"));
+    if (!d) r.fail(n, fmt::format("unknown dtype '{}' (known: {})", n.Scalar(), dtype_set_str(kAllTypes)));
+    dtypes.push_back(*d);
+  }
+  auto shapes = read_shapes(r, g["shapes"], shape_sets);
+  std::vector<Layout> layouts{Layout::Contig};
+  if (g["layouts"]) {
+    layouts.clear();
+    for (const auto& n : g["layouts"]) layouts.push_back(parse_enum<Layout>(r, n, r.scalar(n, "layouts"), 4, layout_name, "layout"));
+  }
+  std::vector<Mode> modes{Mode::Eager};
+  if (g["modes"]) {
+    modes.clear();
+    for (const auto& n : g["modes"]) modes.push_back(parse_enum<Mode>(r, n, r.scalar(n, "modes"), 2, mode_name, "mode"));
+  }
+  auto arg_sets = read_args(r, g["args"]);
+  std::vector<std::string> values{"normal"};
+  if (g["values"]) {
+    values = r.list(g["values"], "values");
+    for (const auto& v : values) {
+      if (v != "normal" && v != "special") r.fail(g["values"], "values are 'normal' or 'special'");
+    }
+  }
+
+  for (const OpSpec* op : ops) {
+    for (const auto& shape : shapes) {
+      if (shape.size() < op->min_inputs() || shape.size() > op->max_inputs()) {
+        r.fail(g["shapes"], fmt::format("op {} takes {} to {} tensor inputs; a shape entry gives {}",
+                                        op->name, op->min_inputs(), op->max_inputs(), shape.size()));
+      }
+      for (DType d : dtypes) {
+        if (!contains(op->dtypes, d)) continue;
+        for (Layout l : layouts) {
+          if (!layout_fits(l, shape.front())) continue;
+          for (Mode m : modes) {
+            if (m == Mode::EagerBwd && (!op->has_backward || !is_floating(d))) continue;
+            for (const auto& v : values) {
+              if (v == "special" && (!op->special_values || !is_floating(d))) continue;
+              for (const auto& args : arg_sets) {
+                CaseKey k;
+                k.target = op->name;
+                k.dtype = d;
+                k.shapes = shape;
+                k.layout = l;
+                k.mode = m;
+                k.args = args;
+                if (v == "special") k.args["values"] = "special";
+                if (auto problem = validate_key(k)) r.fail(g, *problem + " (in " + k.str() + ")");
+                Case c;
+                c.text = k.str();
+                c.id = key_id(c.text);
+                c.key = std::move(k);
+                out.push_back(std::move(c));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+std::string default_suites_dir() {
+  if (const char* env = std::getenv("GAUNTLET_SUITES"); env && *env) return env;
+  return GAUNTLET_SOURCE_SUITES_DIR;
+}
+
+std::vector<std::string> list_suites(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string f = e.path().filename().string();
+    if (ends_with(f, ".yaml") && f != "expectations.yaml" && f != "tolerances.yaml") {
+      names.push_back(f.substr(0, f.size() - 5));
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Suite load_suite(const std::string& name_or_path, const std::string& dir) {
+  std::string path = ends_with(name_or_path, ".yaml") ? name_or_path : dir + "/" + name_or_path + ".yaml";
+  if (!fs::exists(path)) {
+    throw CatalogError(fmt::format("unknown suite '{}': no file {} (suites in {}: {})", name_or_path,
+                                   path, dir, fmt::join(list_suites(dir), ", ")));
+  }
+  Reader r(path);
+  YAML::Node root = r.load();
+  if (!root.IsMap()) r.fail(root, "a suite file is a mapping with suite, description, tags and groups");
+  r.only_fields(root, {"suite", "description", "tags", "shape_sets", "groups"}, "a suite file");
+  for (const char* f : {"suite", "description", "groups"}) {
+    if (!root[f]) r.fail(root, fmt::format("missing field '{}'", f));
+  }
+  Suite s;
+  s.file = path;
+  s.name = r.scalar(root["suite"], "suite");
+  s.description = r.scalar(root["description"], "description");
+  if (root["tags"]) s.tags = r.list(root["tags"], "tags");
+  if (!root["groups"].IsSequence()) r.fail(root["groups"], "field 'groups' must be a list");
+  for (const auto& g : root["groups"]) expand_group(r, g, root["shape_sets"], s.cases);
+  std::sort(s.cases.begin(), s.cases.end(), [](const Case& a, const Case& b) { return a.text < b.text; });
+  s.cases.erase(std::unique(s.cases.begin(), s.cases.end(), [](const Case& a, const Case& b) { return a.text == b.text; }),
+                s.cases.end());
+  return s;
+}
+
+Expectations Expectations::load(const std::string& file) {
+  Expectations ex;
+  if (!fs::exists(file)) return ex;
+  Reader r(file);
+  YAML::Node root = r.load();
+  if (root.IsNull()) return ex;
+  r.only_fields(root, {"skip", "xfail"}, "an expectations file");
+  for (const char* section : {"skip", "xfail"}) {
+    if (!root[section]) continue;
+    for (const auto& e : root[section]) {
+      r.only_fields(e, {"match", "backend", "reason"}, "an expectation entry");
+      if (!e["match"]) r.fail(e, fmt::format("{} entry without 'match'", section));
+      if (!e["reason"] || r.scalar(e["reason"], "reason").empty()) {
+        r.fail(e, fmt::format("{} entry without a reason (every skip and xfail needs one)", section));
+      }
+      Entry en;
+      en.kind = std::string(section) == "skip" ? Expect::Skip : Expect::XFail;
+      en.match = r.scalar(e["match"], "match");
+      en.backend = e["backend"] ? r.scalar(e["backend"], "backend") : "";
+      en.reason = r.scalar(e["reason"], "reason");
+      en.source = r.where(e);
+      ex.entries_.push_back(std::move(en));
+    }
+  }
+  return ex;
+}
+
+Expectation Expectations::lookup(const std::string& key, const std::string& backend) const {
+  for (const auto& e : entries_) {
+    if (!e.backend.empty() && e.backend != backend) continue;
+    if (glob_match(e.match, key)) return {e.kind, e.reason, e.source};
+  }
+  return {};
+}
+
+ToleranceTable ToleranceTable::load(const std::string& file) {
+  ToleranceTable t;
+  if (!fs::exists(file)) return t;
+  Reader r(file);
+  YAML::Node root = r.load();
+  if (root.IsNull()) return t;
+  r.only_fields(root, {"rules"}, "a tolerances file");
+  for (const auto& n : root["rules"]) {
+    r.only_fields(n, {"ops", "families", "dtypes", "modes", "backend", "rtol", "atol", "why"}, "a tolerance rule");
+    Rule rule;
+    if (n["ops"]) {
+      rule.ops = r.list(n["ops"], "ops");
+      for (const auto& o : rule.ops) {
+        if (!find_op(o)) r.fail(n["ops"], "unknown op '" + o + "'");
+      }
+    }
+    if (n["families"]) rule.families = r.list(n["families"], "families");
+    if (n["dtypes"]) {
+      rule.dtypes = r.list(n["dtypes"], "dtypes");
+      for (const auto& d : rule.dtypes) {
+        if (!parse_dtype(d)) r.fail(n["dtypes"], "unknown dtype '" + d + "'");
+      }
+    }
+    if (n["modes"]) rule.modes = r.list(n["modes"], "modes");
+    if (n["backend"]) rule.backend = r.scalar(n["backend"], "backend");
+    try {
+      if (n["rtol"]) rule.rtol = n["rtol"].as<double>();
+      if (n["atol"]) rule.atol = n["atol"].as<double>();
+    } catch (const YAML::Exception&) {
+      r.fail(n, "rtol and atol must be numbers");
+    }
+    if (!rule.rtol && !rule.atol) r.fail(n, "a tolerance rule needs rtol and/or atol");
+    rule.source = r.where(n);
+    t.rules_.push_back(std::move(rule));
+  }
+  return t;
+}
+
+Tolerance ToleranceTable::lookup(const CaseKey& key, DType output_dtype, const std::string& backend) const {
+  Tolerance tol = default_tolerance(output_dtype);
+  if (!is_floating(output_dtype)) return tol;  // integer and bool outputs are always exact
+  const OpSpec* op = find_op(key.target);
+  auto in = [](const std::vector<std::string>& list, std::string_view v) {
+    return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
+  };
+  for (const auto& rule : rules_) {
+    if (!rule.backend.empty() && rule.backend != backend) continue;
+    if (!in(rule.ops, key.target)) continue;
+    if (!in(rule.families, op ? op->family : "")) continue;
+    if (!in(rule.dtypes, dtype_name(output_dtype))) continue;
+    if (!in(rule.modes, mode_name(key.mode))) continue;
+    if (rule.rtol) tol.rtol = *rule.rtol;
+    if (rule.atol) tol.atol = *rule.atol;
+    tol.source = rule.source;
+  }
+  return tol;
+}
+
+}  // namespace gauntlet

@@ -1,0 +1,56 @@
+// The `gauntlet` subcommands. Each takes its options as a plain struct and returns an exit
+// code: 0 clean, 1 failures found where gating was asked (or a repro that fails), 2 bad input.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gauntlet::cli {
+
+// Bad usage or input: main() prints "gauntlet: error: <what>" and exits 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ListOptions {
+  std::string suite, filter, suites_dir, shard;
+  bool count = false, json = false, ops = false, suites = false;
+};
+struct RunOptions {
+  std::string suite, backend = "cpu", db, filter, release, build_id, suites_dir, shard;
+  bool gate = false, quiet = false;
+  int max_reps = 3;
+};
+struct ShowOptions {
+  std::string db, statuses;
+  long long run = 0;  // 0: the latest
+  bool json = false;
+};
+struct ReproOptions {
+  std::string key, backend = "cpu", suites_dir;
+  bool json = false;
+};
+
+int list(const ListOptions& o);
+int run(const RunOptions& o);
+int show(const ShowOptions& o);
+int repro(const ReproOptions& o);
+
+// The one-line command that reproduces a case; every failure printed anywhere comes with it.
+std::string repro_command(const std::string& key, const std::string& backend, const std::string& suites_dir);
+// "i/N" (or GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS when `spec` is empty) -> {i, N}; {0, 1} for none.
+std::pair<int, int> parse_shard(const std::string& spec);
+std::string suites_dir_or_default(const std::string& dir);
+
+}  // namespace gauntlet::cli
+
+namespace gauntlet {
+class Store;
+}
+namespace gauntlet::cli {
+// Prints a run's counts by status, then each listed result with its repro command.
+void print_summary(const Store& store, long long run_id, const std::vector<std::string>& statuses,
+                   const std::string& suites_dir);
+}  // namespace gauntlet::cli

@@ -1,0 +1,34 @@
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "cli.h"
+#include "gauntlet/catalog.h"
+
+namespace gauntlet::cli {
+
+std::string suites_dir_or_default(const std::string& dir) { return dir.empty() ? default_suites_dir() : dir; }
+
+std::string repro_command(const std::string& key, const std::string& backend, const std::string& suites_dir) {
+  std::string cmd = fmt::format("gauntlet repro '{}' --backend {}", key, backend);
+  if (!suites_dir.empty()) cmd += " --suites-dir " + suites_dir;
+  return cmd;
+}
+
+std::pair<int, int> parse_shard(const std::string& spec) {
+  std::string s = spec;
+  if (s.empty()) {
+    const char* i = std::getenv("GTEST_SHARD_INDEX");
+    const char* n = std::getenv("GTEST_TOTAL_SHARDS");
+    if (!i || !n) return {0, 1};
+    s = std::string(i) + "/" + n;
+  }
+  int index = -1, total = 0;
+  char extra = 0;
+  if (std::sscanf(s.c_str(), "%d/%d%c", &index, &total, &extra) != 2 || total < 1 || index < 0 || index >= total) {
+    throw UsageError("bad shard '" + s + "': expected i/N with 0 <= i < N");
+  }
+  return {index, total};
+}
+
+}  // namespace gauntlet::cli

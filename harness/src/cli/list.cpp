@@ -1,0 +1,100 @@
+// gauntlet list: cases of a suite, the op table, or the suites.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "gauntlet/catalog.h"
+#include "gauntlet/op_spec.h"
+#include "gauntlet/outcome_json.h"
+
+namespace gauntlet::cli {
+
+namespace {
+
+std::string inputs_str(const OpSpec& op) {
+  std::string out;
+  for (const auto& in : op.inputs) {
+    if (!out.empty()) out += ',';
+    out += in.name;
+    if (in.optional) out += '?';
+  }
+  return out;
+}
+
+std::string args_str(const OpSpec& op) {
+  std::string out;
+  for (const auto& a : op.args) {
+    if (!out.empty()) out += ',';
+    out += a.name + "=" + a.default_value;
+  }
+  return out.empty() ? "-" : out;
+}
+
+int list_ops(bool json) {
+  auto ops = all_ops();
+  if (json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const OpSpec* op : ops) {
+      arr.push_back({{"name", op->name}, {"aten", op->aten}, {"family", op->family},
+                     {"dtypes", dtype_set_str(op->dtypes)}, {"inputs", inputs_str(*op)},
+                     {"args", args_str(*op)}, {"backward", op->has_backward},
+                     {"deterministic", op->deterministic}, {"special_values", op->special_values},
+                     {"note", op->note}});
+    }
+    std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"ops", arr}}.dump(1) << "\n";
+    return 0;
+  }
+  for (const OpSpec* op : ops) {
+    fmt::print("{:<28} {:<34} {:<12} {:<3} dtypes={} inputs={} args={}\n", op->name, op->aten, op->family,
+               op->has_backward ? "bwd" : "-", dtype_set_str(op->dtypes), inputs_str(*op), args_str(*op));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int list(const ListOptions& o) {
+  const std::string dir = suites_dir_or_default(o.suites_dir);
+  if (o.ops) return list_ops(o.json);
+  if (o.suites) {
+    for (const auto& name : list_suites(dir)) {
+      Suite s = load_suite(name, dir);
+      fmt::print("{:<10} {:>8} cases  {}\n", s.name, s.cases.size(), s.description);
+    }
+    return 0;
+  }
+  if (o.suite.empty()) throw UsageError("list needs --suite NAME, --ops or --suites");
+  Suite suite = load_suite(o.suite, dir);
+  Filter filter = o.filter.empty() ? Filter() : Filter(o.filter);
+  auto [shard, shards] = parse_shard(o.shard);
+  std::vector<const Case*> cases;
+  for (std::size_t i = 0; i < suite.cases.size(); ++i) {
+    if (static_cast<int>(i % static_cast<std::size_t>(shards)) != shard) continue;
+    if (filter.matches(suite.cases[i].text)) cases.push_back(&suite.cases[i]);
+  }
+  if (o.count) {
+    if (o.json) {
+      std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"suite", suite.name}, {"count", cases.size()}}.dump() << "\n";
+    } else {
+      fmt::print("{}\n", cases.size());
+    }
+    return 0;
+  }
+  if (o.json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const Case* c : cases) arr.push_back({{"key", c->text}, {"id", fmt::format("{:016x}", c->id)}});
+    std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"suite", suite.name}, {"cases", arr}}.dump(1) << "\n";
+    return 0;
+  }
+  std::string out;
+  for (const Case* c : cases) {
+    out += c->text;
+    out += '\n';
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+}  // namespace gauntlet::cli

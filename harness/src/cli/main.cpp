@@ -1,0 +1,89 @@
+// gauntlet: the command-line entry point. Parses options into structs and dispatches.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli.h"
+#include "gauntlet/catalog.h"
+#include "gauntlet/store.h"
+
+int main(int argc, char** argv) {
+  using namespace gauntlet;
+  CLI::App app{"gauntlet: conformance and performance qualification of PyTorch device backends"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "gauntlet " GAUNTLET_VERSION_STRING);
+
+  cli::ListOptions lo;
+  auto* list = app.add_subcommand("list", "list the cases of a suite, the op table, or the suites");
+  list->add_option("--suite", lo.suite, "suite name (suites/yaml/NAME.yaml) or path to a .yaml file");
+  list->add_option("--filter", lo.filter, "gtest-style globs on case keys: POS1:POS2:-NEG1:NEG2");
+  list->add_option("--shard", lo.shard, "i/N: only the i-th of N shards");
+  list->add_option("--suites-dir", lo.suites_dir, "where suites live (default: $GAUNTLET_SUITES or the source tree)");
+  list->add_flag("--count", lo.count, "print the number of cases only");
+  list->add_flag("--json", lo.json, "print JSON");
+  list->add_flag("--ops", lo.ops, "print the op table, one op a line");
+  list->add_flag("--suites", lo.suites, "print the suites, one a line");
+
+  cli::RunOptions ro;
+  auto* run = app.add_subcommand("run", "run a suite on a backend and store every result");
+  run->add_option("--suite", ro.suite, "suite name or .yaml path")->required();
+  run->add_option("--backend", ro.backend, "cpu | plugin:<path.so>")->capture_default_str();
+  run->add_option("--db", ro.db, "SQLite database to write (created if missing)")->required();
+  run->add_option("--filter", ro.filter, "gtest-style globs on case keys");
+  run->add_option("--shard", ro.shard, "i/N: only the i-th of N shards");
+  run->add_option("--release", ro.release, "release name recorded with the run");
+  run->add_option("--build-id", ro.build_id, "build id recorded with the run");
+  run->add_option("--suites-dir", ro.suites_dir, "where suites live");
+  run->add_option("--reps", ro.max_reps, "steady-state timing repetitions per case")->capture_default_str();
+  run->add_flag("--gate", ro.gate, "exit 1 when any case fails (FAIL, ERROR, CRASH, TIMEOUT, XPASS)");
+  run->add_flag("--quiet", ro.quiet, "no progress line");
+
+  cli::ShowOptions so;
+  auto* show = app.add_subcommand("show", "summarize a stored run: counts by status, then failures");
+  show->add_option("--db", so.db, "SQLite database")->required();
+  show->add_option("--run", so.run, "run id (default: the latest)");
+  show->add_option("--status", so.statuses, "statuses to list, e.g. FAIL,ERROR (default: failures)");
+  show->add_flag("--json", so.json, "print JSON");
+
+  cli::ReproOptions po;
+  auto* repro = app.add_subcommand("repro", "run one case in-process and explain its verdict");
+  repro->add_option("key", po.key, "the case key")->required();
+  repro->add_option("--backend", po.backend, "cpu | plugin:<path.so>")->capture_default_str();
+  repro->add_option("--suites-dir", po.suites_dir, "where expectations.yaml and tolerances.yaml live");
+  repro->add_flag("--json", po.json, "print the outcome as the store keeps it");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "gauntlet: error: " << e.what() << " (see gauntlet --help)\n";
+    return 2;
+  }
+
+  try {
+    if (*list) return cli::list(lo);
+    if (*run) return cli::run(ro);
+    if (*show) return cli::show(so);
+    if (*repro) return cli::repro(po);
+  } catch (const cli::UsageError& e) {
+    std::cerr << "gauntlet: error: " << e.what() << "\n";
+  } catch (const CatalogError& e) {
+    std::cerr << "gauntlet: error: " << e.what() << "\n";
+  } catch (const StoreError& e) {
+    std::cerr << "gauntlet: error: " << e.what() << "\n";
+  } catch (const KeyError& e) {
+    std::cerr << "gauntlet: error: " << e.what() << "\n";
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "gauntlet: error: " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "gauntlet: internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return 2;
+}

@@ -1,0 +1,106 @@
+// gauntlet run: expand a suite, run every case in-process on a backend, store every result.
+// (Worker processes, timeouts and resume come with the orchestrator.)
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "gauntlet/environment.h"
+#include "gauntlet/runner.h"
+#include "gauntlet/store.h"
+
+namespace gauntlet::cli {
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_signal(int) { g_interrupted = true; }
+
+// A one-line progress display, only on a terminal.
+class Progress {
+ public:
+  Progress(std::size_t total, bool enabled) : total_(total), enabled_(enabled && isatty(STDERR_FILENO)) {}
+  void update(std::size_t done, std::size_t failures, const std::string& key) {
+    if (!enabled_) return;
+    fmt::print(stderr, "\r\033[K[{}/{}] {} failing  {}", done, total_, failures, key.substr(0, 80));
+    std::fflush(stderr);
+  }
+  void finish() {
+    if (enabled_) fmt::print(stderr, "\r\033[K");
+  }
+
+ private:
+  std::size_t total_;
+  bool enabled_;
+};
+
+}  // namespace
+
+int run(const RunOptions& o) {
+  const std::string dir = suites_dir_or_default(o.suites_dir);
+  Suite suite = load_suite(o.suite, dir);
+  Filter filter = o.filter.empty() ? Filter() : Filter(o.filter);
+  auto [shard, shards] = parse_shard(o.shard);
+  std::vector<const Case*> cases;
+  for (std::size_t i = 0; i < suite.cases.size(); ++i) {
+    if (static_cast<int>(i % static_cast<std::size_t>(shards)) != shard) continue;
+    if (filter.matches(suite.cases[i].text)) cases.push_back(&suite.cases[i]);
+  }
+  if (cases.empty()) {
+    throw UsageError(fmt::format("filter '{}' matches no case of suite {}", o.filter, suite.name));
+  }
+  const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
+  const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
+  std::unique_ptr<Backend> backend = make_backend(o.backend);
+  // Open the store last among the checks: a bad suite or backend never touches the database.
+  auto store = Store::open(o.db, Store::OpenMode::ReadWrite);
+
+  RunInfo info;
+  describe_environment(info);
+  info.release = o.release;
+  info.build_id = o.build_id;
+  info.backend = backend->name();
+  info.backend_version = backend->version();
+  info.suite = suite.name;
+  info.filter = o.filter;
+  info.shard = shards > 1 ? fmt::format("{}/{}", shard, shards) : "";
+  info.started_at = utc_now();
+  info.config_json = nlohmann::json{{"suites_dir", dir}, {"suite_file", suite.file}, {"reps", o.max_reps},
+                                    {"cases", cases.size()}}.dump();
+  const std::int64_t run_id = store->begin_run(info);
+
+  RunnerConfig cfg;
+  cfg.tolerances = &tolerances;
+  cfg.expectations = &expectations;
+  cfg.max_reps = o.max_reps;
+
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  Progress progress(cases.size(), !o.quiet);
+  std::size_t failures = 0, done = 0;
+  for (const Case* c : cases) {
+    if (g_interrupted) break;
+    Outcome out = run_case(c->key, *backend, cfg);
+    if (is_failure(out.status)) ++failures;
+    store->add_result(run_id, c->key, out);
+    progress.update(++done, failures, c->text);
+  }
+  progress.finish();
+  store->finish_run(run_id, utc_now());
+  if (g_interrupted) {
+    fmt::print(stderr, "gauntlet: interrupted after {} of {} cases; stored results are kept\n", done, cases.size());
+  }
+  std::vector<std::string> statuses;
+  for (Status s : kAllStatuses) {
+    if (is_failure(s)) statuses.emplace_back(status_name(s));
+  }
+  print_summary(*store, run_id, statuses, o.suites_dir);
+  fmt::print("\ndatabase: {} (run {})\n", o.db, run_id);
+  if (g_interrupted) return 130;
+  return (o.gate && failures > 0) ? 1 : 0;
+}
+
+}  // namespace gauntlet::cli

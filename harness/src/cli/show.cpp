@@ -1,0 +1,103 @@
+// gauntlet show: a stored run's summary by status, then its failures with repro commands.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli.h"
+#include "gauntlet/outcome_json.h"
+#include "gauntlet/store.h"
+
+namespace gauntlet::cli {
+
+namespace {
+
+std::vector<std::string> wanted_statuses(const std::string& spec) {
+  std::vector<std::string> out;
+  if (spec.empty()) {
+    for (Status s : kAllStatuses) {
+      if (is_failure(s)) out.emplace_back(status_name(s));
+    }
+    return out;
+  }
+  std::stringstream ss(spec);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item == "all") {
+      for (Status s : kAllStatuses) out.emplace_back(status_name(s));
+      continue;
+    }
+    auto st = parse_status(item);
+    if (!st) throw UsageError("unknown status '" + item + "' (PASS, FAIL, ERROR, CRASH, TIMEOUT, UNSUPPORTED, SKIP, XFAIL, XPASS, all)");
+    out.emplace_back(status_name(*st));
+  }
+  return out;
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+}  // namespace
+
+void print_summary(const Store& store, long long run_id, const std::vector<std::string>& statuses,
+                   const std::string& suites_dir) {
+  auto info = store.run(run_id);
+  if (!info) throw UsageError(fmt::format("no run {} in the database", run_id));
+  auto counts = store.status_counts(run_id);
+  std::int64_t total = 0;
+  for (const auto& [s, n] : counts) total += n;
+  fmt::print("run {}  suite {}  backend {} ({})  release {}  {} cases  {} .. {}\n", info->id, info->suite,
+             info->backend, info->backend_version, info->release.empty() ? "-" : info->release, total,
+             info->started_at, info->finished_at.empty() ? "(unfinished)" : info->finished_at);
+  std::string line = " ";
+  for (Status s : kAllStatuses) {
+    auto it = counts.find(s);
+    line += fmt::format(" {} {}", status_name(s), it == counts.end() ? 0 : it->second);
+  }
+  fmt::print("{}\n", line);
+  int shown = 0;
+  for (const auto& r : store.results(run_id)) {
+    std::string st(status_name(r.outcome.status));
+    if (std::find(statuses.begin(), statuses.end(), st) == statuses.end()) continue;
+    if (shown++ == 0) fmt::print("\n");
+    std::string why = !r.outcome.error.empty() ? first_line(r.outcome.error) : r.outcome.reason;
+    fmt::print("{:<11} {}\n            {}\n            repro: {}\n", st, r.outcome.key, why,
+               repro_command(r.outcome.key, info->backend, suites_dir));
+  }
+}
+
+int show(const ShowOptions& o) {
+  auto store = Store::open(o.db, Store::OpenMode::ReadOnly);
+  long long run_id = o.run;
+  if (run_id == 0) {
+    auto latest = store->latest_run();
+    if (!latest) throw UsageError(o.db + ": the database holds no run yet");
+    run_id = *latest;
+  }
+  auto statuses = wanted_statuses(o.statuses);
+  if (!o.json) {
+    print_summary(*store, run_id, statuses, "");
+    return 0;
+  }
+  auto info = store->run(run_id);
+  if (!info) throw UsageError(fmt::format("no run {} in {}", run_id, o.db));
+  nlohmann::json counts = nlohmann::json::object();
+  for (const auto& [s, n] : store->status_counts(run_id)) counts[std::string(status_name(s))] = n;
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& r : store->results(run_id)) {
+    std::string st(status_name(r.outcome.status));
+    if (std::find(statuses.begin(), statuses.end(), st) == statuses.end()) continue;
+    nlohmann::json j = to_json(r.outcome);
+    j["repro"] = repro_command(r.outcome.key, info->backend, "");
+    results.push_back(std::move(j));
+  }
+  nlohmann::json run = {{"id", info->id}, {"suite", info->suite}, {"backend", info->backend},
+                        {"backend_version", info->backend_version}, {"release", info->release},
+                        {"torch_version", info->torch_version}, {"host", info->host},
+                        {"started_at", info->started_at}, {"finished_at", info->finished_at}};
+  std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"run", run}, {"counts", counts}, {"results", results}}.dump(1)
+            << "\n";
+  return 0;
+}
+
+}  // namespace gauntlet::cli

@@ -1,0 +1,250 @@
+#include "gauntlet/runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "gauntlet/compare.h"
+#include "gauntlet/golden.h"
+#include "gauntlet/inputs.h"
+#include "gauntlet/torch_compat.h"
+
+namespace gauntlet {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double us_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+std::optional<DType> dtype_of(at::ScalarType t) {
+  for (DType d : kAllDTypes) {
+    if (to_scalar_type(d) == t) return d;
+  }
+  return std::nullopt;
+}
+
+// The dtype an output should have: the golden's, except that floating goldens ran in fp64 on
+// behalf of the case dtype.
+at::ScalarType expected_dtype(const at::Tensor& golden, const CaseKey& key) {
+  if (golden.scalar_type() == at::kDouble && is_floating(key.dtype)) return to_scalar_type(key.dtype);
+  return golden.scalar_type();
+}
+
+std::string join_sizes(at::IntArrayRef s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+
+TensorSummary summarize(const std::string& name, const at::Tensor& t) {
+  TensorSummary s;
+  s.name = name;
+  s.dtype = std::string(c10::toString(t.scalar_type()));
+  s.shape = join_sizes(t.sizes());
+  s.strides = join_sizes(t.strides());
+  at::Tensor d = t.detach().cpu().to(at::kDouble);
+  at::Tensor finite = d.masked_select(at::isfinite(d));
+  if (finite.numel() > 0) {
+    s.min = finite.min().item<double>();
+    s.max = finite.max().item<double>();
+    s.mean = finite.mean().item<double>();
+  }
+  s.fingerprint = fingerprint({t.detach().cpu()});
+  return s;
+}
+
+std::string coords_of(std::int64_t flat, at::IntArrayRef sizes) {
+  std::vector<std::int64_t> c(sizes.size());
+  for (std::size_t i = sizes.size(); i-- > 0;) {
+    c[i] = sizes[i] ? flat % sizes[i] : 0;
+    flat = sizes[i] ? flat / sizes[i] : 0;
+  }
+  return fmt::format("[{}]", fmt::join(c, ", "));
+}
+
+void add_worst(CaseDetail& detail, const std::string& name, const at::Tensor& a, const at::Tensor& g,
+               const at::Tensor& gc, const Tolerance& tol, at::IntArrayRef sizes) {
+  if (a.numel() == 0) return;
+  at::Tensor allowed = tol.atol + tol.rtol * gc.abs();
+  at::Tensor err = (a - gc).abs();
+  at::Tensor score = at::where(at::isnan(a) != at::isnan(gc), at::full_like(err, INFINITY),
+                               err / allowed.clamp_min(1e-300));
+  score = at::nan_to_num(score, 0.0, INFINITY);
+  auto top = score.topk(std::min<std::int64_t>(5, score.numel()));
+  at::Tensor idx = std::get<1>(top);
+  for (std::int64_t k = 0; k < idx.numel(); ++k) {
+    std::int64_t i = idx[k].item<std::int64_t>();
+    detail.worst.push_back({name, i, coords_of(i, sizes), a[i].item<double>(), g[i].item<double>(),
+                            gc[i].item<double>(), err[i].item<double>(), allowed[i].item<double>()});
+  }
+}
+
+// Compares the device's outputs with the golden's; returns the problem text ("" when none).
+std::string compare_outputs(const CaseKey& key, const std::string& backend,
+                            const std::vector<NamedTensor>& actual, const std::vector<NamedTensor>& golden,
+                            const std::vector<at::Tensor>& device_inputs, const OpSpec& spec,
+                            const RunnerConfig& cfg, Outcome& out, CaseDetail* detail) {
+  if (actual.size() != golden.size()) {
+    return fmt::format("the device returned {} outputs, the golden {}", actual.size(), golden.size());
+  }
+  Comparison cmp;
+  std::string problem;
+  bool tolerance_set = false;
+  for (std::size_t k = 0; k < actual.size(); ++k) {
+    const std::string& name = golden[k].name;
+    at::Tensor a = actual[k].value.detach().cpu();
+    const at::Tensor& g = golden[k].value;
+    if (actual[k].name != name) return fmt::format("output {} is missing (got {})", name, actual[k].name);
+    if (a.sizes() != g.sizes()) {
+      return fmt::format("{}: shape {} differs from the golden's {}", name, join_sizes(a.sizes()), join_sizes(g.sizes()));
+    }
+    const at::ScalarType want = expected_dtype(g, key);
+    if (a.scalar_type() != want) {
+      return fmt::format("{}: dtype {} differs from the expected {}", name, c10::toString(a.scalar_type()), c10::toString(want));
+    }
+    // Where the op promises it, an output keeps a dense input's memory layout.
+    if (spec.promise.strides_like_input && k == 0 && name == "out0" && !device_inputs.empty() &&
+        device_inputs[0].sizes() == a.sizes() && device_inputs[0].is_non_overlapping_and_dense() &&
+        a.numel() > 1) {
+      at::Tensor like = at::empty_like(device_inputs[0].cpu());
+      if (like.strides() != a.strides() && problem.empty()) {
+        problem = fmt::format("{}: strides {} differ from the promised {}", name, join_sizes(a.strides()), join_sizes(like.strides()));
+      }
+    }
+    const DType out_dtype = dtype_of(want).value_or(DType::F64);
+    Tolerance tol = cfg.tolerances ? cfg.tolerances->lookup(key, out_dtype, backend) : default_tolerance(out_dtype);
+    if (!tolerance_set || is_floating(out_dtype)) {
+      out.rtol = tol.rtol;
+      out.atol = tol.atol;
+      out.tolerance_profile = tol.source;
+      tolerance_set = true;
+    }
+    at::Tensor ad = a.to(at::kDouble).contiguous().reshape({-1});
+    at::Tensor gd = g.to(at::kDouble).contiguous().reshape({-1});
+    at::Tensor gcd = g.to(want).to(at::kDouble).contiguous().reshape({-1});
+    const std::int64_t before = cmp.metrics().mismatches;
+    cmp.add({name, ad.data_ptr<double>(), gd.data_ptr<double>(), gcd.data_ptr<double>(), ad.numel(), out_dtype}, tol);
+    const std::int64_t bad = cmp.metrics().mismatches - before;
+    if (bad > 0 && problem.empty()) {
+      problem = fmt::format("{}: {} of {} elements outside tolerance (rtol={:g}, atol={:g})", name, bad,
+                            ad.numel(), tol.rtol, tol.atol);
+    }
+    if (detail) {
+      detail->actual.push_back(summarize(name, a));
+      detail->golden.push_back(summarize(name, g));
+      add_worst(*detail, name, ad, gd, gcd, tol, a.sizes());
+    }
+  }
+  out.metrics = cmp.metrics();
+  if (detail) {
+    std::stable_sort(detail->worst.begin(), detail->worst.end(), [](const WorstElement& x, const WorstElement& y) {
+      return x.abs_err / std::max(x.allowed, 1e-300) > y.abs_err / std::max(y.allowed, 1e-300);
+    });
+    if (detail->worst.size() > 5) detail->worst.resize(5);
+  }
+  return problem;
+}
+
+Outcome run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, CaseDetail* detail) {
+  Outcome out;
+  out.key = key.str();
+  if (auto problem = validate_key(key)) {
+    out.status = Status::Error;
+    out.error = "invalid case: " + *problem;
+    return out;
+  }
+  const OpDef& def = *find_op_def(key.target);
+  std::vector<at::Tensor> inputs = make_inputs(key, def.spec);
+  if (detail) {
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      detail->inputs.push_back(summarize(def.spec.inputs[i].name, apply_layout(inputs[i], key.layout)));
+    }
+  }
+  std::vector<NamedTensor> golden = compute_golden(def, key, inputs);
+
+  std::vector<at::Tensor> device_inputs;
+  for (const auto& t : inputs) device_inputs.push_back(backend.to_device(apply_layout(t, key.layout)));
+  backend.take_fallback_ops();
+  backend.reset_peak_memory();
+
+  auto t0 = Clock::now();
+  std::vector<NamedTensor> actual = execute(def, key, device_inputs);
+  backend.synchronize();
+  out.timing.first_us = us_since(t0);
+  out.peak_mem_bytes = backend.memory().peak_bytes;
+  out.fallback_ops = backend.take_fallback_ops();
+
+  // Steady state: repeat while cheap. Note: speed methodology proper (warm-up, min time,
+  // Google Benchmark) belongs to `gauntlet bench`; this is the per-case figure every run keeps.
+  std::vector<double> reps;
+  double spent_ms = out.timing.first_us / 1000;
+  while (static_cast<int>(reps.size()) < cfg.max_reps && spent_ms < cfg.max_time_ms) {
+    auto t = Clock::now();
+    execute(def, key, device_inputs);
+    backend.synchronize();
+    reps.push_back(us_since(t));
+    spent_ms += reps.back() / 1000;
+  }
+  if (!reps.empty()) {
+    std::sort(reps.begin(), reps.end());
+    auto at_q = [&](double q) { return reps[static_cast<std::size_t>(q * double(reps.size() - 1) + 0.5)]; };
+    out.timing.median_us = at_q(0.5);
+    out.timing.p10_us = at_q(0.1);
+    out.timing.p90_us = at_q(0.9);
+  } else {
+    out.timing.median_us = out.timing.p10_us = out.timing.p90_us = out.timing.first_us;
+  }
+  out.timing.reps = static_cast<int>(reps.size());
+
+  std::string problem = compare_outputs(key, backend.name(), actual, golden, device_inputs, def.spec, cfg, out, detail);
+  if (!problem.empty()) {
+    out.status = Status::Fail;
+    out.error = problem;
+  }
+  return out;
+}
+
+}  // namespace
+
+// Note [Outcome classification]: the only place exceptions become statuses.
+//   c10::NotImplementedError, or 1.13's "not implemented for '<dtype>'"  -> UNSUPPORTED
+//   c10::OutOfMemoryError                                                -> ERROR ("out of memory: ...")
+//   any other c10::Error or std::exception                               -> ERROR
+// The message is kept without the C++ backtrace. Then the catalog's expectation applies:
+// SKIP never runs; an xfail case that fails (FAIL/ERROR/UNSUPPORTED) is XFAIL, one that passes XPASS.
+Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, CaseDetail* detail) {
+  Expectation expect;
+  if (cfg.expectations) expect = cfg.expectations->lookup(key.str(), backend.name());
+  if (expect.kind == Expect::Skip) {
+    Outcome out;
+    out.key = key.str();
+    out.status = Status::Skip;
+    out.reason = expect.reason + " (" + expect.source + ")";
+    return out;
+  }
+  Outcome out;
+  try {
+    out = run_checked(key, backend, cfg, detail);
+  } catch (const c10::OutOfMemoryError& e) {
+    out.status = Status::Error;
+    out.error = std::string("out of memory: ") + e.what_without_backtrace();
+  } catch (const c10::NotImplementedError& e) {
+    out.status = Status::Unsupported;
+    out.error = e.what_without_backtrace();
+  } catch (const c10::Error& e) {
+    out.status = compat::is_dtype_not_implemented(e) ? Status::Unsupported : Status::Error;
+    out.error = e.what_without_backtrace();
+  } catch (const std::exception& e) {
+    out.status = Status::Error;
+    out.error = e.what();
+  }
+  out.key = key.str();
+  if (expect.kind == Expect::XFail) {
+    out.reason = expect.reason + " (" + expect.source + ")";
+    const bool failed = out.status == Status::Fail || out.status == Status::Error || out.status == Status::Unsupported;
+    out.status = failed ? Status::XFail : Status::XPass;
+  }
+  return out;
+}
+
+}  // namespace gauntlet

@@ -1,0 +1,630 @@
+#include "gauntlet/store.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <iterator>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+namespace gauntlet {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view kApplication = "gauntlet";
+constexpr int kBusyTimeoutMs = 10000;  // a merge or a second reader may hold the lock briefly
+
+// Note [Schema migrations]: kMigrations[v] takes a database from schema version v to v + 1, and
+// migrate() runs the missing steps in one transaction. Never edit a step once released: append one
+// (ALTER TABLE ... ADD COLUMN, new tables) and bump kSchemaVersion. docs/database.md lists them.
+constexpr const char* kMigrations[] = {
+    // 0 -> 1: the first schema.
+    R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta(key, value) VALUES('application', 'gauntlet');
+
+CREATE TABLE runs(
+  id INTEGER PRIMARY KEY,
+  release TEXT NOT NULL DEFAULT '',
+  build_id TEXT NOT NULL DEFAULT '',
+  backend TEXT NOT NULL DEFAULT '',
+  backend_version TEXT NOT NULL DEFAULT '',
+  torch_version TEXT NOT NULL DEFAULT '',
+  host TEXT NOT NULL DEFAULT '',
+  cpu TEXT NOT NULL DEFAULT '',
+  blas TEXT NOT NULL DEFAULT '',
+  build_config TEXT NOT NULL DEFAULT '',
+  threads INTEGER NOT NULL DEFAULT 0,
+  suite TEXT NOT NULL DEFAULT '',
+  filter TEXT NOT NULL DEFAULT '',
+  shard TEXT NOT NULL DEFAULT '',
+  started_at TEXT NOT NULL DEFAULT '',
+  finished_at TEXT NOT NULL DEFAULT '',
+  config_json TEXT NOT NULL DEFAULT '',
+  gauntlet_version TEXT NOT NULL DEFAULT ''
+);
+
+CREATE TABLE cases(
+  id INTEGER PRIMARY KEY,
+  key TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  target TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  layout TEXT NOT NULL,
+  shapes TEXT NOT NULL,
+  args TEXT NOT NULL
+);
+
+CREATE TABLE results(
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  case_id INTEGER NOT NULL REFERENCES cases(id),
+  status TEXT NOT NULL,
+  attempt INTEGER NOT NULL DEFAULT 1,
+  rtol REAL,
+  atol REAL,
+  tolerance_profile TEXT NOT NULL DEFAULT '',
+  max_abs_err REAL,
+  max_rel_err REAL,
+  mismatches INTEGER NOT NULL DEFAULT 0,
+  numel INTEGER NOT NULL DEFAULT 0,
+  mismatch_frac REAL,
+  max_ulp REAL,
+  nan_inf_ok INTEGER NOT NULL DEFAULT 1,
+  worst TEXT NOT NULL DEFAULT '',
+  error TEXT NOT NULL DEFAULT '',
+  reason TEXT NOT NULL DEFAULT '',
+  first_us REAL,
+  median_us REAL,
+  p10_us REAL,
+  p90_us REAL,
+  reps INTEGER NOT NULL DEFAULT 0,
+  peak_mem_bytes INTEGER NOT NULL DEFAULT 0,
+  fallback_ops TEXT NOT NULL DEFAULT '[]',
+  graph_breaks INTEGER,
+  recompiles INTEGER,
+  compile_ms REAL,
+  sim_time_us REAL,
+  PRIMARY KEY(run_id, case_id)
+);
+CREATE INDEX results_by_status ON results(run_id, status);
+)sql",
+};
+static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
+              "one migration step per schema version");
+
+// Column lists shared by the INSERT and SELECT statements; the bind_* and read_* functions below
+// follow the same order.
+constexpr std::string_view kRunColumns =
+    "release, build_id, backend, backend_version, torch_version, host, cpu, blas, build_config, "
+    "threads, suite, filter, shard, started_at, finished_at, config_json, gauntlet_version";
+constexpr std::string_view kCaseColumns =
+    "id, key, kind, target, dtype, mode, layout, shapes, args";
+constexpr std::string_view kResultColumns =
+    "run_id, case_id, status, attempt, rtol, atol, tolerance_profile, max_abs_err, max_rel_err, "
+    "mismatches, numel, mismatch_frac, max_ulp, nan_inf_ok, worst, error, reason, first_us, "
+    "median_us, p10_us, p90_us, reps, peak_mem_bytes, fallback_ops";
+
+// ---- Errors
+
+// Every store error is one line that starts with the file name.
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  std::string message = path + ": " + what;
+  std::replace_if(
+      message.begin(), message.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  throw StoreError(message);
+}
+
+[[noreturn]] void fail_sqlite(sqlite3* db, const std::string& path, const std::string& what) {
+  fail(path, what + ": " + sqlite3_errmsg(db));
+}
+
+void exec_sql(sqlite3* db, const std::string& path, const std::string& sql) {
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+    const auto begin = std::min(sql.find_first_not_of(" \n"), sql.size());
+    const std::string verb = sql.substr(begin, sql.find_first_of(" (\n", begin) - begin);
+    fail_sqlite(db, path, "cannot run " + verb);
+  }
+}
+
+// ---- Statements
+
+// A prepared statement whose parameters are bound, and whose columns are read, in order.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const std::string& path, std::string_view sql) : db_(db), path_(path) {
+    if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
+        SQLITE_OK) {
+      fail_sqlite(db, path, "cannot prepare statement");
+    }
+  }
+  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  template <typename... Ts>
+  Stmt& bind(const Ts&... values) {
+    (bind_one(values), ...);
+    return *this;
+  }
+
+  // True while a row is ready to read.
+  bool step() {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) {
+      column_ = 0;
+      return true;
+    }
+    if (rc != SQLITE_DONE) {
+      fail_sqlite(db_, path_, "statement failed");
+    }
+    return false;
+  }
+  // Runs a statement that returns no rows, then readies it for the next bind().
+  void exec() {
+    while (step()) {
+    }
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    param_ = 0;
+  }
+
+  std::int64_t int64() { return sqlite3_column_int64(stmt_, column_++); }
+  // SQLite has no NaN: binding one stores NULL, so every REAL column reads NULL back as NaN.
+  double real() {
+    const int c = column_++;
+    if (sqlite3_column_type(stmt_, c) == SQLITE_NULL) {
+      return std::numeric_limits<double>::quiet_NaN();
+    }
+    return sqlite3_column_double(stmt_, c);
+  }
+  std::string text() {
+    const int c = column_++;
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, c));
+    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, c))) : "";
+  }
+  void skip() { ++column_; }
+
+ private:
+  // No bool overload: a string literal would convert to bool before string_view. Bools bind as int.
+  void bind_one(int v) { check(sqlite3_bind_int(stmt_, ++param_, v)); }
+  void bind_one(std::int64_t v) { check(sqlite3_bind_int64(stmt_, ++param_, v)); }
+  void bind_one(double v) { check(sqlite3_bind_double(stmt_, ++param_, v)); }
+  void bind_one(std::string_view v) {
+    check(sqlite3_bind_text64(stmt_, ++param_, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
+  }
+  void check(int rc) const {
+    if (rc != SQLITE_OK) {
+      fail_sqlite(db_, path_, "cannot bind parameter " + std::to_string(param_));
+    }
+  }
+
+  sqlite3* db_;
+  std::string path_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int param_ = 0;
+  int column_ = 0;
+};
+
+// BEGIN IMMEDIATE takes the write lock up front, so a busy writer is waited for (busy_timeout)
+// rather than failing on a lock upgrade halfway through. Rolls back unless committed.
+class Transaction {
+ public:
+  Transaction(sqlite3* db, const std::string& path) : db_(db), path_(path) {
+    exec_sql(db, path, "BEGIN IMMEDIATE");
+  }
+  ~Transaction() {
+    if (open_) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+  }
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  void commit() {
+    exec_sql(db_, path_, "COMMIT");
+    open_ = false;
+  }
+
+ private:
+  sqlite3* db_;
+  std::string path_;
+  bool open_ = true;
+};
+
+// "INSERT ... INTO table(columns) VALUES(?, ...)" with one placeholder per column.
+std::string insert_sql(std::string_view verb, std::string_view table, std::string_view columns) {
+  const auto n = std::count(columns.begin(), columns.end(), ',') + 1;
+  std::string sql =
+      std::string(verb) + " INTO " + std::string(table) + "(" + std::string(columns) + ") VALUES(?";
+  for (int i = 1; i < n; ++i) {
+    sql += ", ?";
+  }
+  return sql + ")";
+}
+
+// Case ids are XXH64 values; SQLite integers are signed, so ids are stored bit-cast.
+std::int64_t as_signed(std::uint64_t id) {
+  std::int64_t s = 0;
+  std::memcpy(&s, &id, sizeof s);
+  return s;
+}
+std::uint64_t as_unsigned(std::int64_t id) {
+  std::uint64_t u = 0;
+  std::memcpy(&u, &id, sizeof u);
+  return u;
+}
+
+// ---- Opening
+
+int user_version(sqlite3* db, const std::string& path) {
+  Stmt query(db, path, "PRAGMA user_version");
+  return query.step() ? static_cast<int>(query.int64()) : 0;
+}
+
+void check_not_newer(const std::string& path, int version) {
+  if (version > kSchemaVersion) {
+    fail(path, "database schema version " + std::to_string(version) +
+                   " is newer than this gauntlet (" + std::to_string(kSchemaVersion) + ")");
+  }
+}
+
+enum class Contents { Empty, Gauntlet };
+
+// What the file holds, found by reading only: open() must never write into a database that is not
+// ours. Throws for a file that is not SQLite or a SQLite database of some other application.
+Contents inspect(sqlite3* db, const std::string& path) {
+  // The first read of the schema is where SQLite notices a file is not a database.
+  const int rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+  if (rc == SQLITE_NOTADB) {
+    fail(path, "not a SQLite database");
+  }
+  if (rc != SQLITE_OK) {
+    fail_sqlite(db, path, "cannot read database");
+  }
+
+  Stmt objects(db, path, "SELECT count(*) FROM sqlite_master");
+  objects.step();
+  if (objects.int64() == 0 && user_version(db, path) == 0) {
+    return Contents::Empty;
+  }
+
+  Stmt meta(db, path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'");
+  meta.step();
+  if (meta.int64() == 0) {
+    fail(path, "not a Gauntlet database (no meta table)");
+  }
+
+  // Prepared by hand: in a foreign meta table these columns may not exist, which means "not ours".
+  sqlite3_stmt* app = nullptr;
+  std::string application;
+  if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'application'", -1, &app,
+                         nullptr) == SQLITE_OK &&
+      sqlite3_step(app) == SQLITE_ROW && sqlite3_column_text(app, 0)) {
+    application = reinterpret_cast<const char*>(sqlite3_column_text(app, 0));
+  }
+  sqlite3_finalize(app);
+  if (application != kApplication) {
+    fail(path, "not a Gauntlet database (meta has no application 'gauntlet')");
+  }
+  return Contents::Gauntlet;
+}
+
+void configure_writer(sqlite3* db, const std::string& path) {
+  // WAL lets reports read while a run writes; NORMAL is durable across crashes of the process
+  // (only an OS crash can lose the last transactions), which is what a test harness needs.
+  exec_sql(db, path, "PRAGMA journal_mode = WAL");
+  exec_sql(db, path, "PRAGMA synchronous = NORMAL");
+  exec_sql(db, path, "PRAGMA foreign_keys = ON");
+}
+
+// ---- Rows
+
+void bind_run(Stmt& s, const RunInfo& r) {
+  s.bind(r.release, r.build_id, r.backend, r.backend_version, r.torch_version, r.host, r.cpu,
+         r.blas, r.build_config, r.threads, r.suite, r.filter, r.shard, r.started_at, r.finished_at,
+         r.config_json, r.gauntlet_version);
+}
+
+// Reads "id, <kRunColumns>".
+RunInfo read_run(Stmt& s) {
+  RunInfo r;
+  r.id = s.int64();
+  r.release = s.text();
+  r.build_id = s.text();
+  r.backend = s.text();
+  r.backend_version = s.text();
+  r.torch_version = s.text();
+  r.host = s.text();
+  r.cpu = s.text();
+  r.blas = s.text();
+  r.build_config = s.text();
+  r.threads = static_cast<int>(s.int64());
+  r.suite = s.text();
+  r.filter = s.text();
+  r.shard = s.text();
+  r.started_at = s.text();
+  r.finished_at = s.text();
+  r.config_json = s.text();
+  r.gauntlet_version = s.text();
+  return r;
+}
+
+std::string shapes_str(const std::vector<Shape>& shapes) {
+  std::string out;
+  for (const Shape& s : shapes) {
+    if (!out.empty()) {
+      out += ',';
+    }
+    out += shape_str(s);
+  }
+  return out;
+}
+
+// JSON so that SQL can reach into it (json_extract(args, '$.alpha')). Invalid UTF-8 is replaced
+// rather than thrown on: a stored result matters more than one odd byte in an op name.
+std::string to_json(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+void bind_case(Stmt& s, std::int64_t id, const CaseKey& key, const std::string& text) {
+  json args = json::object();
+  for (const auto& [name, value] : key.args) {
+    args[name] = value;
+  }
+  s.bind(id, text, key.kind, key.target, dtype_name(key.dtype), mode_name(key.mode),
+         layout_name(key.layout), shapes_str(key.shapes), to_json(args));
+}
+
+void bind_result(Stmt& s, std::int64_t run_id, std::int64_t case_id, const Outcome& o) {
+  const Metrics& m = o.metrics;
+  const Timing& t = o.timing;
+  s.bind(run_id, case_id, status_name(o.status), o.attempt, o.rtol, o.atol, o.tolerance_profile,
+         m.max_abs_err, m.max_rel_err, m.mismatches, m.numel, m.mismatch_frac(), m.max_ulp,
+         int{m.nan_inf_ok}, m.worst, o.error, o.reason, t.first_us, t.median_us, t.p10_us, t.p90_us,
+         t.reps, o.peak_mem_bytes, to_json(o.fallback_ops));
+}
+
+Status read_status(Stmt& s) {
+  const std::string text = s.text();
+  const auto status = parse_status(text);
+  if (!status) {
+    fail(s.path(), "unknown status '" + text + "' in results");
+  }
+  return *status;
+}
+
+std::vector<std::string> read_ops(Stmt& s) {
+  const json ops = json::parse(s.text(), nullptr, /*allow_exceptions=*/false);
+  const bool ok = ops.is_array() && std::all_of(ops.begin(), ops.end(),
+                                                [](const json& op) { return op.is_string(); });
+  if (!ok) {
+    fail(s.path(), "fallback_ops in results is not a JSON array of strings");
+  }
+  return ops.get<std::vector<std::string>>();
+}
+
+// Reads "cases.key, <kResultColumns>".
+StoredResult read_result(Stmt& s) {
+  StoredResult r;
+  Outcome& o = r.outcome;
+  o.key = s.text();
+  r.run_id = s.int64();
+  r.case_id = as_unsigned(s.int64());
+  o.status = read_status(s);
+  o.attempt = static_cast<int>(s.int64());
+  o.rtol = s.real();
+  o.atol = s.real();
+  o.tolerance_profile = s.text();
+  o.metrics.max_abs_err = s.real();
+  o.metrics.max_rel_err = s.real();
+  o.metrics.mismatches = s.int64();
+  o.metrics.numel = s.int64();
+  s.skip();  // mismatch_frac: derived, stored only for queries
+  o.metrics.max_ulp = s.real();
+  o.metrics.nan_inf_ok = s.int64() != 0;
+  o.metrics.worst = s.text();
+  o.error = s.text();
+  o.reason = s.text();
+  o.timing.first_us = s.real();
+  o.timing.median_us = s.real();
+  o.timing.p10_us = s.real();
+  o.timing.p90_us = s.real();
+  o.timing.reps = static_cast<int>(s.int64());
+  o.peak_mem_bytes = s.int64();
+  o.fallback_ops = read_ops(s);
+  return r;
+}
+
+std::string select_results(std::string_view where) {
+  return "SELECT cases.key, " + std::string(kResultColumns) +
+         " FROM results JOIN cases ON cases.id = results.case_id WHERE " + std::string(where) +
+         " ORDER BY cases.key";
+}
+
+}  // namespace
+
+// ---- Store
+
+Store::Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+
+Store::~Store() {
+  try {
+    flush();
+  } catch (const std::exception& e) {
+    // A destructor cannot throw; say what was lost rather than lose it silently.
+    std::cerr << "gauntlet: " << e.what() << " (" << pending_.size() << " results not saved)\n";
+  }
+  sqlite3_close_v2(db_);
+}
+
+std::unique_ptr<Store> Store::open(const std::string& path, OpenMode mode) {
+  const bool writable = mode == OpenMode::ReadWrite;
+  std::error_code ec;
+  // SQLite would only say "unable to open database file".
+  if (!writable && !std::filesystem::exists(path, ec)) {
+    fail(path, "no such database");
+  }
+
+  sqlite3* db = nullptr;
+  const int flags = writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  std::unique_ptr<Store> store(new Store(db, path));  // closes the handle on every way out
+  if (rc != SQLITE_OK) {
+    fail_sqlite(db, path, "cannot open database");
+  }
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+
+  const Contents contents = inspect(db, path);
+  if (!writable && contents == Contents::Empty) {
+    fail(path, "not a Gauntlet database (no meta table)");
+  }
+  const int version = user_version(db, path);
+  check_not_newer(path, version);
+  if (writable) {
+    configure_writer(db, path);
+    store->migrate();
+  } else if (version < kSchemaVersion) {
+    fail(path, "database schema version " + std::to_string(version) +
+                   " is older than this gauntlet (" + std::to_string(kSchemaVersion) +
+                   "); open it for writing to migrate");
+  }
+  return store;
+}
+
+void Store::migrate() {
+  // Checked before taking the write lock, so opening an up-to-date database never waits on a
+  // writer; checked again under the lock, where another process may have migrated meanwhile.
+  if (user_version(db_, path_) == kSchemaVersion) {
+    return;
+  }
+  Transaction tx(db_, path_);
+  const int version = user_version(db_, path_);
+  check_not_newer(path_, version);
+  if (version == kSchemaVersion) {
+    return;
+  }
+  for (int v = version; v < kSchemaVersion; ++v) {
+    exec_sql(db_, path_, kMigrations[v]);
+  }
+  exec_sql(db_, path_, "PRAGMA user_version = " + std::to_string(kSchemaVersion));
+  Stmt(db_, path_, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)")
+      .bind(std::to_string(kSchemaVersion))
+      .exec();
+  tx.commit();
+}
+
+// NOLINTNEXTLINE(performance-unnecessary-value-param): the signature is store.h's.
+std::int64_t Store::begin_run(RunInfo info) {
+  Stmt insert(db_, path_, insert_sql("INSERT", "runs", kRunColumns));
+  bind_run(insert, info);
+  insert.exec();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+void Store::finish_run(std::int64_t run_id, const std::string& finished_at) {
+  flush();
+  Stmt(db_, path_, "UPDATE runs SET finished_at = ? WHERE id = ?").bind(finished_at, run_id).exec();
+  if (sqlite3_changes(db_) == 0) {
+    fail(path_, "no run " + std::to_string(run_id));
+  }
+}
+
+void Store::add_result(std::int64_t run_id, const CaseKey& key, const Outcome& outcome) {
+  pending_.push_back({run_id, key, outcome});
+  if (static_cast<std::int64_t>(pending_.size()) >= batch_) {
+    flush();
+  }
+}
+
+// One transaction per batch: each commit takes the write lock and appends to the WAL, so a
+// transaction per result would dominate the cost of fast cases. On failure the batch rolls back
+// and stays pending: nothing is half written and nothing is dropped.
+void Store::flush() {
+  if (pending_.empty()) {
+    return;
+  }
+  Transaction tx(db_, path_);
+  Stmt insert_case(db_, path_, insert_sql("INSERT OR IGNORE", "cases", kCaseColumns));
+  // REPLACE: a case run again in the same run (a retry) supersedes its earlier result.
+  Stmt insert_result(db_, path_, insert_sql("INSERT OR REPLACE", "results", kResultColumns));
+  for (const Pending& p : pending_) {
+    const std::string key = p.key.str();
+    const std::int64_t case_id = as_signed(key_id(key));
+    bind_case(insert_case, case_id, p.key, key);
+    insert_case.exec();
+    bind_result(insert_result, p.run_id, case_id, p.outcome);
+    insert_result.exec();
+  }
+  tx.commit();
+  pending_.clear();
+}
+
+std::vector<RunInfo> Store::runs() const {
+  Stmt query(db_, path_, "SELECT id, " + std::string(kRunColumns) + " FROM runs ORDER BY id");
+  std::vector<RunInfo> out;
+  while (query.step()) {
+    out.push_back(read_run(query));
+  }
+  return out;
+}
+
+std::optional<RunInfo> Store::run(std::int64_t id) const {
+  Stmt query(db_, path_, "SELECT id, " + std::string(kRunColumns) + " FROM runs WHERE id = ?");
+  query.bind(id);
+  if (!query.step()) {
+    return std::nullopt;
+  }
+  return read_run(query);
+}
+
+std::optional<std::int64_t> Store::latest_run() const {
+  Stmt query(db_, path_, "SELECT id FROM runs ORDER BY id DESC LIMIT 1");
+  if (!query.step()) {
+    return std::nullopt;
+  }
+  return query.int64();
+}
+
+std::vector<StoredResult> Store::results(std::int64_t run_id) const {
+  Stmt query(db_, path_, select_results("results.run_id = ?"));
+  query.bind(run_id);
+  std::vector<StoredResult> out;
+  while (query.step()) {
+    out.push_back(read_result(query));
+  }
+  return out;
+}
+
+std::optional<StoredResult> Store::result(std::int64_t run_id, const std::string& key) const {
+  Stmt query(db_, path_, select_results("results.run_id = ? AND results.case_id = ?"));
+  query.bind(run_id, as_signed(key_id(key)));
+  if (!query.step()) {
+    return std::nullopt;
+  }
+  return read_result(query);
+}
+
+std::map<Status, std::int64_t> Store::status_counts(std::int64_t run_id) const {
+  Stmt query(db_, path_, "SELECT status, count(*) FROM results WHERE run_id = ? GROUP BY status");
+  query.bind(run_id);
+  std::map<Status, std::int64_t> counts;
+  while (query.step()) {
+    const Status status = read_status(query);
+    counts[status] += query.int64();  // += : statuses differing only in case parse alike
+  }
+  return counts;
+}
+
+int Store::schema_version() const { return user_version(db_, path_); }
+
+}  // namespace gauntlet

@@ -1,0 +1,581 @@
+#include "gauntlet/store.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <sstream>
+
+namespace gauntlet {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::string_literals;
+using Mode = Store::OpenMode;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A fresh directory per test, removed afterwards.
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "gauntlet_store_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+
+ private:
+  fs::path dir_;
+};
+
+// Plain sqlite3 access, to inspect or tamper with a file the way another tool would.
+class RawDb {
+ public:
+  explicit RawDb(const std::string& path) { sqlite3_open(path.c_str(), &db_); }
+  ~RawDb() { sqlite3_close(db_); }
+  RawDb(const RawDb&) = delete;
+  RawDb& operator=(const RawDb&) = delete;
+
+  void exec(const std::string& sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      ADD_FAILURE() << sql << ": " << (err ? err : "?");
+    }
+    sqlite3_free(err);
+  }
+  // The first column of the first row as text; "(no row)" / "(null)" otherwise.
+  std::string scalar(const std::string& sql) {
+    sqlite3_stmt* stmt = nullptr;
+    std::string out = "(no row)";
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
+      out = std::string("(error) ") + sqlite3_errmsg(db_);
+    } else if (sqlite3_step(stmt) == SQLITE_ROW) {
+      const auto* text = sqlite3_column_text(stmt, 0);
+      out = text ? reinterpret_cast<const char*>(text) : "(null)";
+    }
+    sqlite3_finalize(stmt);
+    return out;
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// The message Store::open throws, or "(no error)".
+std::string open_error(const std::string& path, Mode mode) {
+  try {
+    Store::open(path, mode);
+  } catch (const StoreError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+CaseKey key(const char* text) { return CaseKey::parse(text); }
+
+RunInfo sample_run() {
+  RunInfo r;
+  r.release = "2.5.0";
+  r.build_id = "abc123";
+  r.backend = "cuda";
+  r.backend_version = "12.4";
+  r.torch_version = "2.5.0+cu124";
+  r.host = "node-17";
+  r.cpu = "Xeon 8480+";
+  r.blas = "MKL 2024.1";
+  r.build_config = "USE_CUDA=1 \"quoted\"";
+  r.threads = 56;
+  r.suite = "core";
+  r.filter = "op/add/*";
+  r.shard = "3/8";
+  r.started_at = "2024-05-01T12:00:00Z";
+  r.finished_at = "";
+  r.config_json = R"({"seed": 7, "modes": ["eager"]})";
+  r.gauntlet_version = "0.1.0";
+  return r;
+}
+
+// Every field set to something other than its default, including the awkward values.
+Outcome sample_outcome() {
+  Outcome o;
+  o.status = Status::Fail;
+  o.metrics.max_abs_err = kNaN;
+  o.metrics.max_rel_err = kInf;
+  o.metrics.mismatches = 3'000'000'000;
+  o.metrics.numel = 4'000'000'000;
+  o.metrics.max_ulp = -kInf;
+  o.metrics.nan_inf_ok = false;
+  o.metrics.worst = "grad.self[3]";
+  o.rtol = 1.3e-6;
+  o.atol = 1e-5;
+  o.tolerance_profile = "tolerances.yaml:12";
+  o.error =
+      "RuntimeError: \"quoted\" 'single'\nline two\r\n<b>html</b> & <script>x</script>"
+      "\ttab \xc3\xbcnic\xc3\xb6"
+      "de nul\0byte"s;  // an embedded NUL too
+  o.reason = "xfail: known <issue #12>";
+  o.timing = {123.5, 45.25, 40.0, kNaN, 17};
+  o.peak_mem_bytes = std::int64_t{1} << 40;
+  o.fallback_ops = {"aten::_foo", "aten::bar.out", "weird \"op\"\n"};
+  o.attempt = 3;
+  return o;
+}
+
+Outcome with_status(Status s) {
+  Outcome o;
+  o.status = s;
+  return o;
+}
+
+bool same(double a, double b) {
+  return (std::isnan(a) && std::isnan(b)) || (a == b && std::signbit(a) == std::signbit(b));
+}
+
+void expect_same(const Outcome& got, const Outcome& want) {
+  EXPECT_EQ(got.status, want.status);
+  EXPECT_PRED2(same, got.metrics.max_abs_err, want.metrics.max_abs_err);
+  EXPECT_PRED2(same, got.metrics.max_rel_err, want.metrics.max_rel_err);
+  EXPECT_EQ(got.metrics.mismatches, want.metrics.mismatches);
+  EXPECT_EQ(got.metrics.numel, want.metrics.numel);
+  EXPECT_PRED2(same, got.metrics.max_ulp, want.metrics.max_ulp);
+  EXPECT_EQ(got.metrics.nan_inf_ok, want.metrics.nan_inf_ok);
+  EXPECT_EQ(got.metrics.worst, want.metrics.worst);
+  EXPECT_PRED2(same, got.rtol, want.rtol);
+  EXPECT_PRED2(same, got.atol, want.atol);
+  EXPECT_EQ(got.tolerance_profile, want.tolerance_profile);
+  EXPECT_EQ(got.error, want.error);
+  EXPECT_EQ(got.reason, want.reason);
+  EXPECT_PRED2(same, got.timing.first_us, want.timing.first_us);
+  EXPECT_PRED2(same, got.timing.median_us, want.timing.median_us);
+  EXPECT_PRED2(same, got.timing.p10_us, want.timing.p10_us);
+  EXPECT_PRED2(same, got.timing.p90_us, want.timing.p90_us);
+  EXPECT_EQ(got.timing.reps, want.timing.reps);
+  EXPECT_EQ(got.peak_mem_bytes, want.peak_mem_bytes);
+  EXPECT_EQ(got.fallback_ops, want.fallback_ops);
+  EXPECT_EQ(got.attempt, want.attempt);
+}
+
+constexpr const char* kAdd = "op/add/f32/8x8,8x8/contig/eager/alpha=2.5";
+constexpr const char* kMul = "op/mul/bf16/_,4/t/eager-bwd";
+constexpr const char* kSub = "op/sub/f64/3/cl/eager";
+
+// ---- Statuses (outcome.h)
+
+TEST(StatusTest, NamesParseBackCaseInsensitively) {
+  for (Status s : kAllStatuses) {
+    EXPECT_EQ(parse_status(status_name(s)), s);
+    std::string lower(status_name(s));
+    for (char& c : lower) {
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    EXPECT_EQ(parse_status(lower), s);
+  }
+  EXPECT_EQ(status_name(Status::XPass), "XPASS");
+  EXPECT_EQ(parse_status("Unsupported"), Status::Unsupported);
+  EXPECT_EQ(parse_status("PASSED"), std::nullopt);
+  EXPECT_EQ(parse_status(""), std::nullopt);
+}
+
+TEST(StatusTest, FailuresAreFailErrorCrashTimeoutXPass) {
+  for (Status s : kAllStatuses) {
+    const bool want = s == Status::Fail || s == Status::Error || s == Status::Crash ||
+                      s == Status::Timeout || s == Status::XPass;
+    EXPECT_EQ(is_failure(s), want) << status_name(s);
+  }
+}
+
+// ---- Round trips
+
+TEST_F(StoreTest, RunInfoRoundTrips) {
+  auto store = Store::open(file("g.db"), Mode::ReadWrite);
+  const RunInfo want = sample_run();
+  const std::int64_t id = store->begin_run(want);
+  store->finish_run(id, "2024-05-01T13:30:00Z");
+
+  const auto got = store->run(id);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->id, id);
+  EXPECT_EQ(got->release, want.release);
+  EXPECT_EQ(got->build_id, want.build_id);
+  EXPECT_EQ(got->backend, want.backend);
+  EXPECT_EQ(got->backend_version, want.backend_version);
+  EXPECT_EQ(got->torch_version, want.torch_version);
+  EXPECT_EQ(got->host, want.host);
+  EXPECT_EQ(got->cpu, want.cpu);
+  EXPECT_EQ(got->blas, want.blas);
+  EXPECT_EQ(got->build_config, want.build_config);
+  EXPECT_EQ(got->threads, want.threads);
+  EXPECT_EQ(got->suite, want.suite);
+  EXPECT_EQ(got->filter, want.filter);
+  EXPECT_EQ(got->shard, want.shard);
+  EXPECT_EQ(got->started_at, want.started_at);
+  EXPECT_EQ(got->finished_at, "2024-05-01T13:30:00Z");
+  EXPECT_EQ(got->config_json, want.config_json);
+  EXPECT_EQ(got->gauntlet_version, want.gauntlet_version);
+  EXPECT_FALSE(store->run(id + 1).has_value());
+}
+
+TEST_F(StoreTest, OutcomeRoundTripsIncludingNaNInfAndAwkwardText) {
+  auto store = Store::open(file("g.db"), Mode::ReadWrite);
+  const std::int64_t run = store->begin_run(sample_run());
+  const Outcome want = sample_outcome();
+  store->add_result(run, key(kAdd), want);
+  store->add_result(run, key(kMul), Outcome{});  // defaults: empty strings, no fallback ops
+  store->flush();
+
+  const auto got = store->result(run, kAdd);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->run_id, run);
+  EXPECT_EQ(got->case_id, key(kAdd).id());
+  EXPECT_EQ(got->outcome.key, kAdd);
+  expect_same(got->outcome, want);
+
+  const auto plain = store->result(run, kMul);
+  ASSERT_TRUE(plain.has_value());
+  expect_same(plain->outcome, Outcome{});
+}
+
+TEST_F(StoreTest, StoredColumnsAreQueryableFromSql) {
+  const std::string path = file("g.db");
+  {
+    auto store = Store::open(path, Mode::ReadWrite);
+    store->add_result(store->begin_run(sample_run()), key(kAdd), sample_outcome());
+  }
+  RawDb db(path);
+  EXPECT_EQ(db.scalar("SELECT status FROM results"), "FAIL");
+  EXPECT_EQ(db.scalar("SELECT max_abs_err IS NULL FROM results"), "1");  // NaN
+  EXPECT_EQ(db.scalar("SELECT max_rel_err > 1e308 FROM results"), "1");  // +inf
+  EXPECT_EQ(db.scalar("SELECT max_ulp < -1e308 FROM results"), "1");     // -inf
+  EXPECT_EQ(db.scalar("SELECT mismatch_frac FROM results"), "0.75");
+  EXPECT_EQ(db.scalar("SELECT json_array_length(fallback_ops) FROM results"), "3");
+  EXPECT_EQ(db.scalar("SELECT json_extract(fallback_ops, '$[0]') FROM results"), "aten::_foo");
+  EXPECT_EQ(db.scalar("SELECT graph_breaks IS NULL FROM results"), "1");
+  EXPECT_EQ(db.scalar("SELECT kind || '|' || target || '|' || dtype || '|' || mode || '|' || "
+                      "layout || '|' || shapes || '|' || args FROM cases"),
+            R"(op|add|f32|eager|contig|8x8,8x8|{"alpha":"2.5"})");
+  EXPECT_EQ(db.scalar("SELECT key FROM cases"), kAdd);
+}
+
+TEST_F(StoreTest, EveryStatusRoundTrips) {
+  auto store = Store::open(file("g.db"), Mode::ReadWrite);
+  const std::int64_t run = store->begin_run(sample_run());
+  int n = 0;
+  for (Status s : kAllStatuses) {
+    const std::string k = "op/add/f32/" + std::to_string(++n) + "/contig/eager";
+    store->add_result(run, key(k.c_str()), with_status(s));
+  }
+  store->flush();
+  n = 0;
+  for (Status s : kAllStatuses) {
+    const std::string k = "op/add/f32/" + std::to_string(++n) + "/contig/eager";
+    EXPECT_EQ(store->result(run, k)->outcome.status, s) << k;
+  }
+}
+
+TEST_F(StoreTest, CaseIdsWithTheTopBitSetRoundTrip) {
+  // Find a key whose XXH64 does not fit a signed 64-bit integer.
+  std::string k;
+  for (int n = 1; k.empty(); ++n) {
+    const std::string candidate = "op/add/f32/" + std::to_string(n) + "/contig/eager";
+    if (key_id(candidate) >> 63) {
+      k = candidate;
+    }
+  }
+  const std::string path = file("g.db");
+  auto store = Store::open(path, Mode::ReadWrite);
+  const std::int64_t run = store->begin_run(sample_run());
+  store->add_result(run, key(k.c_str()), Outcome{});
+  store->flush();
+
+  EXPECT_EQ(store->result(run, k)->case_id, key_id(k));
+  ASSERT_EQ(store->results(run).size(), 1u);
+  EXPECT_EQ(store->results(run)[0].case_id, key_id(k));
+  EXPECT_EQ(RawDb(path).scalar("SELECT id < 0 FROM cases"), "1");
+}
+
+// ---- Queries
+
+TEST_F(StoreTest, ResultsAreOrderedByKeyAndScopedToTheirRun) {
+  auto store = Store::open(file("g.db"), Mode::ReadWrite);
+  const std::int64_t first = store->begin_run(sample_run());
+  const std::int64_t second = store->begin_run(sample_run());
+  store->add_result(first, key(kSub), Outcome{});
+  store->add_result(first, key(kAdd), Outcome{});
+  store->add_result(first, key(kMul), Outcome{});
+  store->add_result(second, key(kMul), with_status(Status::Crash));
+  store->flush();
+
+  const auto results = store->results(first);
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0].outcome.key, kAdd);
+  EXPECT_EQ(results[1].outcome.key, kMul);
+  EXPECT_EQ(results[2].outcome.key, kSub);
+  ASSERT_EQ(store->results(second).size(), 1u);
+  EXPECT_EQ(store->results(second)[0].outcome.status, Status::Crash);
+  EXPECT_FALSE(store->result(second, kAdd).has_value());
+  EXPECT_TRUE(store->results(second + 1).empty());
+}
+
+TEST_F(StoreTest, StatusCountsGroupByStatus) {
+  auto store = Store::open(file("g.db"), Mode::ReadWrite);
+  const std::int64_t run = store->begin_run(sample_run());
+  const Status statuses[] = {Status::Pass, Status::Pass, Status::Fail, Status::Skip, Status::Pass};
+  int n = 0;
+  for (Status s : statuses) {
+    const std::string k = "op/add/f32/" + std::to_string(++n) + "/contig/eager";
+    store->add_result(run, key(k.c_str()), with_status(s));
+  }
+  store->flush();
+
+  const std::map<Status, std::int64_t> want = {
+      {Status::Pass, 3}, {Status::Fail, 1}, {Status::Skip, 1}};
+  EXPECT_EQ(store->status_counts(run), want);
+  EXPECT_TRUE(store->status_counts(run + 1).empty());
+}
+
+TEST_F(StoreTest, LatestRunIsTheLastBegun) {
+  auto store = Store::open(file("g.db"), Mode::ReadWrite);
+  EXPECT_EQ(store->latest_run(), std::nullopt);
+  EXPECT_TRUE(store->runs().empty());
+  const std::int64_t first = store->begin_run(sample_run());
+  RunInfo other = sample_run();
+  other.backend = "mps";
+  const std::int64_t second = store->begin_run(other);
+  EXPECT_GT(second, first);
+  EXPECT_EQ(store->latest_run(), second);
+  const auto runs = store->runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].id, first);
+  EXPECT_EQ(runs[1].backend, "mps");
+}
+
+TEST_F(StoreTest, FinishingAnUnknownRunThrows) {
+  auto store = Store::open(file("g.db"), Mode::ReadWrite);
+  EXPECT_THROW(store->finish_run(42, "2024-05-01T13:30:00Z"), StoreError);
+}
+
+// ---- Writes: batching and replacement
+
+TEST_F(StoreTest, ResultsAreWrittenInBatchesAndOnFlush) {
+  const std::string path = file("g.db");
+  auto store = Store::open(path, Mode::ReadWrite);
+  store->set_batch_size(3);
+  const std::int64_t run = store->begin_run(sample_run());
+  auto reader = Store::open(path, Mode::ReadOnly);  // a report reading while the run writes
+
+  store->add_result(run, key(kAdd), Outcome{});
+  store->add_result(run, key(kMul), Outcome{});
+  EXPECT_TRUE(store->results(run).empty());
+  store->add_result(run, key(kSub), Outcome{});  // the third fills the batch
+  EXPECT_EQ(store->results(run).size(), 3u);
+  EXPECT_EQ(reader->results(run).size(), 3u);
+
+  store->add_result(run, key("op/add/f32/1/contig/eager"), Outcome{});
+  EXPECT_EQ(reader->results(run).size(), 3u);
+  store->flush();
+  EXPECT_EQ(reader->results(run).size(), 4u);
+  store->flush();  // nothing pending: a no-op
+  EXPECT_EQ(reader->results(run).size(), 4u);
+}
+
+TEST_F(StoreTest, PendingResultsAreWrittenOnDestruction) {
+  const std::string path = file("g.db");
+  std::int64_t run = 0;
+  {
+    auto store = Store::open(path, Mode::ReadWrite);
+    run = store->begin_run(sample_run());
+    store->add_result(run, key(kAdd), sample_outcome());
+    store->add_result(run, key(kMul), Outcome{});
+  }
+  auto reader = Store::open(path, Mode::ReadOnly);
+  ASSERT_EQ(reader->results(run).size(), 2u);
+  expect_same(reader->result(run, kAdd)->outcome, sample_outcome());
+}
+
+TEST_F(StoreTest, FinishRunWritesPendingResults) {
+  const std::string path = file("g.db");
+  auto store = Store::open(path, Mode::ReadWrite);
+  const std::int64_t run = store->begin_run(sample_run());
+  store->add_result(run, key(kAdd), Outcome{});
+  store->finish_run(run, "2024-05-01T13:30:00Z");
+  EXPECT_EQ(Store::open(path, Mode::ReadOnly)->results(run).size(), 1u);
+}
+
+TEST_F(StoreTest, ARerunReplacesTheEarlierResultOfTheSameRun) {
+  const std::string path = file("g.db");
+  auto store = Store::open(path, Mode::ReadWrite);
+  const std::int64_t first = store->begin_run(sample_run());
+  const std::int64_t second = store->begin_run(sample_run());
+
+  Outcome retry = with_status(Status::Pass);
+  retry.attempt = 2;
+  store->add_result(first, key(kAdd), with_status(Status::Timeout));
+  store->add_result(first, key(kAdd), with_status(Status::Crash));  // same batch
+  store->flush();
+  store->add_result(first, key(kAdd), retry);  // a later batch
+  store->add_result(second, key(kAdd), with_status(Status::Fail));
+  store->flush();
+
+  ASSERT_EQ(store->results(first).size(), 1u);
+  EXPECT_EQ(store->result(first, kAdd)->outcome.status, Status::Pass);
+  EXPECT_EQ(store->result(first, kAdd)->outcome.attempt, 2);
+  EXPECT_EQ(store->result(second, kAdd)->outcome.status, Status::Fail);
+  EXPECT_EQ(RawDb(path).scalar("SELECT count(*) FROM cases"), "1");  // cases are shared
+}
+
+TEST_F(StoreTest, AFailedBatchIsRolledBackAndReportedWhenDropped) {
+  const std::string path = file("g.db");
+  const std::int64_t run = Store::open(path, Mode::ReadWrite)->begin_run(sample_run());
+  ::testing::internal::CaptureStderr();
+  {
+    auto store = Store::open(path, Mode::ReadWrite);
+    store->add_result(run, key(kAdd), Outcome{});
+    store->add_result(run + 1, key(kMul), Outcome{});  // no such run: the foreign key refuses it
+    EXPECT_THROW(store->flush(), StoreError);
+    EXPECT_TRUE(store->results(run).empty());  // the whole batch, not half of it
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("2 results not saved"), std::string::npos) << err;
+}
+
+TEST_F(StoreTest, AReadOnlyStoreRefusesWrites) {
+  const std::string path = file("g.db");
+  Store::open(path, Mode::ReadWrite);
+  auto store = Store::open(path, Mode::ReadOnly);
+  EXPECT_THROW(store->begin_run(sample_run()), StoreError);
+}
+
+// ---- Schema
+
+TEST_F(StoreTest, NewDatabaseHasTheCurrentSchema) {
+  const std::string path = file("g.db");
+  EXPECT_EQ(Store::open(path, Mode::ReadWrite)->schema_version(), kSchemaVersion);
+  RawDb db(path);
+  EXPECT_EQ(db.scalar("PRAGMA user_version"), std::to_string(kSchemaVersion));
+  EXPECT_EQ(db.scalar("SELECT value FROM meta WHERE key = 'application'"), "gauntlet");
+  EXPECT_EQ(db.scalar("SELECT value FROM meta WHERE key = 'schema_version'"),
+            std::to_string(kSchemaVersion));
+  EXPECT_EQ(db.scalar("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'results_by_status'"), "1");
+  for (const char* column : {"graph_breaks", "recompiles", "compile_ms", "sim_time_us"}) {
+    EXPECT_EQ(db.scalar("SELECT count(*) FROM pragma_table_info('results') WHERE name = '" +
+                        std::string(column) + "'"),
+              "1")
+        << column;
+  }
+}
+
+TEST_F(StoreTest, ReopeningKeepsDataAndSchema) {
+  const std::string path = file("g.db");
+  std::int64_t run = 0;
+  {
+    auto store = Store::open(path, Mode::ReadWrite);
+    run = store->begin_run(sample_run());
+    store->add_result(run, key(kAdd), Outcome{});
+  }
+  auto store = Store::open(path, Mode::ReadWrite);
+  EXPECT_EQ(store->schema_version(), kSchemaVersion);
+  EXPECT_EQ(store->runs().size(), 1u);
+  EXPECT_EQ(store->results(run).size(), 1u);
+  EXPECT_EQ(RawDb(path).scalar("SELECT count(*) FROM meta WHERE key = 'application'"), "1");
+}
+
+TEST_F(StoreTest, EmptyFileBecomesADatabaseInReadWrite) {
+  const std::string path = file("empty.db");
+  write_bytes(path, "");
+  EXPECT_EQ(open_error(path, Mode::ReadOnly), path + ": not a Gauntlet database (no meta table)");
+  EXPECT_EQ(Store::open(path, Mode::ReadWrite)->schema_version(), kSchemaVersion);
+}
+
+TEST_F(StoreTest, ANewerSchemaIsRefusedInBothModes) {
+  const std::string path = file("g.db");
+  Store::open(path, Mode::ReadWrite);
+  RawDb(path).exec("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
+  const std::string bytes = read_bytes(path);
+
+  const std::string want = path + ": database schema version " +
+                           std::to_string(kSchemaVersion + 1) + " is newer than this gauntlet (" +
+                           std::to_string(kSchemaVersion) + ")";
+  EXPECT_EQ(open_error(path, Mode::ReadWrite), want);
+  EXPECT_EQ(open_error(path, Mode::ReadOnly), want);
+  EXPECT_EQ(read_bytes(path), bytes);
+}
+
+// ---- Files that are not ours
+
+TEST_F(StoreTest, AForeignDatabaseIsRejectedAndLeftUntouched) {
+  const std::string path = file("other.db");
+  RawDb(path).exec("CREATE TABLE t(x); INSERT INTO t VALUES (1), ('two');");
+  const std::string bytes = read_bytes(path);
+
+  const std::string want = path + ": not a Gauntlet database (no meta table)";
+  EXPECT_EQ(open_error(path, Mode::ReadWrite), want);
+  EXPECT_EQ(open_error(path, Mode::ReadOnly), want);
+  EXPECT_EQ(read_bytes(path), bytes);
+  EXPECT_FALSE(fs::exists(path + "-wal"));
+  EXPECT_FALSE(fs::exists(path + "-journal"));
+}
+
+TEST_F(StoreTest, ADatabaseWithSomeoneElsesMetaTableIsRejected) {
+  const std::string path = file("other.db");
+  RawDb(path).exec("CREATE TABLE meta(k, v); INSERT INTO meta VALUES ('application', 'gauntlet');");
+  const std::string bytes = read_bytes(path);
+
+  const std::string want = path + ": not a Gauntlet database (meta has no application 'gauntlet')";
+  EXPECT_EQ(open_error(path, Mode::ReadWrite), want);
+  EXPECT_EQ(open_error(path, Mode::ReadOnly), want);
+  EXPECT_EQ(read_bytes(path), bytes);
+}
+
+TEST_F(StoreTest, AFileThatIsNotSqliteIsRejectedAndLeftUntouched) {
+  const std::string path = file("notes.db");
+  std::string bytes = "these are notes, not a database\n";
+  for (int i = 0; i < 7; ++i) {
+    bytes += bytes;  // past SQLite's 100-byte header
+  }
+  write_bytes(path, bytes);
+
+  EXPECT_EQ(open_error(path, Mode::ReadWrite), path + ": not a SQLite database");
+  EXPECT_EQ(open_error(path, Mode::ReadOnly), path + ": not a SQLite database");
+  EXPECT_EQ(read_bytes(path), bytes);
+
+  const std::string tiny = file("tiny.db");
+  write_bytes(tiny, "hi\n");
+  EXPECT_EQ(open_error(tiny, Mode::ReadWrite), tiny + ": not a SQLite database");
+  EXPECT_EQ(read_bytes(tiny), "hi\n");
+}
+
+TEST_F(StoreTest, AMissingFileIsRejectedInReadOnly) {
+  const std::string path = file("missing.db");
+  EXPECT_EQ(open_error(path, Mode::ReadOnly), path + ": no such database");
+  EXPECT_FALSE(fs::exists(path));
+}
+
+TEST_F(StoreTest, AnUnopenableFileIsReportedOnOneLine) {
+  const std::string path = file("no/such/dir/g.db");
+  const std::string error = open_error(path, Mode::ReadWrite);
+  EXPECT_EQ(error.rfind(path + ": cannot open database", 0), 0u) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gauntlet

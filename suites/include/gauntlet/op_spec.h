@@ -1,0 +1,85 @@
+// Note [Op table]: the OpInfo-like registry. An OpSpec says, without torch, everything the
+// catalog and the docs need to know about an op: its tensor inputs and their value domains, its
+// scalar arguments and their defaults, the dtypes it supports, what it promises about its outputs,
+// whether it is deterministic and whether it has a backward. How it is *called* lives beside it in
+// op_impl.h (torch). Both are registered together in suites/src/ops_*.cpp.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gauntlet/case_key.h"
+#include "gauntlet/dtype.h"
+
+namespace gauntlet {
+
+// What values a tensor input holds. Inputs are drawn from a fixed-seed generator (inputs.h).
+enum class Domain {
+  Real,         // uniform in [lo, hi] (default [-2, 2])
+  Positive,     // uniform in [lo, hi] with lo > 0 (log, sqrt, rsqrt, pow base)
+  Index,        // integers in [0, bound): bound = size of input `index_of` along arg `dim`
+  UniqueIndex,  // as Index, but distinct along the indexed dim (deterministic scatter)
+  Mask,         // bools, about half true
+  Prob,         // uniform in (0, 1) (binary cross entropy targets)
+  Class,        // integer class ids in [0, size of input `index_of` along dim 1 (or 0 if 1-d))
+};
+
+// How an input's dtype follows the case dtype.
+enum class InputType { CaseDType, Int64, Bool, Float32IfInt };
+
+struct InputSpec {
+  std::string name;
+  Domain domain = Domain::Real;
+  double lo = -2.0, hi = 2.0;
+  InputType type = InputType::CaseDType;
+  int index_of = 0;           // for Index/Class domains: whose size bounds the values
+  bool differentiable = true;  // gets requires_grad in eager-bwd mode
+  bool optional = false;       // may be left out by giving fewer shapes (e.g. bias)
+};
+
+enum class ArgType { Int, Float, Bool, Ints, Str };
+
+struct ArgSpec {
+  std::string name;
+  ArgType type = ArgType::Int;
+  std::string default_value;         // canonical text, as in a case key
+  std::vector<std::string> choices;  // for Str: the allowed values
+};
+
+// What an op promises about its outputs; the runner checks these.
+struct OutputPromise {
+  bool same_shape_as_golden = true;   // always true today: compared to the CPU op's output
+  bool dtype_matches_golden = true;   // output dtype equals the golden op's in the case dtype
+  bool strides_like_input = false;    // elementwise ops keep a dense input's strides
+};
+
+struct OpSpec {
+  std::string name;    // key target, e.g. "add"
+  std::string aten;    // the aten overload it exercises, e.g. "aten::add.Tensor"
+  std::string family;  // unary, binary, reduction, matmul, conv, ...
+  std::vector<InputSpec> inputs;
+  std::vector<ArgSpec> args;
+  DTypeSet dtypes = kFloatDTypes;
+  bool has_backward = false;
+  bool deterministic = true;
+  bool special_values = false;  // propagates NaN/Inf: gets the special-values variant
+  int min_rank = 0;             // of the first input
+  OutputPromise promise;
+  std::string note;  // free text for the op table listing
+
+  std::size_t min_inputs() const;
+  std::size_t max_inputs() const { return inputs.size(); }
+  const ArgSpec* arg(const std::string& n) const;
+};
+
+// The registry. find_op returns nullptr for an unknown name.
+const OpSpec* find_op(const std::string& name);
+std::vector<const OpSpec*> all_ops();  // sorted by name
+
+// Checks a key against its op's spec (arity, dtypes, argument names and types, layout, mode).
+// Returns the problem as text, or nullopt when the key is valid.
+std::optional<std::string> validate_key(const CaseKey& key);
+
+}  // namespace gauntlet

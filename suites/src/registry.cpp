@@ -1,0 +1,263 @@
+// The op registry, the builder that fills it, and key validation against an op's spec.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <mutex>
+
+#include "gauntlet/op_impl.h"
+
+namespace gauntlet {
+
+namespace {
+
+const OpRegistry& registry();
+
+bool parse_int(const std::string& s, std::int64_t& v) {
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && p == s.data() + s.size();
+}
+
+bool parse_double(const std::string& s, double& v) {
+  if (s == "inf") { v = INFINITY; return true; }
+  if (s == "-inf") { v = -INFINITY; return true; }
+  char* end = nullptr;
+  v = std::strtod(s.c_str(), &end);
+  return !s.empty() && end == s.c_str() + s.size();
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (true) {
+    std::size_t j = s.find(sep, i);
+    out.push_back(s.substr(i, j == std::string::npos ? std::string::npos : j - i));
+    if (j == std::string::npos) break;
+    i = j + 1;
+  }
+  return out;
+}
+
+// Checks one argument value against its declared type; returns the problem or "".
+std::string check_arg(const ArgSpec& a, const std::string& v) {
+  std::int64_t i = 0;
+  double f = 0;
+  switch (a.type) {
+    case ArgType::Int:
+      return parse_int(v, i) ? "" : "expects an integer";
+    case ArgType::Float:
+      return parse_double(v, f) ? "" : "expects a number";
+    case ArgType::Bool:
+      return (v == "0" || v == "1") ? "" : "expects 0 or 1";
+    case ArgType::Ints:
+      for (const auto& part : split(v, ':')) {
+        if (!parse_int(part, i)) return "expects integers separated by ':'";
+      }
+      return "";
+    case ArgType::Str:
+      if (a.choices.empty() || std::find(a.choices.begin(), a.choices.end(), v) != a.choices.end()) return "";
+      return fmt::format("expects one of {}", fmt::join(a.choices, ", "));
+  }
+  return "";
+}
+
+}  // namespace
+
+// ---- OpSpec ----
+
+std::size_t OpSpec::min_inputs() const {
+  std::size_t n = 0;
+  for (const auto& in : inputs) n += in.optional ? 0 : 1;
+  return n;
+}
+
+const ArgSpec* OpSpec::arg(const std::string& n) const {
+  for (const auto& a : args) {
+    if (a.name == n) return &a;
+  }
+  return nullptr;
+}
+
+// ---- OpCall ----
+
+OpCall::OpCall(const OpSpec& spec, const CaseKey& key, std::vector<at::Tensor> tensors)
+    : spec_(spec), tensors_(std::move(tensors)) {
+  for (const auto& a : spec.args) args_[a.name] = a.default_value;
+  for (const auto& [k, v] : key.args) args_[k] = v;
+}
+
+const std::string& OpCall::raw(const std::string& name) const {
+  auto it = args_.find(name);
+  TORCH_INTERNAL_ASSERT(it != args_.end(), "op ", spec_.name, " reads undeclared argument ", name);
+  return it->second;
+}
+
+std::int64_t OpCall::i(const std::string& name) const {
+  std::int64_t v = 0;
+  TORCH_CHECK(parse_int(raw(name), v), "argument ", name, " is not an integer");
+  return v;
+}
+
+double OpCall::f(const std::string& name) const {
+  double v = 0;
+  TORCH_CHECK(parse_double(raw(name), v), "argument ", name, " is not a number");
+  return v;
+}
+
+bool OpCall::b(const std::string& name) const { return raw(name) == "1"; }
+
+std::vector<std::int64_t> OpCall::ints(const std::string& name) const {
+  std::vector<std::int64_t> out;
+  for (const auto& part : split(raw(name), ':')) {
+    std::int64_t v = 0;
+    TORCH_CHECK(parse_int(part, v), "argument ", name, " is not a list of integers");
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::string OpCall::s(const std::string& name) const { return raw(name); }
+
+// ---- OpBuilder ----
+
+OpBuilder::OpBuilder(std::string name, std::string aten, std::string family) {
+  d_.spec.name = std::move(name);
+  d_.spec.aten = std::move(aten);
+  d_.spec.family = std::move(family);
+}
+
+OpBuilder& OpBuilder::in(InputSpec s) {
+  d_.spec.inputs.push_back(std::move(s));
+  return *this;
+}
+
+OpBuilder& OpBuilder::x(double lo, double hi) {
+  static const char* kNames[] = {"self", "other", "third", "fourth", "fifth"};
+  InputSpec s;
+  s.name = kNames[std::min<std::size_t>(d_.spec.inputs.size(), 4)];
+  s.lo = lo;
+  s.hi = hi;
+  return in(s);
+}
+
+OpBuilder& OpBuilder::pos(double lo, double hi) {
+  x(lo, hi);
+  d_.spec.inputs.back().domain = Domain::Positive;
+  return *this;
+}
+
+OpBuilder& OpBuilder::arg(std::string name, ArgType type, std::string def,
+                          std::vector<std::string> choices) {
+  d_.spec.args.push_back(ArgSpec{std::move(name), type, std::move(def), std::move(choices)});
+  return *this;
+}
+
+OpBuilder& OpBuilder::dtypes(DTypeSet s) { d_.spec.dtypes = s; return *this; }
+OpBuilder& OpBuilder::grad(bool on) { d_.spec.has_backward = on; return *this; }
+OpBuilder& OpBuilder::nondeterministic() { d_.spec.deterministic = false; return *this; }
+OpBuilder& OpBuilder::special() { d_.spec.special_values = true; return *this; }
+OpBuilder& OpBuilder::rank(int r) { d_.spec.min_rank = r; return *this; }
+OpBuilder& OpBuilder::strides_like_input() { d_.spec.promise.strides_like_input = true; return *this; }
+OpBuilder& OpBuilder::note(std::string text) { d_.spec.note = std::move(text); return *this; }
+OpBuilder& OpBuilder::fn(OpFn f) { d_.fn = std::move(f); return *this; }
+OpDef OpBuilder::build() && { return std::move(d_); }
+
+// ---- OpRegistry ----
+
+void OpRegistry::add(OpDef d) {
+  TORCH_INTERNAL_ASSERT(d.fn, "op ", d.spec.name, " has no call");
+  std::string name = d.spec.name;
+  bool inserted = ops_.emplace(name, std::move(d)).second;
+  TORCH_INTERNAL_ASSERT(inserted, "op ", name, " registered twice");
+}
+
+namespace {
+const OpRegistry& registry() {
+  static const OpRegistry r = [] {
+    OpRegistry reg;
+    register_elementwise_ops(reg);
+    register_reduction_ops(reg);
+    register_linalg_nn_ops(reg);
+    register_shape_index_ops(reg);
+    return reg;
+  }();
+  return r;
+}
+}  // namespace
+
+const OpDef* find_op_def(const std::string& name) {
+  const auto& ops = registry().ops_;
+  auto it = ops.find(name);
+  return it == ops.end() ? nullptr : &it->second;
+}
+
+const OpSpec* find_op(const std::string& name) {
+  const OpDef* d = find_op_def(name);
+  return d ? &d->spec : nullptr;
+}
+
+std::vector<const OpSpec*> all_ops() {
+  std::vector<const OpSpec*> out;
+  for (const auto& [name, d] : registry().ops_) out.push_back(&d.spec);
+  return out;
+}
+
+std::optional<std::string> validate_key(const CaseKey& key) {
+  const OpSpec* op = find_op(key.target);
+  if (!op) return fmt::format("unknown op '{}' (see gauntlet list --ops)", key.target);
+  if (!contains(op->dtypes, key.dtype)) {
+    return fmt::format("op {} does not support dtype {} (supports {})", op->name,
+                       dtype_name(key.dtype), dtype_set_str(op->dtypes));
+  }
+  if (key.shapes.size() < op->min_inputs() || key.shapes.size() > op->max_inputs()) {
+    return fmt::format("op {} takes {} to {} tensor inputs, the key gives {}", op->name,
+                       op->min_inputs(), op->max_inputs(), key.shapes.size());
+  }
+  const Shape& first = key.shapes.front();
+  if (static_cast<int>(first.size()) < op->min_rank) {
+    return fmt::format("op {} needs an input of rank >= {}", op->name, op->min_rank);
+  }
+  for (const auto& [name, value] : key.args) {
+    const ArgSpec* a = op->arg(name);
+    if (!a) {
+      if (name == "values" && (value == "special") && op->special_values) continue;
+      return fmt::format("op {} has no argument '{}'", op->name, name);
+    }
+    std::string problem = check_arg(*a, value);
+    if (!problem.empty()) return fmt::format("argument {}={} of op {} {}", name, value, op->name, problem);
+  }
+  switch (key.layout) {
+    case Layout::Contig: break;
+    case Layout::Transposed:
+      if (first.size() < 2) return std::string("layout t needs an input of rank >= 2");
+      break;
+    case Layout::Strided:
+      if (first.empty()) return std::string("layout step2 needs an input of rank >= 1");
+      break;
+    case Layout::ChannelsLast:
+      if (first.size() != 4) return std::string("layout cl needs a 4-d first input");
+      break;
+  }
+  if (key.mode == Mode::EagerBwd && (!op->has_backward || !is_floating(key.dtype))) {
+    return fmt::format("op {} has no backward in dtype {}", op->name, dtype_name(key.dtype));
+  }
+  return std::nullopt;
+}
+
+at::ScalarType to_scalar_type(DType d) {
+  switch (d) {
+    case DType::F64: return at::kDouble;
+    case DType::F32: return at::kFloat;
+    case DType::F16: return at::kHalf;
+    case DType::BF16: return at::kBFloat16;
+    case DType::I64: return at::kLong;
+    case DType::I32: return at::kInt;
+    case DType::I16: return at::kShort;
+    case DType::I8: return at::kChar;
+    case DType::U8: return at::kByte;
+    case DType::Bool: return at::kBool;
+  }
+  return at::kFloat;
+}
+
+}  // namespace gauntlet
