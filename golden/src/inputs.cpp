@@ -106,7 +106,9 @@ std::vector<at::Tensor> make_inputs(const CaseKey& key, const OpSpec& spec) {
       std::int64_t dim = 0;
       if (auto it = key.args.find("dim"); it != key.args.end()) dim = std::stoll(it->second);
       else if (const ArgSpec* a = spec.arg("dim")) dim = std::stoll(a->default_value);
-      dim = shape.empty() ? 0 : normalize_dim(dim, shape.size());
+      // The dim names an axis of the indexed tensor; a 1-d index (index_add, index_put)
+      // is the index along that axis itself.
+      dim = shape.size() <= 1 ? 0 : normalize_dim(dim, shape.size());
       out.push_back(shape.empty() ? at::zeros({}, at::kLong) : unique_index(shape, dim, bound, rng));
       continue;
     }

@@ -174,7 +174,7 @@ void register_elementwise_ops(OpRegistry& r) {
     b.fn([](const OpCall& c) { return T{at::fmod(c.t(0), c.t(1))}; }); add(b); }
   { OpBuilder b("pow", "aten::pow.Tensor_Tensor", "binary"); b.pos(0.1, 3).x(-2, 2).grad().special();
     b.fn([](const OpCall& c) { return T{at::pow(c.t(0), c.t(1))}; }); add(b); }
-  { OpBuilder b("pow_scalar", "aten::pow.Tensor_Scalar", "binary"); b.pos(0.1, 3).grad();
+  { OpBuilder b("pow_scalar", "aten::pow.Tensor_Scalar", "unary"); b.pos(0.1, 3).grad();
     b.arg("exponent", ArgType::Float, "2");
     b.fn([](const OpCall& c) { return T{at::pow(c.t(0), c.f("exponent"))}; }); add(b); }
   { auto b = binary("atan2", "aten::atan2"); b.grad().special(); b.fn([](const OpCall& c) { return T{at::atan2(c.t(0), c.t(1))}; }); add(b); }

@@ -15,6 +15,7 @@ namespace gauntlet {
 namespace {
 
 using T = std::vector<at::Tensor>;
+constexpr DTypeSet kNumeric = kFloatDTypes | kIntDTypes;
 
 // An integer index input, not differentiated: its values are bounded by input `of`.
 InputSpec idx_input(const char* name, Domain domain = Domain::Index, int of = 0) {
@@ -75,11 +76,11 @@ void register_shape_index_ops(OpRegistry& r) {
     b.note("index has self's rank, index.size(d) <= src.size(d), and <= self.size(d) for d != dim");
     b.fn([](const OpCall& c) { return T{at::scatter(c.t(0), c.i("dim"), c.t(1), c.t(2))}; }); add(b); }
   { OpBuilder b("scatter_add", "aten::scatter_add", "index");
-    b.x().in(idx_input("index", Domain::UniqueIndex)).in(input("src")).dtypes(kAllTypes & ~kBoolDType).grad().arg("dim", ArgType::Int, "0");
+    b.x().in(idx_input("index", Domain::UniqueIndex)).in(input("src")).dtypes(kAllTypes).grad().arg("dim", ArgType::Int, "0");
     b.note("as scatter; unique indices keep float sums independent of the order of atomic adds");
     b.fn([](const OpCall& c) { return T{at::scatter_add(c.t(0), c.i("dim"), c.t(1), c.t(2))}; }); add(b); }
   { OpBuilder b("index_add", "aten::index_add", "index");
-    b.x().in(idx_input("index", Domain::UniqueIndex)).in(input("source")).dtypes(kAllTypes & ~kBoolDType).grad();
+    b.x().in(idx_input("index", Domain::UniqueIndex)).in(input("source")).dtypes(kAllTypes).grad();
     b.arg("dim", ArgType::Int, "0").arg("alpha", ArgType::Float, "1");
     b.note("1-d index; source has self's shape with index.numel() along dim");
     b.fn([](const OpCall& c) {
@@ -110,16 +111,16 @@ void register_shape_index_ops(OpRegistry& r) {
   { OpBuilder b("stack", "aten::stack", "shape");
     b.x().x().in(input("third", true)).in(input("fourth", true)).dtypes(kAllTypes).grad().arg("dim", ArgType::Int, "0");
     b.fn([](const OpCall& c) { return T{at::stack(all_inputs(c), c.i("dim"))}; }); add(b); }
-  { auto b = shape("split", "aten::split.Tensor"); b.arg("split_size", ArgType::Int, "2").arg("dim", ArgType::Int, "0");
+  { auto b = shape("split", "aten::split.Tensor"); b.rank(1); b.arg("split_size", ArgType::Int, "2").arg("dim", ArgType::Int, "0");
     b.note("every piece is an output");
     b.fn([](const OpCall& c) { return at::split(c.t(0), c.i("split_size"), c.i("dim")); }); add(b); }
-  { auto b = shape("split_with_sizes", "aten::split_with_sizes"); b.arg("split_sizes", ArgType::Ints, "1:2").arg("dim", ArgType::Int, "0");
+  { auto b = shape("split_with_sizes", "aten::split_with_sizes"); b.rank(1); b.arg("split_sizes", ArgType::Ints, "1:2").arg("dim", ArgType::Int, "0");
     b.note("sizes must add up to self.size(dim); every piece is an output");
     b.fn([](const OpCall& c) { return at::split_with_sizes(c.t(0), c.ints("split_sizes"), c.i("dim")); }); add(b); }
-  { auto b = shape("chunk", "aten::chunk"); b.arg("chunks", ArgType::Int, "2").arg("dim", ArgType::Int, "0");
+  { auto b = shape("chunk", "aten::chunk"); b.rank(1); b.arg("chunks", ArgType::Int, "2").arg("dim", ArgType::Int, "0");
     b.note("every chunk is an output");
     b.fn([](const OpCall& c) { return at::chunk(c.t(0), c.i("chunks"), c.i("dim")); }); add(b); }
-  { auto b = shape("unbind", "aten::unbind.int"); b.arg("dim", ArgType::Int, "0");
+  { auto b = shape("unbind", "aten::unbind.int"); b.rank(1); b.arg("dim", ArgType::Int, "0");
     b.fn([](const OpCall& c) { return at::unbind(c.t(0), c.i("dim")); }); add(b); }
 
   // ---- Views and layout changes (compared by value). ----
@@ -138,7 +139,7 @@ void register_shape_index_ops(OpRegistry& r) {
   { auto b = shape("squeeze", "aten::squeeze.dim"); b.arg("dim", ArgType::Int, "0");
     b.note("a dim of size 1 is removed; other sizes are kept");
     b.fn([](const OpCall& c) { return T{at::squeeze(c.t(0), c.i("dim"))}; }); add(b); }
-  { auto b = shape("narrow", "aten::narrow"); b.arg("dim", ArgType::Int, "0").arg("start", ArgType::Int, "1").arg("length", ArgType::Int, "2");
+  { auto b = shape("narrow", "aten::narrow"); b.rank(1); b.arg("dim", ArgType::Int, "0").arg("start", ArgType::Int, "1").arg("length", ArgType::Int, "2");
     b.fn([](const OpCall& c) { return T{at::narrow(c.t(0), c.i("dim"), c.i("start"), c.i("length"))}; }); add(b); }
   { auto b = shape("unfold", "aten::unfold"); b.arg("dim", ArgType::Int, "0").arg("size", ArgType::Int, "2").arg("step", ArgType::Int, "1");
     b.note("Tensor.unfold: overlapping windows (a view); bwd sums the overlaps");
@@ -154,7 +155,7 @@ void register_shape_index_ops(OpRegistry& r) {
     b.fn([](const OpCall& c) { return T{at::flip(c.t(0), c.ints("dims"))}; }); add(b); }
   { auto b = shape("roll", "aten::roll"); b.arg("shifts", ArgType::Ints, "1").arg("dims", ArgType::Ints, "0");
     b.fn([](const OpCall& c) { return T{at::roll(c.t(0), c.ints("shifts"), c.ints("dims"))}; }); add(b); }
-  { auto b = shape("diag", "aten::diag"); b.arg("diagonal", ArgType::Int, "0").note("1-d: makes a matrix; 2-d: takes a diagonal");
+  { auto b = shape("diag", "aten::diag"); b.rank(1); b.dtypes(kAllTypes & ~dtype_bit(DType::F16)); b.arg("diagonal", ArgType::Int, "0").note("1-d: makes a matrix; 2-d: takes a diagonal");
     b.fn([](const OpCall& c) { return T{at::diag(c.t(0), c.i("diagonal"))}; }); add(b); }
   { auto b = shape("diagonal", "aten::diagonal"); b.arg("offset", ArgType::Int, "0").arg("dim1", ArgType::Int, "0").arg("dim2", ArgType::Int, "1").rank(2);
     b.fn([](const OpCall& c) { return T{at::diagonal(c.t(0), c.i("offset"), c.i("dim1"), c.i("dim2"))}; }); add(b); }
@@ -171,14 +172,15 @@ void register_shape_index_ops(OpRegistry& r) {
     std::string m = mode;
     const char* aten = m == "reflect" ? "aten::reflection_pad2d" : m == "replicate" ? "aten::replication_pad2d" : "aten::_pad_circular";
     OpBuilder b("pad_" + m, aten, "pad");
-    b.x().grad().arg("pad", ArgType::Ints, "1:1");
+    // CPU reflect/replicate pads are f32/f64 only in libtorch 1.13; circular is copies (any type).
+    b.x().dtypes(m == "circular" ? kAllTypes : dtype_bit(DType::F64) | dtype_bit(DType::F32)).grad().arg("pad", ArgType::Ints, "1:1");
     b.note("at::pad mode " + m + ": pads the last len(pad)/2 dims of a (N,) C, spatial input; aten op by that count (1d/2d/3d)");
     b.fn([m](const OpCall& c) { return T{at::pad(c.t(0), c.ints("pad"), m)}; });
     add(b);
   }
 
   // ---- Sorting and selection: values plus the input gathered at the indices. ----
-  { OpBuilder b("sort", "aten::sort.stable", "sort"); b.x().dtypes(kAllTypes & ~kBoolDType).grad().special();
+  { OpBuilder b("sort", "aten::sort.stable", "sort"); b.x().dtypes(kAllTypes).grad().special();
     b.arg("dim", ArgType::Int, "-1").arg("descending", ArgType::Bool, "0").arg("stable", ArgType::Bool, "0");
     b.note("out0 = values, out1 = input gathered at the indices (ties)");
     b.fn([](const OpCall& c) {
@@ -186,7 +188,7 @@ void register_shape_index_ops(OpRegistry& r) {
       auto [v, i] = at::sort(x, c.b("stable"), c.i("dim"), c.b("descending"));
       return T{v, x.dim() == 0 ? x.clone() : x.gather(c.i("dim"), i)};
     }); add(b); }
-  { OpBuilder b("argsort", "aten::argsort", "sort"); b.x().dtypes(kAllTypes & ~kBoolDType).grad();
+  { OpBuilder b("argsort", "aten::argsort", "sort"); b.x().dtypes(kAllTypes).grad();
     b.arg("dim", ArgType::Int, "-1").arg("descending", ArgType::Bool, "0");
     b.note("returns the input gathered at the indices (ties)");
     b.fn([](const OpCall& c) {
@@ -194,7 +196,7 @@ void register_shape_index_ops(OpRegistry& r) {
       at::Tensor i = at::argsort(x, c.i("dim"), c.b("descending"));
       return T{x.dim() == 0 ? x.clone() : x.gather(c.i("dim"), i)};
     }); add(b); }
-  { OpBuilder b("topk", "aten::topk", "sort"); b.x().dtypes(kAllTypes & ~kBoolDType).grad();
+  { OpBuilder b("topk", "aten::topk", "sort"); b.x().dtypes(kNumeric & ~dtype_bit(DType::F16)).grad();
     b.arg("k", ArgType::Int, "2").arg("dim", ArgType::Int, "-1").arg("largest", ArgType::Bool, "1");
     b.note("out0 = values, out1 = input gathered at the indices (ties)");
     b.fn([](const OpCall& c) {
@@ -202,7 +204,7 @@ void register_shape_index_ops(OpRegistry& r) {
       auto [v, i] = at::topk(x, c.i("k"), c.i("dim"), c.b("largest"), true);
       return T{v, x.dim() == 0 ? x.clone() : x.gather(c.i("dim"), i)};
     }); add(b); }
-  { OpBuilder b("kthvalue", "aten::kthvalue", "sort"); b.x().dtypes(kAllTypes & ~kBoolDType).grad();
+  { OpBuilder b("kthvalue", "aten::kthvalue", "sort"); b.x().dtypes(kNumeric & ~dtype_bit(DType::F16)).grad();
     b.arg("k", ArgType::Int, "1").arg("dim", ArgType::Int, "-1").arg("keepdim", ArgType::Bool, "0");
     b.note("out0 = values, out1 = input gathered at the indices (ties)");
     b.fn([](const OpCall& c) {
