@@ -142,7 +142,7 @@ void register_elementwise_ops(OpRegistry& r) {
     b.fn([](const OpCall& c) { return T{at::celu(c.t(0), c.f("alpha"))}; }); add(b); }
   { auto b = activation("leaky_relu", "aten::leaky_relu"); b.arg("negative_slope", ArgType::Float, "0.01");
     b.fn([](const OpCall& c) { return T{at::leaky_relu(c.t(0), c.f("negative_slope"))}; }); add(b); }
-  { auto b = activation("logsigmoid", "aten::log_sigmoid"); b.fn([](const OpCall& c) { return T{at::log_sigmoid(c.t(0))}; }); add(b); }
+  { OpBuilder b("logsigmoid", "aten::log_sigmoid", "activation"); b.x(-4, 4).grad().special(); b.fn([](const OpCall& c) { return T{at::log_sigmoid(c.t(0))}; }); add(b); }
   { OpBuilder b("logit", "aten::logit", "activation"); b.in(InputSpec{"self", Domain::Prob}).grad().strides_like_input();
     b.fn([](const OpCall& c) { return T{at::logit(c.t(0))}; }); add(b); }
 

@@ -1,0 +1,311 @@
+// Comparison with the golden: tolerance table, metrics, ULP distance and rounding.
+#include "gauntlet/compare.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace gauntlet {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// An output whose golden_cast is the golden itself (the common case in these tests).
+struct Out {
+  std::string name;
+  std::vector<double> actual, golden, golden_cast;
+  DType dtype = DType::F32;
+  OutputView view() const {
+    return {name, actual.data(), golden.data(), golden_cast.data(), static_cast<std::int64_t>(actual.size()), dtype};
+  }
+};
+Out make(std::string name, std::vector<double> a, std::vector<double> g, DType d = DType::F32) {
+  Out o{std::move(name), std::move(a), g, g, d};
+  return o;
+}
+
+Metrics compare_one(const Out& o, Tolerance tol) {
+  Comparison c;
+  c.add(o.view(), tol);
+  return c.metrics();
+}
+
+TEST(Tolerance, DefaultTable) {
+  auto check = [](DType d, double rtol, double atol) {
+    SCOPED_TRACE(std::string(dtype_name(d)));
+    Tolerance t = default_tolerance(d);
+    EXPECT_EQ(t.rtol, rtol);
+    EXPECT_EQ(t.atol, atol);
+    EXPECT_EQ(t.source, "default");
+  };
+  check(DType::F64, 1e-7, 1e-7);
+  check(DType::F32, 1.3e-6, 1e-5);
+  check(DType::F16, 1e-3, 1e-5);
+  check(DType::BF16, 1.6e-2, 1e-5);
+  for (DType d : {DType::I64, DType::I32, DType::I16, DType::I8, DType::U8, DType::Bool}) check(d, 0, 0);
+}
+
+TEST(Comparison, ExactMatch) {
+  Metrics m = compare_one(make("out0", {1, 2, 3}, {1, 2, 3}), default_tolerance(DType::F32));
+  EXPECT_EQ(m.numel, 3);
+  EXPECT_EQ(m.mismatches, 0);
+  EXPECT_EQ(m.max_abs_err, 0);
+  EXPECT_EQ(m.max_rel_err, 0);
+  EXPECT_EQ(m.max_ulp, 0);
+  EXPECT_TRUE(m.nan_inf_ok);
+  EXPECT_EQ(m.mismatch_frac(), 0.0);
+}
+
+TEST(Comparison, AbsAndRelErrorExcludeZeroGolden) {
+  // |err| = 1 at a zero golden (no relative error there), 0.5 relative at golden 2.
+  Metrics m = compare_one(make("out0", {1, 3, 4}, {0, 2, 4}), {0, 0, "t"});
+  EXPECT_DOUBLE_EQ(m.max_abs_err, 1.0);
+  EXPECT_DOUBLE_EQ(m.max_rel_err, 0.5);
+}
+
+TEST(Comparison, ErrorMetricsUseFp64GoldenNotTheCast) {
+  // The golden 1.0000001 rounds to 1.0f; the device's 1.0f matches the cast exactly but is 1e-7
+  // away from the fp64 golden.
+  Out o{"out0", {1.0}, {1.0000001}, {1.0}, DType::F32};
+  Metrics m = compare_one(o, {0, 0, "exact"});
+  EXPECT_EQ(m.mismatches, 0);
+  EXPECT_NEAR(m.max_abs_err, 1e-7, 1e-15);
+  EXPECT_EQ(m.max_ulp, 0);
+}
+
+TEST(Comparison, MismatchesAndFraction) {
+  Metrics m = compare_one(make("out0", {1, 2.5, 3, 5}, {1, 2, 3, 4}), {0, 0.1, "t"});
+  EXPECT_EQ(m.numel, 4);
+  EXPECT_EQ(m.mismatches, 2);
+  EXPECT_DOUBLE_EQ(m.mismatch_frac(), 0.5);
+  EXPECT_DOUBLE_EQ(m.max_abs_err, 1.0);
+  EXPECT_DOUBLE_EQ(m.max_rel_err, 0.25);
+}
+
+TEST(Comparison, WorstNamesOutputAndFlatIndex) {
+  // Element 2 is furthest outside its tolerance (err 3 vs allowed 0.1).
+  Metrics m = compare_one(make("out0", {1, 2.5, 6, 4}, {1, 2, 3, 4}), {0, 0.1, "t"});
+  EXPECT_EQ(m.worst, "out0[2]");
+  // Within tolerance everywhere: the worst is the one closest to its edge.
+  Metrics ok = compare_one(make("out1", {1, 2.05, 3.09, 4}, {1, 2, 3, 4}), {0, 0.1, "t"});
+  EXPECT_EQ(ok.mismatches, 0);
+  EXPECT_EQ(ok.worst, "out1[2]");
+}
+
+TEST(Comparison, AtolRtolEdge) {
+  // allowed = atol + rtol * |golden_cast| = 0.5 + 0.25 * 2 = 1 (all exact in binary).
+  const Tolerance tol{0.25, 0.5, "t"};
+  EXPECT_EQ(compare_one(make("out0", {3.0}, {2.0}, DType::F64), tol).mismatches, 0);
+  EXPECT_EQ(compare_one(make("out0", {1.0}, {2.0}, DType::F64), tol).mismatches, 0);
+  EXPECT_EQ(compare_one(make("out0", {std::nextafter(3.0, kInf)}, {2.0}, DType::F64), tol).mismatches, 1);
+  EXPECT_EQ(compare_one(make("out0", {std::nextafter(1.0, 0.0)}, {2.0}, DType::F64), tol).mismatches, 1);
+  // rtol scales with |golden_cast|, including negative goldens.
+  EXPECT_EQ(compare_one(make("out0", {-3.0}, {-2.0}, DType::F64), tol).mismatches, 0);
+  EXPECT_EQ(compare_one(make("out0", {-3.5}, {-2.0}, DType::F64), tol).mismatches, 1);
+  // The tolerance applies to the golden rounded to the dtype, not the fp64 golden.
+  Out o{"out0", {2.0}, {1.75}, {1.0}, DType::F32};
+  EXPECT_EQ(compare_one(o, {0, 1.0, "t"}).mismatches, 0);
+  Out o2{"out0", {2.5}, {1.75}, {1.0}, DType::F32};
+  EXPECT_EQ(compare_one(o2, {0, 1.0, "t"}).mismatches, 1);
+}
+
+TEST(Comparison, NanAndInfPatterns) {
+  const Tolerance tol = default_tolerance(DType::F32);
+  {
+    Metrics m = compare_one(make("out0", {kNaN, 1}, {kNaN, 1}), tol);
+    EXPECT_EQ(m.mismatches, 0);
+    EXPECT_TRUE(m.nan_inf_ok);
+    EXPECT_EQ(m.max_abs_err, 0);
+  }
+  {
+    Metrics m = compare_one(make("out0", {kNaN, 1}, {1, 1}), tol);
+    EXPECT_EQ(m.mismatches, 1);
+    EXPECT_FALSE(m.nan_inf_ok);
+    EXPECT_EQ(m.worst, "out0[0]");
+  }
+  {
+    Metrics m = compare_one(make("out0", {1, 1}, {kNaN, 1}), tol);
+    EXPECT_EQ(m.mismatches, 1);
+    EXPECT_FALSE(m.nan_inf_ok);
+  }
+  {
+    Metrics m = compare_one(make("out0", {kInf, -kInf}, {kInf, -kInf}), tol);
+    EXPECT_EQ(m.mismatches, 0);
+    EXPECT_TRUE(m.nan_inf_ok);
+    EXPECT_EQ(m.max_abs_err, 0);  // over finite pairs only
+  }
+  {
+    Metrics m = compare_one(make("out0", {1, kInf}, {1, -kInf}), tol);
+    EXPECT_EQ(m.mismatches, 1);
+    EXPECT_FALSE(m.nan_inf_ok);
+    EXPECT_EQ(m.worst, "out0[1]");
+  }
+  {
+    Metrics m = compare_one(make("out0", {3.4e38}, {kInf}), {1e30, 1e30, "huge"});
+    EXPECT_EQ(m.mismatches, 1);
+    EXPECT_FALSE(m.nan_inf_ok);
+  }
+  {
+    // An infinite golden_cast (the fp64 golden overflows the dtype) matched by the device.
+    Out o{"out0", {kInf}, {70000.0}, {kInf}, DType::F16};
+    Metrics m = compare_one(o, default_tolerance(DType::F16));
+    EXPECT_EQ(m.mismatches, 0);
+    EXPECT_TRUE(m.nan_inf_ok);
+  }
+}
+
+TEST(Comparison, IntegersAreExact) {
+  const Tolerance tol = default_tolerance(DType::I32);
+  EXPECT_EQ(compare_one(make("out0", {3, -7, 0}, {3, -7, 0}, DType::I32), tol).mismatches, 0);
+  Metrics m = compare_one(make("out0", {3, -7, 1}, {3, -7, 0}, DType::I32), tol);
+  EXPECT_EQ(m.mismatches, 1);
+  EXPECT_EQ(m.worst, "out0[2]");
+  EXPECT_EQ(m.max_ulp, 0);  // ULPs are for floating outputs only
+  Metrics b = compare_one(make("out0", {1, 0}, {1, 1}, DType::Bool), default_tolerance(DType::Bool));
+  EXPECT_EQ(b.mismatches, 1);
+}
+
+TEST(Comparison, AccumulatesOverOutputs) {
+  Comparison c;
+  Out a = make("out0", {1, 2, 3}, {1, 2, 3});
+  Out g = make("grad.self", {0, 0, 0, 10.5}, {0, 0, 0, 10});
+  c.add(a.view(), {0, 0.1, "t"});
+  c.add(g.view(), {0, 0.1, "t"});
+  const Metrics& m = c.metrics();
+  EXPECT_EQ(m.numel, 7);
+  EXPECT_EQ(m.mismatches, 1);
+  EXPECT_EQ(m.worst, "grad.self[3]");
+  EXPECT_DOUBLE_EQ(m.max_abs_err, 0.5);
+  EXPECT_DOUBLE_EQ(m.max_rel_err, 0.05);
+  EXPECT_NEAR(m.mismatch_frac(), 1.0 / 7, 1e-15);
+
+  // A worse element in an earlier output stays the worst.
+  Comparison d;
+  Out bad = make("out0", {100}, {1});
+  d.add(bad.view(), {0, 0.1, "t"});
+  d.add(g.view(), {0, 0.1, "t"});
+  EXPECT_EQ(d.metrics().worst, "out0[0]");
+  EXPECT_EQ(d.metrics().mismatches, 2);
+  EXPECT_DOUBLE_EQ(d.metrics().max_abs_err, 99);
+}
+
+TEST(Ulp, Float32) {
+  EXPECT_EQ(ulp_distance(1.0, std::nextafter(1.0f, 2.0f), DType::F32), 1);
+  EXPECT_EQ(ulp_distance(std::nextafter(1.0f, 2.0f), 1.0, DType::F32), 1);
+  EXPECT_EQ(ulp_distance(1.0, 1.0, DType::F32), 0);
+  EXPECT_EQ(ulp_distance(1.0, 1.0 + 0x1p-23 * 5, DType::F32), 5);
+  // One ULP below 1 is half the size of one above.
+  EXPECT_EQ(ulp_distance(1.0, std::nextafter(1.0f, 0.0f), DType::F32), 1);
+  // Values are rounded to f32 first: a difference below half an f32 ULP is 0.
+  EXPECT_EQ(ulp_distance(1.0, 1.0 + 1e-9, DType::F32), 0);
+  // Across zero: the smallest positive and negative subnormals are 2 apart.
+  const double tiny = std::numeric_limits<float>::denorm_min();
+  EXPECT_EQ(ulp_distance(tiny, -tiny, DType::F32), 2);
+}
+
+// The first argument negative (f32, f16, bf16): see the report, ulp_distance reads `width`
+// before bits_of() sets it (unspecified argument evaluation order; a shift by -1).
+TEST(Ulp, NegativeValues) {
+  // Symmetric in its arguments, and correct for negative values of every floating dtype.
+  const double tiny = std::numeric_limits<float>::denorm_min();
+  EXPECT_EQ(ulp_distance(-tiny, tiny, DType::F32), 2);
+  for (DType d : {DType::F64, DType::F32, DType::F16, DType::BF16}) {
+    SCOPED_TRACE(std::string(dtype_name(d)));
+    EXPECT_EQ(ulp_distance(-0.0, 0.0, d), 0);
+  }
+  EXPECT_EQ(ulp_distance(-1.0, std::nextafter(-1.0f, -2.0f), DType::F32), 1);
+  EXPECT_EQ(ulp_distance(std::nextafter(-1.0f, -2.0f), -1.0, DType::F32), 1);
+  EXPECT_EQ(ulp_distance(-1.0, -1.0, DType::BF16), 0);
+  EXPECT_EQ(ulp_distance(-1.0, -1.0078125, DType::BF16), 1);
+  EXPECT_EQ(ulp_distance(-1.0078125, -1.0, DType::BF16), 1);
+  EXPECT_EQ(ulp_distance(-1.0, -(1.0 + 0x1p-10), DType::F16), 1);
+  EXPECT_EQ(ulp_distance(-2.0, -2.0, DType::F32), 0);
+  // -1 and +1 in bf16: 0x3f80 steps on either side of zero.
+  EXPECT_EQ(ulp_distance(-1.0, 1.0, DType::BF16), 2.0 * 0x3f80);
+  EXPECT_EQ(ulp_distance(1.0, -1.0, DType::BF16), 2.0 * 0x3f80);
+  EXPECT_EQ(ulp_distance(-1.0, std::nextafter(-1.0, -2.0), DType::F64), 1);
+}
+
+TEST(Ulp, Float64) {
+  EXPECT_EQ(ulp_distance(1.0, std::nextafter(1.0, 2.0), DType::F64), 1);
+  EXPECT_EQ(ulp_distance(1.0, 1.0 + 3 * 0x1p-52, DType::F64), 3);
+  const double tiny = std::numeric_limits<double>::denorm_min();
+  EXPECT_EQ(ulp_distance(tiny, -tiny, DType::F64), 2);
+  EXPECT_EQ(ulp_distance(std::numeric_limits<double>::max(), kInf, DType::F64), 1);
+}
+
+TEST(Ulp, HalfTypes) {
+  EXPECT_EQ(ulp_distance(1.0, 1.0078125, DType::BF16), 1);       // bf16: 7 mantissa bits
+  EXPECT_EQ(ulp_distance(1.0, 1.0 + 0x1p-10, DType::F16), 1);    // f16: 10 mantissa bits
+  EXPECT_EQ(ulp_distance(1.0, 1.0 + 0x1p-10, DType::BF16), 0);   // same bf16 value
+  EXPECT_EQ(ulp_distance(65504.0, kInf, DType::F16), 1);
+  EXPECT_EQ(ulp_distance(0x1p-24, 0.0, DType::F16), 1);          // smallest f16 subnormal
+}
+
+TEST(Ulp, ZerosNanAndIntegers) {
+  for (DType d : {DType::F64, DType::F32, DType::F16, DType::BF16}) {
+    SCOPED_TRACE(std::string(dtype_name(d)));
+    EXPECT_EQ(ulp_distance(0.0, -0.0, d), 0);
+    EXPECT_EQ(ulp_distance(kNaN, kNaN, d), 0);
+    EXPECT_EQ(ulp_distance(kNaN, 1.0, d), kInf);
+    EXPECT_EQ(ulp_distance(1.0, kNaN, d), kInf);
+  }
+  EXPECT_EQ(ulp_distance(3, 7, DType::I32), 4);
+}
+
+TEST(RoundTo, Bf16TiesToEven) {
+  // bf16 spacing at 1 is 2^-7.
+  EXPECT_EQ(round_to(1.0 + 0x1p-8, DType::BF16), 1.0);                  // tie: even (1.0)
+  EXPECT_EQ(round_to(1.0 + 3 * 0x1p-8, DType::BF16), 1.0 + 0x1p-6);     // tie: even (up)
+  EXPECT_EQ(round_to(1.0 + 0x1p-8 + 0x1p-12, DType::BF16), 1.0 + 0x1p-7);  // above the tie
+  EXPECT_EQ(round_to(-(1.0 + 0x1p-8), DType::BF16), -1.0);
+  EXPECT_EQ(round_to(3.4e38, DType::BF16), kInf);  // above bf16's max (3.39e38) by more than half an ulp
+  EXPECT_TRUE(std::isnan(round_to(kNaN, DType::BF16)));
+  EXPECT_EQ(round_to(kInf, DType::BF16), kInf);
+  EXPECT_EQ(round_to(-kInf, DType::BF16), -kInf);
+  // bf16 keeps f32's exponent range: f32 subnormals stay (rounded to 8 bits).
+  EXPECT_EQ(round_to(0x1p-130, DType::BF16), 0x1p-130);
+}
+
+TEST(RoundTo, F16TiesOverflowSubnormals) {
+  // f16 spacing at 1 is 2^-10.
+  EXPECT_EQ(round_to(1.0 + 0x1p-11, DType::F16), 1.0);
+  EXPECT_EQ(round_to(1.0 + 3 * 0x1p-11, DType::F16), 1.0 + 0x1p-9);
+  EXPECT_EQ(round_to(1.0 + 0x1p-11 + 0x1p-16, DType::F16), 1.0 + 0x1p-10);
+  EXPECT_EQ(round_to(2049.0, DType::F16), 2048.0);  // tie at spacing 2: even
+  EXPECT_EQ(round_to(2051.0, DType::F16), 2052.0);
+  // Overflow: 65504 is the max; 65520 is the tie with 65536, which rounds (even) to inf.
+  EXPECT_EQ(round_to(65504.0, DType::F16), 65504.0);
+  EXPECT_EQ(round_to(65519.0, DType::F16), 65504.0);
+  EXPECT_EQ(round_to(65520.0, DType::F16), kInf);
+  EXPECT_EQ(round_to(1e6, DType::F16), kInf);
+  EXPECT_EQ(round_to(-1e6, DType::F16), -kInf);
+  // Subnormals: the smallest is 2^-24; half of it is a tie with 0 (even: 0).
+  EXPECT_EQ(round_to(0x1p-24, DType::F16), 0x1p-24);
+  EXPECT_EQ(round_to(0x1p-25, DType::F16), 0.0);
+  EXPECT_EQ(round_to(1.5 * 0x1p-25, DType::F16), 0x1p-24);
+  EXPECT_EQ(round_to(3 * 0x1p-25, DType::F16), 2 * 0x1p-24);  // tie between 1 and 2 ulps: even
+  EXPECT_EQ(round_to(5 * 0x1p-25, DType::F16), 2 * 0x1p-24);  // tie between 2 and 3: even
+  EXPECT_EQ(round_to(0x1p-14, DType::F16), 0x1p-14);          // smallest normal
+  EXPECT_EQ(round_to(0x1p-14 - 0x1p-24, DType::F16), 0x1p-14 - 0x1p-24);  // largest subnormal
+  EXPECT_EQ(round_to(1e-9, DType::F16), 0.0);
+  EXPECT_EQ(round_to(-1e-9, DType::F16), 0.0);
+  EXPECT_TRUE(std::signbit(round_to(-1e-9, DType::F16)));
+  EXPECT_TRUE(std::isnan(round_to(kNaN, DType::F16)));
+  EXPECT_EQ(round_to(-kInf, DType::F16), -kInf);
+}
+
+TEST(RoundTo, OtherTypes) {
+  EXPECT_EQ(round_to(1.0 + 0x1p-30, DType::F64), 1.0 + 0x1p-30);
+  EXPECT_EQ(round_to(1.0 + 0x1p-30, DType::F32), 1.0);
+  EXPECT_EQ(round_to(1.0 + 0x1p-24, DType::F32), 1.0);  // tie: even
+  EXPECT_EQ(round_to(1.0 + 3 * 0x1p-24, DType::F32), 1.0 + 0x1p-22);
+  EXPECT_EQ(round_to(5, DType::I32), 5);
+}
+
+}  // namespace
+}  // namespace gauntlet

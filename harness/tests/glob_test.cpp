@@ -1,0 +1,119 @@
+// Globs and gtest-style filters on case keys.
+#include "gauntlet/glob.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace gauntlet {
+namespace {
+
+TEST(Glob, LiteralAndEmpty) {
+  EXPECT_TRUE(glob_match("", ""));
+  EXPECT_FALSE(glob_match("", "a"));
+  EXPECT_FALSE(glob_match("a", ""));
+  EXPECT_TRUE(glob_match("op/add/f32/8/contig/eager", "op/add/f32/8/contig/eager"));
+  EXPECT_FALSE(glob_match("op/add/f32/8/contig/eager", "op/add/f32/8/contig/eager-bwd"));
+  EXPECT_FALSE(glob_match("op/add/f32/8/contig/eager-bwd", "op/add/f32/8/contig/eager"));
+}
+
+TEST(Glob, StarCrossesSlashes) {
+  EXPECT_TRUE(glob_match("*", ""));
+  EXPECT_TRUE(glob_match("*", "op/add/f32/8/contig/eager"));
+  EXPECT_TRUE(glob_match("op/*", "op/add/f32/8/contig/eager"));
+  EXPECT_TRUE(glob_match("op/add/*", "op/add/f32/8x8,8x8/contig/eager"));
+  EXPECT_TRUE(glob_match("*/bf16/*", "op/add/bf16/8/contig/eager"));
+  EXPECT_TRUE(glob_match("*eager-bwd*", "op/exp/f32/8/contig/eager-bwd"));
+  EXPECT_TRUE(glob_match("op/*/eager", "op/add/f32/8/t/eager"));
+  EXPECT_FALSE(glob_match("op/*/eager", "op/add/f32/8/t/eager-bwd"));
+  EXPECT_TRUE(glob_match("**", "abc"));
+  EXPECT_TRUE(glob_match("a*b*c", "a__b__b__c"));
+  EXPECT_FALSE(glob_match("a*b*c", "a__b__b__"));
+  EXPECT_FALSE(glob_match("op/add/*", "op/addcmul/f32/8/contig/eager"));
+  EXPECT_TRUE(glob_match("op/add*", "op/addcmul/f32/8/contig/eager"));
+}
+
+TEST(Glob, QuestionMarkIsOneCharacter) {
+  EXPECT_TRUE(glob_match("op/add/f?2/*", "op/add/f32/8/contig/eager"));
+  EXPECT_FALSE(glob_match("op/add/f?2/*", "op/add/bf32/8/contig/eager"));
+  EXPECT_TRUE(glob_match("???", "abc"));
+  EXPECT_FALSE(glob_match("???", "ab"));
+  EXPECT_FALSE(glob_match("???", "abcd"));
+  EXPECT_TRUE(glob_match("a?c", "a/c"));  // '?' matches '/' too
+  EXPECT_FALSE(glob_match("?", ""));
+}
+
+TEST(Glob, NoMatch) {
+  EXPECT_FALSE(glob_match("op/mul/*", "op/add/f32/8/contig/eager"));
+  EXPECT_FALSE(glob_match("*/f16/*", "op/add/bf16/8/contig/eager"));
+  EXPECT_FALSE(glob_match("*x", "abc"));
+}
+
+TEST(Filter, EmptyFilterMatchesAll) {
+  Filter f;
+  EXPECT_TRUE(f.empty());
+  EXPECT_TRUE(f.matches("op/add/f32/8/contig/eager"));
+}
+
+TEST(Filter, PositiveList) {
+  Filter f("op/add/*:op/mul/*");
+  EXPECT_FALSE(f.empty());
+  EXPECT_TRUE(f.matches("op/add/f32/8/contig/eager"));
+  EXPECT_TRUE(f.matches("op/mul/bf16/8/contig/eager-bwd"));
+  EXPECT_FALSE(f.matches("op/sub/f32/8/contig/eager"));
+}
+
+TEST(Filter, NegativePart) {
+  Filter f("op/add/*:op/mul/*:-*/bf16/*:*/f16/*");
+  EXPECT_TRUE(f.matches("op/add/f32/8/contig/eager"));
+  EXPECT_FALSE(f.matches("op/add/bf16/8/contig/eager"));
+  EXPECT_FALSE(f.matches("op/mul/f16/8/contig/eager"));
+  EXPECT_TRUE(f.matches("op/mul/f64/8/contig/eager"));
+  EXPECT_FALSE(f.matches("op/sub/f32/8/contig/eager"));
+}
+
+TEST(Filter, LeadingDashIsOnlyNegatives) {
+  Filter f("-*/bf16/*:*eager-bwd*");
+  EXPECT_TRUE(f.matches("op/add/f32/8/contig/eager"));
+  EXPECT_TRUE(f.matches("op/sum/i32/_/contig/eager"));
+  EXPECT_FALSE(f.matches("op/add/bf16/8/contig/eager"));
+  EXPECT_FALSE(f.matches("op/add/f32/8/contig/eager-bwd"));
+}
+
+TEST(Filter, DashesInsideKeysDoNotSplit) {
+  // "eager-bwd" and "dim=-1" contain '-': only a '-' at the start or after ':' starts negatives.
+  Filter bwd("*eager-bwd*");
+  EXPECT_TRUE(bwd.matches("op/exp/f32/8/contig/eager-bwd"));
+  EXPECT_FALSE(bwd.matches("op/exp/f32/8/contig/eager"));
+
+  Filter dim("op/sum/*/dim=-1*");
+  EXPECT_TRUE(dim.matches("op/sum/f32/2x3/contig/eager/dim=-1,keepdim=1"));
+  EXPECT_FALSE(dim.matches("op/sum/f32/2x3/contig/eager/dim=0"));
+
+  Filter full("op/sum/f32/2x3/contig/eager-bwd/dim=-1");
+  EXPECT_TRUE(full.matches("op/sum/f32/2x3/contig/eager-bwd/dim=-1"));
+  EXPECT_FALSE(full.matches("op/sum/f32/2x3/contig/eager/dim=-1"));
+
+  Filter mixed("op/sum/*:-*eager-bwd*:*dim=-1*");
+  EXPECT_TRUE(mixed.matches("op/sum/f32/2x3/contig/eager/dim=0"));
+  EXPECT_FALSE(mixed.matches("op/sum/f32/2x3/contig/eager-bwd"));
+  EXPECT_FALSE(mixed.matches("op/sum/f32/2x3/contig/eager/dim=-1"));
+  EXPECT_FALSE(mixed.matches("op/mean/f32/2x3/contig/eager"));
+}
+
+TEST(Filter, EmptyPatternsRejected) {
+  for (const char* bad : {"", "-", "a::b", ":a", "a:-", "-:a", "a:-b::c", "-a::b"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(Filter{bad}, std::invalid_argument);
+  }
+  try {
+    Filter f("a::b");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("empty pattern"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a::b"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gauntlet
