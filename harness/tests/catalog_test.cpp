@@ -1,1 +1,506 @@
+// Catalog expansion from suite files, expectations and tolerance rules, and the real suites.
+#include "gauntlet/catalog.h"
+
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+
+#include <unistd.h>
+
+#include "gauntlet/op_spec.h"
+
+namespace gauntlet {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSuitesDir = std::string(GAUNTLET_SOURCE_DIR) + "/suites/yaml";
+
+// A fresh directory per test, removed at the end.
+class CatalogTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> counter{0};
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("gauntlet_catalog_" + std::string(info->name()) + "_" + std::to_string(::getpid()) + "_" +
+            std::to_string(counter++));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string write(const std::string& name, const std::string& text) {
+    std::string path = (dir_ / name).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  // A suite file with one or more groups under a fixed header (groups start on line 4).
+  Suite suite(const std::string& groups, const std::string& extra = "") {
+    return load_suite(write("t.yaml", "suite: t\ndescription: test suite\ngroups:\n" + groups + extra), dir_.string());
+  }
+  std::size_t count(const std::string& groups) { return suite(groups).cases.size(); }
+  // The CatalogError text for a suite file (empty when it loads).
+  std::string error_of(const std::string& text) {
+    std::string path = write("bad.yaml", text);
+    try {
+      load_suite(path, dir_.string());
+    } catch (const CatalogError& e) {
+      return e.what();
+    }
+    return "";
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  fs::path dir_;
+};
+
+// "FILE:LINE:" is the prefix of `err`, and `what` is in it.
+::testing::AssertionResult at_line(const std::string& err, const std::string& file, int line,
+                                   const std::string& what) {
+  const std::string prefix = file + ":" + std::to_string(line) + ":";
+  if (err.rfind(prefix, 0) != 0) return ::testing::AssertionFailure() << "expected prefix '" << prefix << "' in: " << err;
+  if (err.find(what) == std::string::npos) return ::testing::AssertionFailure() << "expected '" << what << "' in: " << err;
+  // file:line:col: message
+  std::size_t col_end = err.find(':', prefix.size());
+  if (col_end == std::string::npos || col_end == prefix.size()) {
+    return ::testing::AssertionFailure() << "no column after the line in: " << err;
+  }
+  for (std::size_t i = prefix.size(); i < col_end; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(err[i]))) return ::testing::AssertionFailure() << "bad column in: " << err;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST_F(CatalogTest, CrossProductCount) {
+  // 3 ops x 2 dtypes x 2 shapes x 2 layouts x 2 modes.
+  Suite s = suite(R"(  - name: binary
+    ops: [add, mul, atan2]
+    dtypes: [f32, f64]
+    shapes: ["8x8,8x8", "4x4x4x4,4x4x4x4"]
+    layouts: [contig, t]
+    modes: [eager, eager-bwd]
+)");
+  EXPECT_EQ(s.name, "t");
+  EXPECT_EQ(s.description, "test suite");
+  EXPECT_EQ(s.cases.size(), 3u * 2 * 2 * 2 * 2);
+  // x 3 argument values.
+  EXPECT_EQ(count(R"(  - ops: [add]
+    dtypes: [f32, f64]
+    shapes: ["8,8"]
+    args: [{alpha: [1, 2, 0.5]}]
+)"), 2u * 3);
+  // Families expand to their ops.
+  std::size_t binary_ops = 0;
+  for (const OpSpec* op : all_ops()) binary_ops += op->family == "binary" && contains(op->dtypes, DType::F32);
+  EXPECT_EQ(count(R"(  - families: [binary]
+    dtypes: [f32]
+    shapes: ["4,4"]
+)"), binary_ops);
+}
+
+TEST_F(CatalogTest, ArgsCartesianProduct) {
+  // {dim: [0, 1], keepdim: [0, 1]} is four sets; {} one more; booleans print as 0/1.
+  Suite s = suite(R"(  - ops: [sum]
+    dtypes: [f32]
+    shapes: ["3x4"]
+    args: [{dim: [0, 1], keepdim: [false, true]}, {}, {dim: "0:1"}]
+)");
+  std::set<std::string> keys;
+  for (const auto& c : s.cases) keys.insert(c.text);
+  EXPECT_EQ(keys, (std::set<std::string>{
+                      "op/sum/f32/3x4/contig/eager",
+                      "op/sum/f32/3x4/contig/eager/dim=0,keepdim=0",
+                      "op/sum/f32/3x4/contig/eager/dim=0,keepdim=1",
+                      "op/sum/f32/3x4/contig/eager/dim=1,keepdim=0",
+                      "op/sum/f32/3x4/contig/eager/dim=1,keepdim=1",
+                      "op/sum/f32/3x4/contig/eager/dim=0:1",
+                  }));
+}
+
+TEST_F(CatalogTest, PruneUnsupportedDtype) {
+  // mm has no f16; exp has no integers.
+  Suite s = suite(R"(  - ops: [mm]
+    dtypes: [f16, f32, i32]
+    shapes: ["4x4,4x4"]
+  - ops: [exp]
+    dtypes: [i32, f32]
+    shapes: ["4"]
+)");
+  std::vector<std::string> keys;
+  for (const auto& c : s.cases) keys.push_back(c.text);
+  EXPECT_EQ(keys, (std::vector<std::string>{"op/exp/f32/4/contig/eager", "op/mm/f32/4x4,4x4/contig/eager",
+                                            "op/mm/i32/4x4,4x4/contig/eager"}));
+}
+
+TEST_F(CatalogTest, PruneLayoutsThatDoNotFitTheRank) {
+  // contig: 4, t (rank >= 2): 2, step2 (rank >= 1): 3, cl (rank 4): 1.
+  Suite s = suite(R"(  - ops: [exp]
+    dtypes: [f32]
+    shapes: ["_", "8", "8x8", "2x3x4x5"]
+    layouts: [contig, t, step2, cl]
+)");
+  EXPECT_EQ(s.cases.size(), 10u);
+  std::map<Layout, int> per;
+  for (const auto& c : s.cases) per[c.key.layout]++;
+  EXPECT_EQ(per[Layout::Contig], 4);
+  EXPECT_EQ(per[Layout::Transposed], 2);
+  EXPECT_EQ(per[Layout::Strided], 3);
+  EXPECT_EQ(per[Layout::ChannelsLast], 1);
+}
+
+TEST_F(CatalogTest, PruneBackwardWithoutGradOrForIntegers) {
+  // add: f32 eager + eager-bwd, i32 eager only; copysign (no backward): f32 eager only.
+  Suite s = suite(R"(  - ops: [add, copysign]
+    dtypes: [f32, i32]
+    shapes: ["4,4"]
+    modes: [eager, eager-bwd]
+)");
+  std::vector<std::string> keys;
+  for (const auto& c : s.cases) keys.push_back(c.text);
+  EXPECT_EQ(keys, (std::vector<std::string>{"op/add/f32/4,4/contig/eager", "op/add/f32/4,4/contig/eager-bwd",
+                                            "op/add/i32/4,4/contig/eager", "op/copysign/f32/4,4/contig/eager"}));
+  ASSERT_NE(find_op("copysign"), nullptr);
+  EXPECT_FALSE(find_op("copysign")->has_backward);
+}
+
+TEST_F(CatalogTest, SpecialValuesOnlyForFloatingOpsThatDeclareThem) {
+  ASSERT_TRUE(find_op("exp")->special_values);
+  ASSERT_FALSE(find_op("logit")->special_values);
+  Suite s = suite(R"(  - ops: [exp, logit]
+    dtypes: [f32]
+    shapes: ["16"]
+    values: [normal, special]
+  - ops: [add]
+    dtypes: [f32, i32]
+    shapes: ["4,4"]
+    values: [special]
+)");
+  std::vector<std::string> keys;
+  for (const auto& c : s.cases) keys.push_back(c.text);
+  EXPECT_EQ(keys, (std::vector<std::string>{"op/add/f32/4,4/contig/eager/values=special", "op/exp/f32/16/contig/eager",
+                                            "op/exp/f32/16/contig/eager/values=special", "op/logit/f32/16/contig/eager"}));
+}
+
+TEST_F(CatalogTest, GridShapesAndShapeSets) {
+  Suite grid = suite(R"(  - ops: [add]
+    dtypes: [f32]
+    shapes: [{grid: [[1, 3], [2, 4]], inputs: 2}]
+)");
+  std::vector<std::string> keys;
+  for (const auto& c : grid.cases) keys.push_back(c.text);
+  EXPECT_EQ(keys, (std::vector<std::string>{"op/add/f32/1x2,1x2/contig/eager", "op/add/f32/1x4,1x4/contig/eager",
+                                            "op/add/f32/3x2,3x2/contig/eager", "op/add/f32/3x4,3x4/contig/eager"}));
+  Suite one = suite(R"(  - ops: [exp]
+    dtypes: [f32]
+    shapes: [{grid: [[2, 3, 5]]}]
+)");
+  EXPECT_EQ(one.cases.size(), 3u);
+
+  Suite sets = suite(R"(  - ops: [exp]
+    dtypes: [f32]
+    shapes: [{set: small}, "3x3", {set: small}]
+)", "shape_sets:\n  small: [\"8\", \"_\"]\n");
+  keys.clear();
+  for (const auto& c : sets.cases) keys.push_back(c.text);
+  EXPECT_EQ(keys, (std::vector<std::string>{"op/exp/f32/3x3/contig/eager", "op/exp/f32/8/contig/eager",
+                                            "op/exp/f32/_/contig/eager"}));
+}
+
+TEST_F(CatalogTest, SortedUniqueAndKeysParseBack) {
+  Suite s = suite(R"(  - ops: [exp, sin]
+    dtypes: [f32, bf16]
+    shapes: ["8", "2x3"]
+    modes: [eager, eager-bwd]
+  - ops: [exp]
+    dtypes: [f32]
+    shapes: ["8"]
+)");
+  EXPECT_EQ(s.cases.size(), 2u * 2 * 2 * 2);  // the second group only repeats cases
+  for (std::size_t i = 1; i < s.cases.size(); ++i) EXPECT_LT(s.cases[i - 1].text, s.cases[i].text);
+  for (const auto& c : s.cases) {
+    EXPECT_EQ(c.text, c.key.str());
+    EXPECT_EQ(c.id, key_id(c.text));
+    CaseKey back = CaseKey::parse(c.text);
+    EXPECT_EQ(back.str(), c.text);
+    EXPECT_EQ(back.id(), c.id);
+    EXPECT_EQ(validate_key(back), std::nullopt);
+  }
+}
+
+// Malformed suites: "file:line:col: message" with the line of the problem.
+TEST_F(CatalogTest, MalformedYamlUnclosedBracket) {
+  std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - ops: [exp\n    dtypes: [f32]\n");
+  std::string file = path("bad.yaml");
+  EXPECT_NE(err.find("malformed YAML"), std::string::npos) << err;
+  // yaml-cpp notices the unclosed flow sequence where it ends (line 4 or 5, never line 1-3).
+  EXPECT_TRUE(at_line(err, file, 4, "malformed YAML") || at_line(err, file, 5, "malformed YAML")) << err;
+}
+
+TEST_F(CatalogTest, MalformedYamlBadIndentation) {
+  std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n   shapes: [\"8\"]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 6, "malformed YAML")) << err;
+}
+
+TEST_F(CatalogTest, UnknownOp) {
+  std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - dtypes: [f32]\n    shapes: [\"8\"]\n    ops: [exp, nope]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 6, "unknown op 'nope'"));
+  EXPECT_NE(err.find(":6:16:"), std::string::npos) << err;  // the column of "nope"
+}
+
+TEST_F(CatalogTest, UnknownFamily) {
+  std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - dtypes: [f32]\n    families: [nope]\n    shapes: [\"8\"]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 5, "unknown op family 'nope'"));
+}
+
+TEST_F(CatalogTest, UnknownDtype) {
+  std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    shapes: [\"8\"]\n    dtypes: [f32, f8]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 6, "unknown dtype 'f8'"));
+}
+
+TEST_F(CatalogTest, UnknownLayoutAndMode) {
+  std::string err = error_of(
+      "suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8x8\"]\n    layouts: [contig,\n      nhwc]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 8, "unknown layout 'nhwc'"));
+  err = error_of("suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8x8\"]\n    modes: [lazy]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 7, "unknown mode 'lazy'"));
+}
+
+TEST_F(CatalogTest, UnknownFieldInGroup) {
+  std::string err = error_of(
+      "suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8\"]\n  - ops: [exp]\n    dtype: [f32]\n    shapes: [\"8\"]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 8, "unknown field 'dtype'"));
+}
+
+TEST_F(CatalogTest, ShapeArityMismatch) {
+  std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - ops: [add]\n    dtypes: [f32]\n\n    shapes: [\"8\"]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 7, "takes 2 to 2 tensor inputs"));
+}
+
+TEST_F(CatalogTest, BadShapeText) {
+  std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8\",\n      \"8y8\"]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 7, "bad shape list '8y8'"));
+}
+
+TEST_F(CatalogTest, BadArgumentName) {
+  // The bad name is on line 8; the group starts on line 4.
+  std::string err = error_of(
+      "suite: t\ndescription: d\ngroups:\n  - ops: [add]\n    dtypes: [f32]\n    shapes: [\"4,4\"]\n    # alpha is the only argument of add\n    args: [{alpha: 2}, {beta: 2}]\n");
+  EXPECT_NE(err.find("has no argument 'beta'"), std::string::npos) << err;
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 8, "has no argument 'beta'"));
+}
+
+TEST_F(CatalogTest, BadArgumentValue) {
+  std::string err = error_of(
+      "suite: t\ndescription: d\ngroups:\n  - ops: [add]\n    dtypes: [f32]\n    shapes: [\"4,4\"]\n    args: [{alpha: x}]\n");
+  EXPECT_NE(err.find("expects a number"), std::string::npos) << err;
+}
+
+TEST_F(CatalogTest, MissingSuiteOrGroups) {
+  std::string err = error_of("description: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8\"]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 1, "missing field 'suite'"));
+  err = error_of("suite: t\ndescription: d\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 1, "missing field 'groups'"));
+  err = error_of("suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    shapes: [\"8\"]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 4, "needs 'dtypes'"));
+}
+
+TEST_F(CatalogTest, UnknownSuiteNamesTheKnownOnes) {
+  write("one.yaml", "suite: one\ndescription: d\ngroups: []\n");
+  try {
+    load_suite("two", dir_.string());
+    FAIL();
+  } catch (const CatalogError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown suite 'two'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("one"), std::string::npos) << e.what();
+  }
+  write("expectations.yaml", "skip: []\n");
+  write("tolerances.yaml", "rules: []\n");
+  EXPECT_EQ(list_suites(dir_.string()), std::vector<std::string>{"one"});
+}
+
+TEST_F(CatalogTest, ExpectationsNeedAReason) {
+  std::string file = write("expectations.yaml",
+                           "skip:\n  - match: \"op/exp/*\"\n    reason: slow\nxfail:\n  - match: \"op/mm/*\"\n    backend: sim\n");
+  try {
+    Expectations::load(file);
+    FAIL() << "loaded an xfail without a reason";
+  } catch (const CatalogError& e) {
+    EXPECT_TRUE(at_line(e.what(), file, 5, "without a reason"));
+  }
+  file = write("expectations.yaml", "skip:\n  - match: \"op/exp/*\"\n    reason: \"\"\n");
+  try {
+    Expectations::load(file);
+    FAIL() << "loaded a skip with an empty reason";
+  } catch (const CatalogError& e) {
+    EXPECT_TRUE(at_line(e.what(), file, 2, "without a reason"));
+  }
+}
+
+TEST_F(CatalogTest, ExpectationsLookup) {
+  std::string file = write("expectations.yaml",
+                           "# comment\n"
+                           "skip:\n"
+                           "  - match: \"op/exp/*/eager-bwd\"\n"
+                           "    reason: slow backward\n"
+                           "xfail:\n"
+                           "  - match: \"op/mm/bf16/*\"\n"
+                           "    backend: sim\n"
+                           "    reason: sim rounds bf16 gemm wrong\n"
+                           "  - match: \"op/add/*\"\n"
+                           "    reason: known\n");
+  Expectations ex = Expectations::load(file);
+  Expectation e = ex.lookup("op/exp/f32/8/contig/eager-bwd", "cpu");
+  EXPECT_EQ(e.kind, Expect::Skip);
+  EXPECT_EQ(e.reason, "slow backward");
+  EXPECT_EQ(e.source, "expectations.yaml:3");
+  EXPECT_EQ(ex.lookup("op/exp/f32/8/contig/eager", "cpu").kind, Expect::Run);
+  EXPECT_EQ(ex.lookup("op/mm/bf16/4x4,4x4/contig/eager", "cpu").kind, Expect::Run);
+  e = ex.lookup("op/mm/bf16/4x4,4x4/contig/eager", "sim");
+  EXPECT_EQ(e.kind, Expect::XFail);
+  EXPECT_EQ(e.source, "expectations.yaml:6");
+  EXPECT_EQ(ex.lookup("op/add/i32/4,4/contig/eager", "cpu").kind, Expect::XFail);
+  EXPECT_EQ(ex.lookup("op/addcmul/f32/4,4,4/contig/eager", "cpu").kind, Expect::Run);
+  // A missing file means no expectations.
+  EXPECT_EQ(Expectations::load(path("none.yaml")).lookup("op/exp/f32/8/contig/eager", "cpu").kind, Expect::Run);
+}
+
+TEST_F(CatalogTest, ToleranceRules) {
+  std::string file = write("tolerances.yaml",
+                           "rules:\n"
+                           "  - dtypes: [bf16]\n"
+                           "    rtol: 0.05\n"
+                           "  - ops: [exp]\n"
+                           "    dtypes: [bf16]\n"
+                           "    rtol: 0.1\n"
+                           "    why: exp in bf16 is rough\n"
+                           "  - ops: [exp]\n"
+                           "    backend: sim\n"
+                           "    atol: 0.5\n"
+                           "  - families: [matmul]\n"
+                           "    modes: [eager-bwd]\n"
+                           "    rtol: 0.2\n"
+                           "    atol: 0.01\n");
+  ToleranceTable t = ToleranceTable::load(file);
+  const CaseKey exp_bf16 = CaseKey::parse("op/exp/bf16/8/contig/eager");
+  // The last matching rule wins: rule at line 4 over line 2.
+  Tolerance tol = t.lookup(exp_bf16, DType::BF16, "cpu");
+  EXPECT_EQ(tol.rtol, 0.1);
+  EXPECT_EQ(tol.atol, 1e-5);
+  EXPECT_EQ(tol.source, "tolerances.yaml:4");
+  // A backend-specific rule applies to that backend only, on top of the earlier ones.
+  tol = t.lookup(exp_bf16, DType::BF16, "sim");
+  EXPECT_EQ(tol.rtol, 0.1);
+  EXPECT_EQ(tol.atol, 0.5);
+  EXPECT_EQ(tol.source, "tolerances.yaml:8");
+  tol = t.lookup(CaseKey::parse("op/add/bf16/8,8/contig/eager"), DType::BF16, "cpu");
+  EXPECT_EQ(tol.rtol, 0.05);
+  EXPECT_EQ(tol.source, "tolerances.yaml:2");
+  tol = t.lookup(CaseKey::parse("op/exp/f32/8/contig/eager"), DType::F32, "cpu");
+  EXPECT_EQ(tol.rtol, 1.3e-6);
+  EXPECT_EQ(tol.source, "default");
+  tol = t.lookup(CaseKey::parse("op/mm/f32/4x4,4x4/contig/eager-bwd"), DType::F32, "cpu");
+  EXPECT_EQ(tol.rtol, 0.2);
+  EXPECT_EQ(tol.atol, 0.01);
+  EXPECT_EQ(tol.source, "tolerances.yaml:11");
+  EXPECT_EQ(t.lookup(CaseKey::parse("op/mm/f32/4x4,4x4/contig/eager"), DType::F32, "cpu").source, "default");
+  // Integer and bool outputs are always exact, whatever the rules say.
+  for (DType d : {DType::I64, DType::I32, DType::Bool}) {
+    tol = t.lookup(CaseKey::parse("op/mm/f32/4x4,4x4/contig/eager-bwd"), d, "cpu");
+    EXPECT_EQ(tol.rtol, 0);
+    EXPECT_EQ(tol.atol, 0);
+  }
+  // A missing file means the defaults.
+  EXPECT_EQ(ToleranceTable::load(path("none.yaml")).lookup(exp_bf16, DType::BF16, "cpu").rtol, 1.6e-2);
+}
+
+TEST_F(CatalogTest, ToleranceRuleErrors) {
+  std::string file = write("tolerances.yaml", "rules:\n  - ops: [exp]\n    rtol: 0.1\n  - ops: [nope]\n    rtol: 0.1\n");
+  try {
+    ToleranceTable::load(file);
+    FAIL();
+  } catch (const CatalogError& e) {
+    EXPECT_TRUE(at_line(e.what(), file, 4, "unknown op 'nope'"));
+  }
+  file = write("tolerances.yaml", "rules:\n  - ops: [exp]\n");
+  EXPECT_THROW(ToleranceTable::load(file), CatalogError);
+  file = write("tolerances.yaml", "rules:\n  - ops: [exp]\n    rtol: much\n");
+  EXPECT_THROW(ToleranceTable::load(file), CatalogError);
+}
+
+// ---- The real suites ----
+
+TEST(RealSuites, AllLoad) {
+  auto names = list_suites(kSuitesDir);
+  ASSERT_FALSE(names.empty());
+  EXPECT_NE(std::find(names.begin(), names.end(), "smoke"), names.end());
+  for (const auto& n : names) {
+    SCOPED_TRACE(n);
+    EXPECT_NO_THROW({
+      Suite s = load_suite(n, kSuitesDir);
+      EXPECT_EQ(s.name, n);
+      EXPECT_FALSE(s.cases.empty());
+    });
+  }
+  EXPECT_NO_THROW(Expectations::load(kSuitesDir + "/expectations.yaml"));
+  EXPECT_NO_THROW(ToleranceTable::load(kSuitesDir + "/tolerances.yaml"));
+}
+
+TEST(RealSuites, OpTableSize) {
+  auto ops = all_ops();
+  EXPECT_GE(ops.size(), 120u);
+  std::size_t with_bwd = 0;
+  for (const OpSpec* op : ops) with_bwd += op->has_backward;
+  EXPECT_GE(with_bwd, 25u);
+}
+
+TEST(RealSuites, SmokeCoversEveryOp) {
+  Suite s = load_suite("smoke", kSuitesDir);
+  EXPECT_LE(s.cases.size(), 3000u);
+  std::map<std::string, int> per_op;
+  std::size_t bwd = 0;
+  for (const auto& c : s.cases) {
+    per_op[c.key.target]++;
+    bwd += c.key.mode == Mode::EagerBwd;
+    EXPECT_EQ(CaseKey::parse(c.text).str(), c.text);
+  }
+  for (const OpSpec* op : all_ops()) EXPECT_GE(per_op[op->name], 1) << "op " << op->name << " has no smoke case";
+  EXPECT_GE(per_op.size(), 120u);
+  EXPECT_GE(bwd, 25u);
+  std::set<std::string> bwd_ops;
+  for (const auto& c : s.cases) {
+    if (c.key.mode == Mode::EagerBwd) bwd_ops.insert(c.key.target);
+  }
+  EXPECT_GE(bwd_ops.size(), 25u);
+}
+
+// The issue: "a test parses every key of the full suite back to the same key and id".
+TEST(RealSuites, FullSuiteKeysParseBack) {
+  auto names = list_suites(kSuitesDir);
+  if (std::find(names.begin(), names.end(), "full") == names.end()) GTEST_SKIP() << "no full suite yet";
+  Suite s = load_suite("full", kSuitesDir);
+  EXPECT_GE(s.cases.size(), 150000u);
+  std::size_t bad = 0;
+  for (const auto& c : s.cases) {
+    CaseKey k = CaseKey::parse(c.text);
+    std::string text = k.str();
+    if (text != c.text || k.id() != c.id || key_id(text) != c.id) {
+      if (++bad <= 10) ADD_FAILURE() << "key does not round-trip: " << c.text << " -> " << text;
+    }
+  }
+  EXPECT_EQ(bad, 0u);
+  std::set<std::string> ops;
+  for (const auto& c : s.cases) ops.insert(c.key.target);
+  EXPECT_EQ(ops.size(), all_ops().size());
+}
+
+}  // namespace
+}  // namespace gauntlet

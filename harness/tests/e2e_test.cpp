@@ -1,1 +1,241 @@
+// End-to-end tests: the real gauntlet binary, the real suites, real SQLite files.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "gauntlet/case_key.h"
+#include "gauntlet/inputs.h"
+#include "gauntlet/op_spec.h"
+#include "gauntlet/outcome.h"
+#include "gauntlet/outcome_json.h"
+#include "gauntlet/store.h"
+
+namespace fs = std::filesystem;
+using gauntlet::Status;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class E2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gauntlet_e2e_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs the binary with `args` (a shell fragment); captures stdout, stderr and the exit code.
+  Result gauntlet(const std::string& args) {
+    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
+    const std::string cmd = std::string(GAUNTLET_BIN) + " " + args + " >" + out.string() + " 2>" + err.string();
+    const int status = std::system(cmd.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+
+  // A suites dir: the real suites plus the given extra files.
+  fs::path suites_with(const std::map<std::string, std::string>& files) {
+    fs::path d = dir_ / "suites";
+    fs::create_directories(d);
+    for (const auto& e : fs::directory_iterator(fs::path(GAUNTLET_SOURCE_DIR) / "suites/yaml")) {
+      fs::copy_file(e.path(), d / e.path().filename(), fs::copy_options::overwrite_existing);
+    }
+    for (const auto& [name, text] : files) std::ofstream(d / name) << text;
+    return d;
+  }
+
+  static void expect_one_line_error(const Result& r, const std::string& needle) {
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find("gauntlet: error: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(E2E, ListOpsPrintsAtLeast120Ops) {
+  Result r = gauntlet("list --ops");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_GE(std::count(r.out.begin(), r.out.end(), '\n'), 120);
+}
+
+TEST_F(E2E, FullSuiteHasAtLeast150kCases) {
+  Result r = gauntlet("list --suite full --count");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_GE(std::stoll(r.out), 150000);
+}
+
+TEST_F(E2E, ListFilterAndJson) {
+  Result all = gauntlet("list --suite smoke --count");
+  Result some = gauntlet("list --suite smoke --filter 'op/exp/*' --count");
+  ASSERT_EQ(all.code, 0);
+  ASSERT_EQ(some.code, 0);
+  EXPECT_LT(std::stoll(some.out), std::stoll(all.out));
+  EXPECT_GT(std::stoll(some.out), 0);
+  Result json = gauntlet("list --suite smoke --filter 'op/exp/f32/*' --json");
+  ASSERT_EQ(json.code, 0);
+  auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j.at("json_schema_version"), 1);
+  for (const auto& c : j.at("cases")) EXPECT_EQ(c.at("key").get<std::string>().rfind("op/exp/f32/", 0), 0u);
+}
+
+// Runs a slice of the smoke suite, with a tolerance file that makes bf16 results fail, then
+// checks that repro --json reproduces exactly the stored status and error metrics.
+TEST_F(E2E, ReproReproducesStoredOutcomes) {
+  fs::path suites = suites_with({{"tolerances.yaml", "rules:\n  - dtypes: [bf16]\n    rtol: 1.0e-6\n    atol: 1.0e-9\n"}});
+  const std::string db = (dir_ / "run.db").string();
+  Result run = gauntlet("run --suite smoke --backend cpu --db " + db + " --suites-dir " + suites.string() +
+                        " --filter 'op/exp/*:op/add/*:op/sum/*:op/hardswish/*:op/mm/*:op/layer_norm/*' --release e2e");
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.out.find("repro: gauntlet repro '"), std::string::npos) << run.out;
+
+  auto store = gauntlet::Store::open(db, gauntlet::Store::OpenMode::ReadOnly);
+  auto runs = store->runs();
+  ASSERT_EQ(runs.size(), 1u);
+  auto results = store->results(runs[0].id);
+  ASSERT_GT(results.size(), 50u);
+  std::map<Status, int> seen;
+  int checked = 0;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& stored = results[i].outcome;
+    if (!gauntlet::is_failure(stored.status) && i % 7 != 0) continue;
+    // Every failing case, and a sample of the rest.
+    Result r = gauntlet("repro '" + stored.key + "' --backend cpu --json --suites-dir " + suites.string());
+    ASSERT_TRUE(r.code == 0 || r.code == 1) << r.err;
+    gauntlet::Outcome again = gauntlet::outcome_from_json(nlohmann::json::parse(r.out));
+    EXPECT_EQ(again.status, stored.status) << stored.key;
+    EXPECT_EQ(again.metrics.mismatches, stored.metrics.mismatches) << stored.key;
+    EXPECT_EQ(again.metrics.numel, stored.metrics.numel) << stored.key;
+    EXPECT_DOUBLE_EQ(again.metrics.max_abs_err, stored.metrics.max_abs_err) << stored.key;
+    EXPECT_EQ(again.metrics.max_rel_err == stored.metrics.max_rel_err ||
+                  (std::isnan(again.metrics.max_rel_err) && std::isnan(stored.metrics.max_rel_err)), true)
+        << stored.key;
+    EXPECT_EQ(again.metrics.max_ulp, stored.metrics.max_ulp) << stored.key;
+    EXPECT_EQ(again.metrics.worst, stored.metrics.worst) << stored.key;
+    EXPECT_EQ(again.metrics.nan_inf_ok, stored.metrics.nan_inf_ok) << stored.key;
+    EXPECT_EQ(again.rtol, stored.rtol) << stored.key;
+    EXPECT_EQ(again.atol, stored.atol) << stored.key;
+    EXPECT_EQ(again.error, stored.error) << stored.key;
+    EXPECT_EQ(r.code, gauntlet::is_failure(stored.status) ? 1 : 0);
+    ++seen[stored.status];
+    ++checked;
+  }
+  EXPECT_GT(checked, 10);
+  EXPECT_GT(seen[Status::Fail], 0) << "the sample must include failing cases";
+  EXPECT_GT(seen[Status::Pass], 0);
+}
+
+TEST_F(E2E, InputsAreTheSameInEveryProcess) {
+  const std::string key = "op/addcmul/f32/7x1x5,1x3x5,5/contig/eager";
+  Result a = gauntlet("repro '" + key + "' --json");
+  Result b = gauntlet("repro '" + key + "' --json");
+  ASSERT_EQ(a.code, 0) << a.err;
+  auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  ASSERT_EQ(ja.at("inputs").size(), 3u);
+  EXPECT_EQ(ja.at("inputs"), jb.at("inputs"));
+  // And the same as this test process makes them.
+  gauntlet::CaseKey k = gauntlet::CaseKey::parse(key);
+  auto inputs = gauntlet::make_inputs(k, *gauntlet::find_op(k.target));
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(gauntlet::fingerprint({inputs[i]})));
+    EXPECT_EQ(ja["inputs"][i]["fingerprint"].get<std::string>(), buf);
+  }
+}
+
+TEST_F(E2E, ShowSummarizesByStatusWithReproCommands) {
+  const std::string db = (dir_ / "show.db").string();
+  ASSERT_EQ(gauntlet("run --suite smoke --db " + db + " --filter 'op/hardswish/*' --quiet").code, 0);
+  Result show = gauntlet("show --db " + db + " --status XFAIL");
+  ASSERT_EQ(show.code, 0) << show.err;
+  EXPECT_NE(show.out.find("PASS "), std::string::npos);
+  EXPECT_NE(show.out.find("XFAIL"), std::string::npos);
+  EXPECT_NE(show.out.find("repro: gauntlet repro 'op/hardswish/f32/64/contig/eager/values=special' --backend cpu"),
+            std::string::npos)
+      << show.out;
+  Result json = gauntlet("show --db " + db + " --json --status all");
+  ASSERT_EQ(json.code, 0);
+  auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j.at("json_schema_version"), 1);
+  EXPECT_GT(j.at("results").size(), 5u);
+}
+
+TEST_F(E2E, GateExitsOneOnFailures) {
+  fs::path suites = suites_with({{"tolerances.yaml", "rules:\n  - dtypes: [f32]\n    rtol: 0\n    atol: 0\n"}});
+  Result r = gauntlet("run --suite smoke --db " + (dir_ / "g.db").string() + " --suites-dir " + suites.string() +
+                      " --filter 'op/mm/f32/*' --gate --quiet");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+}
+
+TEST_F(E2E, BadInputGivesOneLineErrorAndExitTwo) {
+  expect_one_line_error(gauntlet("repro 'op/no_such_op/f32/4/contig/eager'"), "unknown op 'no_such_op'");
+  expect_one_line_error(gauntlet("repro 'op/exp/f33/4/contig/eager'"), "unknown dtype 'f33'");
+  expect_one_line_error(gauntlet("repro 'op/exp/f32/4x/contig/eager'"), "column 15");
+  expect_one_line_error(gauntlet("list --suite no_such_suite"), "unknown suite 'no_such_suite'");
+  expect_one_line_error(gauntlet("list --suite smoke --filter 'op/exp::x'"), "empty pattern");
+  expect_one_line_error(gauntlet("run --suite smoke --db " + (dir_ / "x.db").string() + " --filter 'nothing*'"),
+                        "matches no case");
+  expect_one_line_error(gauntlet("run --suite smoke --db " + (dir_ / "x.db").string() + " --backend tpu"),
+                        "unknown backend 'tpu'");
+  expect_one_line_error(gauntlet("show --db " + (dir_ / "missing.db").string()), "no such database");
+  expect_one_line_error(gauntlet("frobnicate"), "");
+
+  fs::path bad = suites_with({{"broken.yaml", "suite: broken\ndescription: x\ngroups:\n  - ops: [exp]\n    dtypes: [f32\n"},
+                              {"typo.yaml", "suite: typo\ndescription: x\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapez: [\"4\"]\n"}});
+  Result r = gauntlet("list --suite broken --suites-dir " + bad.string());
+  expect_one_line_error(r, "broken.yaml:");
+  Result t = gauntlet("list --suite typo --suites-dir " + bad.string());
+  expect_one_line_error(t, "typo.yaml:6:5: unknown field 'shapez'");
+}
+
+TEST_F(E2E, ForeignOrBrokenDatabaseIsRejectedAndLeftIntact) {
+  const fs::path foreign = dir_ / "foreign.db";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(foreign.c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "CREATE TABLE customers(id INTEGER, name TEXT); INSERT INTO customers VALUES (1, 'a');", nullptr,
+               nullptr, nullptr);
+  sqlite3_close(db);
+  const std::string before = slurp(foreign);
+  expect_one_line_error(gauntlet("run --suite smoke --filter 'op/exp/f32/*' --db " + foreign.string()),
+                        "not a Gauntlet database");
+  EXPECT_EQ(slurp(foreign), before);
+
+  const fs::path junk = dir_ / "junk.db";
+  std::ofstream(junk) << "this is not a database, just text that is long enough to have a header............";
+  expect_one_line_error(gauntlet("show --db " + junk.string()), "not a SQLite database");
+}
+
+TEST_F(E2E, AFailedRunKeepsEarlierResults) {
+  const std::string db = (dir_ / "keep.db").string();
+  ASSERT_EQ(gauntlet("run --suite smoke --db " + db + " --filter 'op/exp/*' --quiet").code, 0);
+  Result before = gauntlet("show --db " + db + " --json --status all");
+  ASSERT_EQ(before.code, 0);
+  fs::path bad = suites_with({{"bad.yaml", "suite: bad\ndescription: x\ngroups:\n  - ops: [nope]\n    dtypes: [f32]\n    shapes: [\"4\"]\n"}});
+  expect_one_line_error(gauntlet("run --suite bad --suites-dir " + bad.string() + " --db " + db), "unknown op 'nope'");
+  Result after = gauntlet("show --db " + db + " --json --status all");
+  EXPECT_EQ(nlohmann::json::parse(after.out).at("results"), nlohmann::json::parse(before.out).at("results"));
+}
+
+}  // namespace

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, configures, builds and runs every test.
+#   ci/test.sh            # build/dev (warnings are errors)
+# Environment: BUILD_DIR (default build/dev), JOBS (default: number of cores).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash ci/setup.sh
+
+BUILD_DIR=${BUILD_DIR:-build/dev}
+JOBS=${JOBS:-$(nproc)}
+start=$(date +%s)
+
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGAUNTLET_WERROR=ON >/dev/null
+cmake --build "$BUILD_DIR" -j "$JOBS"
+echo "ci/test.sh: built in $(( $(date +%s) - start )) s"
+
+# Unit, torch and end-to-end tests (ctest runs each gtest case as its own test).
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" --timeout 900
+echo "ci/test.sh: done in $(( $(date +%s) - start )) s"
