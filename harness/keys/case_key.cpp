@@ -198,7 +198,7 @@ CaseKey CaseKey::parse(std::string_view text) {
       k.args.emplace(std::move(name), std::move(value));
       i = j + 1;
     }
-    if (!p.done()) p.fail(text.size(), "unexpected '/' after arguments");
+    if (!p.done()) p.fail(p.start() + args.size(), "unexpected '/' after arguments");
   }
   return k;
 }

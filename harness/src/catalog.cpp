@@ -259,7 +259,11 @@ void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_
                 k.mode = m;
                 k.args = args;
                 if (v == "special") k.args["values"] = "special";
-                if (auto problem = validate_key(k)) r.fail(g, *problem + " (in " + k.str() + ")");
+                if (auto problem = validate_key(k)) {
+                  // Point at the args list when the problem is an argument, else at the group.
+                  const bool about_args = !args.empty() && problem->find("argument") != std::string::npos;
+                  r.fail(about_args ? g["args"] : g, *problem + " (in " + k.str() + ")");
+                }
                 Case c;
                 c.text = k.str();
                 c.id = key_id(c.text);

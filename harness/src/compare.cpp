@@ -121,8 +121,11 @@ double ulp_distance(double a, double b, DType d) {
   }
   if (!is_floating(d)) return std::fabs(a - b);
   int width = 0;
-  std::int64_t oa = ordered(bits_of(a, d, width), width);
-  std::int64_t ob = ordered(bits_of(b, d, width), width);
+  // bits_of sets width: call it before reading width (argument order is unspecified).
+  const std::int64_t ba = bits_of(a, d, width);
+  const std::int64_t bb = bits_of(b, d, width);
+  const std::int64_t oa = ordered(ba, width);
+  const std::int64_t ob = ordered(bb, width);
   // Both are within +-2^63 for width 64: compute the gap in long double to avoid overflow.
   return static_cast<double>(std::fabs(static_cast<long double>(oa) - static_cast<long double>(ob)));
 }

@@ -186,7 +186,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadKey{"op/add/f32/8,8/contig/eager/a=1,", 32, "expected name=value"},
         // A trailing '/' leaves an empty segment where the next one would start.
         BadKey{"op/add/f32/8,8/contig/eager/", 28, "empty arguments"},
-        BadKey{"op/add/f32/8,8/contig/eager/a=1/", 32, "unexpected '/'"},
+        BadKey{"op/add/f32/8,8/contig/eager/a=1/", 31, "unexpected '/'"},
         // Too few segments: the missing one is reported at the end of the text.
         BadKey{"op/add/f32/8,8/contig", 21, "missing mode"},
         BadKey{"op/add/f32", 10, "missing shapes"},

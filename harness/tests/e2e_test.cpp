@@ -192,7 +192,7 @@ TEST_F(E2E, GateExitsOneOnFailures) {
 TEST_F(E2E, BadInputGivesOneLineErrorAndExitTwo) {
   expect_one_line_error(gauntlet("repro 'op/no_such_op/f32/4/contig/eager'"), "unknown op 'no_such_op'");
   expect_one_line_error(gauntlet("repro 'op/exp/f33/4/contig/eager'"), "unknown dtype 'f33'");
-  expect_one_line_error(gauntlet("repro 'op/exp/f32/4x/contig/eager'"), "column 15");
+  expect_one_line_error(gauntlet("repro 'op/exp/f32/4x/contig/eager'"), "at column 14");
   expect_one_line_error(gauntlet("list --suite no_such_suite"), "unknown suite 'no_such_suite'");
   expect_one_line_error(gauntlet("list --suite smoke --filter 'op/exp::x'"), "empty pattern");
   expect_one_line_error(gauntlet("run --suite smoke --db " + (dir_ / "x.db").string() + " --filter 'nothing*'"),

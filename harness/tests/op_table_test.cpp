@@ -1,1 +1,92 @@
+// The op table: every op is callable, described, and has a valid smoke case.
 #include <gtest/gtest.h>
+
+#include <map>
+
+#include "gauntlet/catalog.h"
+#include "gauntlet/op_impl.h"
+
+namespace gauntlet {
+namespace {
+
+TEST(OpTable, EveryOpIsDescribedAndCallable) {
+  auto ops = all_ops();
+  EXPECT_GE(ops.size(), 120u);
+  std::size_t with_bwd = 0;
+  std::string prev;
+  for (const OpSpec* op : ops) {
+    SCOPED_TRACE(op->name);
+    EXPECT_LT(prev, op->name);  // sorted by name, unique
+    prev = op->name;
+    EXPECT_FALSE(op->name.empty());
+    EXPECT_FALSE(op->aten.empty());
+    EXPECT_EQ(op->aten.rfind("aten::", 0), 0u);
+    EXPECT_FALSE(op->family.empty());
+    EXPECT_FALSE(op->inputs.empty());
+    EXPECT_GE(op->min_inputs(), 1u);
+    EXPECT_NE(op->dtypes, 0u);
+    EXPECT_EQ(op->dtypes & ~kAllTypes, 0u);
+    const OpDef* def = find_op_def(op->name);
+    ASSERT_NE(def, nullptr);
+    EXPECT_EQ(&def->spec, op);
+    EXPECT_TRUE(static_cast<bool>(def->fn));
+    EXPECT_EQ(find_op(op->name), op);
+    for (const auto& a : op->args) EXPECT_FALSE(a.name.empty());
+    with_bwd += op->has_backward;
+  }
+  EXPECT_GE(with_bwd, 25u);
+  EXPECT_EQ(find_op("no_such_op"), nullptr);
+  EXPECT_EQ(find_op_def("no_such_op"), nullptr);
+}
+
+// Every op's arg defaults are valid values: a key naming every arg at its default validates.
+TEST(OpTable, ArgDefaultsValidate) {
+  Suite smoke = load_suite("smoke", std::string(GAUNTLET_SOURCE_DIR) + "/suites/yaml");
+  std::map<std::string, const Case*> first;
+  for (const auto& c : smoke.cases) first.emplace(c.key.target, &c);
+  for (const OpSpec* op : all_ops()) {
+    SCOPED_TRACE(op->name);
+    auto it = first.find(op->name);
+    ASSERT_NE(it, first.end()) << "no smoke case";
+    CaseKey k = it->second->key;
+    EXPECT_EQ(validate_key(k), std::nullopt);
+    k.args.clear();
+    for (const auto& a : op->args) k.args[a.name] = a.default_value;
+    EXPECT_EQ(validate_key(k), std::nullopt) << k.str();
+    // And the text form of that key parses back.
+    EXPECT_EQ(CaseKey::parse(k.str()).str(), k.str());
+  }
+}
+
+TEST(OpTable, ValidateKeyRejects) {
+  auto problem = [](const char* key) { return validate_key(CaseKey::parse(key)).value_or(""); };
+  EXPECT_NE(problem("op/nope/f32/8/contig/eager").find("unknown op"), std::string::npos);
+  EXPECT_NE(problem("op/mm/f16/4x4,4x4/contig/eager").find("does not support dtype f16"), std::string::npos);
+  EXPECT_NE(problem("op/add/f32/8/contig/eager").find("tensor inputs"), std::string::npos);
+  EXPECT_NE(problem("op/mm/f32/4,4/contig/eager").find("rank"), std::string::npos);
+  EXPECT_NE(problem("op/add/f32/8,8/contig/eager/beta=1").find("no argument 'beta'"), std::string::npos);
+  EXPECT_NE(problem("op/add/f32/8,8/contig/eager/alpha=x").find("expects a number"), std::string::npos);
+  EXPECT_NE(problem("op/exp/f32/8/t/eager").find("layout t"), std::string::npos);
+  EXPECT_NE(problem("op/exp/f32/_/step2/eager").find("layout step2"), std::string::npos);
+  EXPECT_NE(problem("op/exp/f32/8x8/cl/eager").find("layout cl"), std::string::npos);
+  EXPECT_NE(problem("op/copysign/f32/8,8/contig/eager-bwd").find("no backward"), std::string::npos);
+  EXPECT_NE(problem("op/add/i32/8,8/contig/eager-bwd").find("no backward"), std::string::npos);
+  EXPECT_NE(problem("op/logit/f32/8/contig/eager/values=special").find("no argument 'values'"), std::string::npos);
+  EXPECT_EQ(problem("op/exp/f32/8/contig/eager/values=special"), "");
+}
+
+TEST(OpTable, ToScalarType) {
+  EXPECT_EQ(to_scalar_type(DType::F64), at::kDouble);
+  EXPECT_EQ(to_scalar_type(DType::F32), at::kFloat);
+  EXPECT_EQ(to_scalar_type(DType::F16), at::kHalf);
+  EXPECT_EQ(to_scalar_type(DType::BF16), at::kBFloat16);
+  EXPECT_EQ(to_scalar_type(DType::I64), at::kLong);
+  EXPECT_EQ(to_scalar_type(DType::I32), at::kInt);
+  EXPECT_EQ(to_scalar_type(DType::I16), at::kShort);
+  EXPECT_EQ(to_scalar_type(DType::I8), at::kChar);
+  EXPECT_EQ(to_scalar_type(DType::U8), at::kByte);
+  EXPECT_EQ(to_scalar_type(DType::Bool), at::kBool);
+}
+
+}  // namespace
+}  // namespace gauntlet

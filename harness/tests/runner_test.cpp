@@ -1,1 +1,197 @@
+// run_case on the built-in cpu backend: classification, expectations, tolerances, determinism.
+#include "gauntlet/runner.h"
+
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+namespace gauntlet {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    backend_ = make_backend("cpu");
+    dir_ = fs::temp_directory_path() / ("gauntlet_runner_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string write(const std::string& name, const std::string& text) {
+    std::string p = (dir_ / name).string();
+    std::ofstream(p) << text;
+    return p;
+  }
+  Outcome run(const std::string& key, const RunnerConfig& cfg = {}, CaseDetail* detail = nullptr) {
+    return run_case(CaseKey::parse(key), *backend_, cfg, detail);
+  }
+  std::unique_ptr<Backend> backend_;
+  fs::path dir_;
+};
+
+TEST_F(RunnerTest, CpuBackend) {
+  EXPECT_EQ(backend_->name(), "cpu");
+  EXPECT_TRUE(backend_->device().is_cpu());
+  EXPECT_THROW(make_backend("tpu"), std::invalid_argument);
+  EXPECT_THROW(make_backend("plugin:/no/such/lib.so"), std::invalid_argument);
+}
+
+TEST_F(RunnerTest, Pass) {
+  CaseDetail detail;
+  Outcome o = run("op/add/f32/8x8,8x8/contig/eager", {}, &detail);
+  EXPECT_EQ(o.status, Status::Pass) << o.error;
+  EXPECT_EQ(o.key, "op/add/f32/8x8,8x8/contig/eager");
+  EXPECT_EQ(o.metrics.numel, 64);
+  EXPECT_EQ(o.metrics.mismatches, 0);
+  EXPECT_TRUE(o.metrics.nan_inf_ok);
+  EXPECT_EQ(o.rtol, 1.3e-6);
+  EXPECT_EQ(o.atol, 1e-5);
+  EXPECT_EQ(o.tolerance_profile, "default");
+  EXPECT_TRUE(o.error.empty());
+  EXPECT_GT(o.timing.first_us, 0);
+  EXPECT_GE(o.timing.reps, 1);
+  ASSERT_EQ(detail.inputs.size(), 2u);
+  EXPECT_EQ(detail.inputs[0].name, "self");
+  EXPECT_EQ(detail.inputs[1].name, "other");
+  ASSERT_EQ(detail.actual.size(), 1u);
+  EXPECT_EQ(detail.actual[0].name, "out0");
+  EXPECT_EQ(detail.actual[0].shape, "[8, 8]");
+  ASSERT_EQ(detail.golden.size(), 1u);
+  EXPECT_EQ(detail.golden[0].dtype, "Double");
+  EXPECT_FALSE(detail.worst.empty());
+  EXPECT_LE(detail.worst.size(), 5u);
+}
+
+TEST_F(RunnerTest, NonContiguousLayoutsPass) {
+  for (const char* key : {"op/exp/f32/17x31/t/eager", "op/exp/f32/17x31/step2/eager", "op/relu/f32/2x3x4x5/cl/eager"}) {
+    Outcome o = run(key);
+    EXPECT_EQ(o.status, Status::Pass) << key << ": " << o.error;
+  }
+}
+
+TEST_F(RunnerTest, BackwardComparesGrads) {
+  CaseDetail detail;
+  Outcome o = run("op/mul/f32/4x5,4x5/contig/eager-bwd", {}, &detail);
+  EXPECT_EQ(o.status, Status::Pass) << o.error;
+  // out0 plus grad.self and grad.other.
+  EXPECT_EQ(o.metrics.numel, 3 * 20);
+  ASSERT_EQ(detail.actual.size(), 3u);
+  EXPECT_EQ(detail.actual[0].name, "out0");
+  EXPECT_EQ(detail.actual[1].name, "grad.self");
+  EXPECT_EQ(detail.actual[2].name, "grad.other");
+
+  Outcome e = run("op/exp/f32/8x8/contig/eager-bwd");
+  EXPECT_EQ(e.status, Status::Pass) << e.error;
+  EXPECT_EQ(e.metrics.numel, 2 * 64);
+}
+
+TEST_F(RunnerTest, Unsupported) {
+  // CPU libtorch 1.13 has no f16 exp ("exp_vml_cpu" not implemented for 'Half').
+  Outcome o = run("op/exp/f16/8x8/contig/eager");
+  EXPECT_EQ(o.status, Status::Unsupported) << o.error;
+  EXPECT_NE(o.error.find("Half"), std::string::npos) << o.error;
+  EXPECT_EQ(o.error.find("Exception raised from"), std::string::npos) << "backtrace kept: " << o.error;
+  EXPECT_FALSE(is_failure(o.status));
+}
+
+TEST_F(RunnerTest, InvalidKeyIsError) {
+  Outcome o = run("op/mm/f16/4x4,4x4/contig/eager");
+  EXPECT_EQ(o.status, Status::Error);
+  EXPECT_EQ(o.error.rfind("invalid case", 0), 0u) << o.error;
+  Outcome u = run("op/no_such_op/f32/4/contig/eager");
+  EXPECT_EQ(u.status, Status::Error);
+  EXPECT_NE(u.error.find("invalid case"), std::string::npos) << u.error;
+  EXPECT_TRUE(is_failure(u.status));
+}
+
+TEST_F(RunnerTest, SkipDoesNotRun) {
+  Expectations ex = Expectations::load(write("expectations.yaml",
+                                             "skip:\n  - match: \"op/add/*\"\n    reason: too slow here\n"));
+  RunnerConfig cfg;
+  cfg.expectations = &ex;
+  CaseDetail detail;
+  Outcome o = run("op/add/f32/8x8,8x8/contig/eager", cfg, &detail);
+  EXPECT_EQ(o.status, Status::Skip);
+  EXPECT_NE(o.reason.find("too slow here"), std::string::npos) << o.reason;
+  EXPECT_NE(o.reason.find("expectations.yaml:2"), std::string::npos) << o.reason;
+  EXPECT_EQ(o.metrics.numel, 0);
+  EXPECT_EQ(o.timing.first_us, 0);
+  EXPECT_TRUE(detail.inputs.empty());
+  // Even an invalid key is skipped without running.
+  EXPECT_EQ(run("op/add/f32/8/contig/eager", cfg).status, Status::Skip);
+  // Other cases run.
+  EXPECT_EQ(run("op/exp/f32/8/contig/eager", cfg).status, Status::Pass);
+}
+
+TEST_F(RunnerTest, XFailAndXPass) {
+  Expectations ex = Expectations::load(write("expectations.yaml",
+                                             "xfail:\n  - match: \"op/add/*\"\n    reason: believed broken\n"
+                                             "  - match: \"op/exp/f16/*\"\n    reason: no f16 exp\n"));
+  RunnerConfig cfg;
+  cfg.expectations = &ex;
+  Outcome pass = run("op/add/f32/8x8,8x8/contig/eager", cfg);
+  EXPECT_EQ(pass.status, Status::XPass);
+  EXPECT_TRUE(is_failure(pass.status));
+  EXPECT_NE(pass.reason.find("believed broken"), std::string::npos);
+  Outcome fail = run("op/exp/f16/8x8/contig/eager", cfg);
+  EXPECT_EQ(fail.status, Status::XFail);
+  EXPECT_FALSE(is_failure(fail.status));
+}
+
+TEST_F(RunnerTest, TightToleranceRuleFails) {
+  // layer_norm in bf16 differs from the fp64 golden rounded to bf16 in some elements.
+  const std::string key = "op/layer_norm/bf16/4x7x16,16,16/contig/eager";
+  ToleranceTable t = ToleranceTable::load(write("tolerances.yaml",
+                                                "rules:\n  - ops: [layer_norm]\n    dtypes: [bf16]\n    rtol: 1e-9\n    atol: 1e-9\n"));
+  RunnerConfig cfg;
+  cfg.tolerances = &t;
+  Outcome o = run(key, cfg);
+  EXPECT_EQ(o.status, Status::Fail);
+  EXPECT_GT(o.metrics.mismatches, 0);
+  EXPECT_EQ(o.rtol, 1e-9);
+  EXPECT_EQ(o.tolerance_profile, "tolerances.yaml:2");
+  EXPECT_EQ(o.error.rfind("out0:", 0), 0u) << o.error;
+  EXPECT_NE(o.error.find("outside tolerance"), std::string::npos) << o.error;
+  EXPECT_EQ(o.metrics.worst.rfind("out0[", 0), 0u) << o.metrics.worst;
+  // A loose rule makes it pass.
+  ToleranceTable loose = ToleranceTable::load(write("tolerances.yaml",
+                                                    "rules:\n  - ops: [layer_norm]\n    rtol: 0.5\n    atol: 0.5\n"));
+  cfg.tolerances = &loose;
+  EXPECT_EQ(run(key, cfg).status, Status::Pass);
+}
+
+TEST_F(RunnerTest, Deterministic) {
+  for (const char* key : {"op/mm/bf16/17x31,31x8/contig/eager-bwd", "op/layer_norm/bf16/4x7x16,16,16/contig/eager",
+                          "op/softmax/f32/17x31/t/eager-bwd/dim=0"}) {
+    SCOPED_TRACE(key);
+    Outcome a = run(key), b = run(key);
+    EXPECT_EQ(a.status, b.status);
+    EXPECT_EQ(a.metrics.max_abs_err, b.metrics.max_abs_err);
+    EXPECT_EQ(a.metrics.max_rel_err, b.metrics.max_rel_err);
+    EXPECT_EQ(a.metrics.mismatches, b.metrics.mismatches);
+    EXPECT_EQ(a.metrics.numel, b.metrics.numel);
+    EXPECT_EQ(a.metrics.max_ulp, b.metrics.max_ulp);
+    EXPECT_EQ(a.metrics.worst, b.metrics.worst);
+    EXPECT_EQ(a.error, b.error);
+  }
+}
+
+TEST_F(RunnerTest, MaxRepsZeroTimesFirstCallOnly) {
+  RunnerConfig cfg;
+  cfg.max_reps = 0;
+  Outcome o = run("op/add/f32/8x8,8x8/contig/eager", cfg);
+  EXPECT_EQ(o.status, Status::Pass);
+  EXPECT_EQ(o.timing.reps, 0);
+  EXPECT_EQ(o.timing.median_us, o.timing.first_us);
+}
+
+}  // namespace
+}  // namespace gauntlet
