@@ -3,6 +3,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -142,6 +143,12 @@ std::vector<at::Tensor> make_inputs(const CaseKey& key, const OpSpec& spec) {
             v = in.lo + (in.hi - in.lo) * rng.uniform();
           }
       }
+    }
+    // Never all zeros: a zero input hides most wrong kernels (small integer and bool tensors
+    // can draw all zeros by chance).
+    if ((in.domain == Domain::Real || in.domain == Domain::Positive) && !values.empty() &&
+        std::all_of(values.begin(), values.end(), [](double v) { return v == 0.0; })) {
+      values[0] = integral ? 1.0 : (in.hi != 0.0 ? in.hi : in.lo);
     }
     if (special && at::isFloatingType(type) && in.domain == Domain::Real) {
       for (auto& v : values) {
