@@ -89,6 +89,21 @@ at::Tensor unique_index(const Shape& shape, std::int64_t dim, std::int64_t bound
   return moved.movedim(-1, dim).contiguous();
 }
 
+// See InputSpec::kinks. The nudge (1/16) is larger than a bf16 ulp at the kinks we have.
+void move_off_kinks(at::Tensor& t, const CaseKey& key, const OpSpec& spec, const InputSpec& in) {
+  std::vector<double> kinks = in.kinks;
+  for (const char* name : {"min", "max", "min_val", "max_val"}) {
+    auto it = key.args.find(name);
+    const ArgSpec* a = spec.arg(name);
+    if (!a || (in.kinks.empty() && &in != &spec.inputs.front())) continue;
+    kinks.push_back(std::stod(it != key.args.end() ? it->second : a->default_value));
+  }
+  for (double k : kinks) {
+    at::Tensor hit = t == k;
+    if (hit.any().item<bool>()) t.masked_fill_(hit, k + 0.0625);
+  }
+}
+
 }  // namespace
 
 std::vector<at::Tensor> make_inputs(const CaseKey& key, const OpSpec& spec) {
@@ -151,12 +166,14 @@ std::vector<at::Tensor> make_inputs(const CaseKey& key, const OpSpec& spec) {
       values[0] = integral ? 1.0 : (in.hi != 0.0 ? in.hi : in.lo);
     }
     if (special && at::isFloatingType(type) && in.domain == Domain::Real) {
+      // About one element in five, cycling through every kind so each case holds all of them.
+      std::uint64_t kind = 0;
       for (auto& v : values) {
-        std::uint64_t r = rng.next();
-        if (r % 5 == 0) v = special_value(r / 5, key.dtype);
+        if (rng.next() % 5 == 0) v = special_value(kind++, key.dtype);
       }
     }
     at::Tensor t = at::from_blob(values.data(), {n}, at::kDouble).clone().to(type).reshape(shape);
+    if (at::isFloatingType(type)) move_off_kinks(t, key, spec, in);
     out.push_back(t.contiguous());
   }
   return out;

@@ -64,6 +64,13 @@ class Reader {
     return out;
   }
 
+  // A field that takes one value or a list of values, as nodes (for error positions).
+  std::vector<YAML::Node> items(const YAML::Node& n, const char* what) const {
+    if (n.IsScalar()) return {n};
+    if (!n.IsSequence()) fail(n, fmt::format("field '{}' must be a value or a list of values", what));
+    return std::vector<YAML::Node>(n.begin(), n.end());
+  }
+
   void only_fields(const YAML::Node& map, std::initializer_list<const char*> allowed, const char* what) const {
     if (!map.IsMap()) fail(map, fmt::format("{} must be a mapping", what));
     for (const auto& kv : map) {
@@ -128,6 +135,7 @@ std::vector<std::vector<Shape>> read_shapes(const Reader& r, const YAML::Node& l
           } catch (const YAML::Exception&) {
             r.fail(s, "grid sizes must be integers");
           }
+          if (sizes.back() < 0) r.fail(s, "grid sizes must be >= 0");
         }
         axes.push_back(std::move(sizes));
       }
@@ -190,14 +198,14 @@ void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_
                 "a group");
   std::vector<const OpSpec*> ops;
   if (g["ops"]) {
-    for (const auto& n : g["ops"]) {
+    for (const auto& n : r.items(g["ops"], "ops")) {
       const OpSpec* op = find_op(r.scalar(n, "ops"));
       if (!op) r.fail(n, fmt::format("unknown op '{}' (see gauntlet list --ops)", n.Scalar()));
       ops.push_back(op);
     }
   }
   if (g["families"]) {
-    for (const auto& n : g["families"]) {
+    for (const auto& n : r.items(g["families"], "families")) {
       std::string fam = r.scalar(n, "families");
       std::size_t before = ops.size();
       for (const OpSpec* op : all_ops()) {
@@ -211,7 +219,7 @@ void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_
   if (!g["shapes"]) r.fail(g, "a group needs 'shapes'");
 
   std::vector<DType> dtypes;
-  for (const auto& n : g["dtypes"]) {
+  for (const auto& n : r.items(g["dtypes"], "dtypes")) {
     auto d = parse_dtype(r.scalar(n, "dtypes"));
     if (!d) r.fail(n, fmt::format("unknown dtype '{}' (known: {})", n.Scalar(), dtype_set_str(kAllTypes)));
     dtypes.push_back(*d);
@@ -220,12 +228,12 @@ void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_
   std::vector<Layout> layouts{Layout::Contig};
   if (g["layouts"]) {
     layouts.clear();
-    for (const auto& n : g["layouts"]) layouts.push_back(parse_enum<Layout>(r, n, r.scalar(n, "layouts"), 4, layout_name, "layout"));
+    for (const auto& n : r.items(g["layouts"], "layouts")) layouts.push_back(parse_enum<Layout>(r, n, r.scalar(n, "layouts"), 4, layout_name, "layout"));
   }
   std::vector<Mode> modes{Mode::Eager};
   if (g["modes"]) {
     modes.clear();
-    for (const auto& n : g["modes"]) modes.push_back(parse_enum<Mode>(r, n, r.scalar(n, "modes"), 2, mode_name, "mode"));
+    for (const auto& n : r.items(g["modes"], "modes")) modes.push_back(parse_enum<Mode>(r, n, r.scalar(n, "modes"), 2, mode_name, "mode"));
   }
   auto arg_sets = read_args(r, g["args"]);
   std::vector<std::string> values{"normal"};
@@ -239,8 +247,11 @@ void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_
   for (const OpSpec* op : ops) {
     for (const auto& shape : shapes) {
       if (shape.size() < op->min_inputs() || shape.size() > op->max_inputs()) {
-        r.fail(g["shapes"], fmt::format("op {} takes {} to {} tensor inputs; a shape entry gives {}",
-                                        op->name, op->min_inputs(), op->max_inputs(), shape.size()));
+        const std::string takes = op->min_inputs() == op->max_inputs()
+                                      ? std::to_string(op->min_inputs())
+                                      : fmt::format("{} to {}", op->min_inputs(), op->max_inputs());
+        r.fail(g["shapes"], fmt::format("op {} takes {} tensor inputs; a shape entry gives {}", op->name,
+                                        takes, shape.size()));
       }
       for (DType d : dtypes) {
         if (!contains(op->dtypes, d)) continue;
@@ -338,7 +349,7 @@ Expectations Expectations::load(const std::string& file) {
   for (const char* section : {"skip", "xfail"}) {
     if (!root[section]) continue;
     for (const auto& e : root[section]) {
-      r.only_fields(e, {"match", "backend", "reason"}, "an expectation entry");
+      r.only_fields(e, {"match", "backend", "reason", "strict"}, "an expectation entry");
       if (!e["match"]) r.fail(e, fmt::format("{} entry without 'match'", section));
       if (!e["reason"] || r.scalar(e["reason"], "reason").empty()) {
         r.fail(e, fmt::format("{} entry without a reason (every skip and xfail needs one)", section));
@@ -349,6 +360,12 @@ Expectations Expectations::load(const std::string& file) {
       en.backend = e["backend"] ? r.scalar(e["backend"], "backend") : "";
       en.reason = r.scalar(e["reason"], "reason");
       en.source = r.where(e);
+      if (e["strict"]) {
+        const std::string v = r.scalar(e["strict"], "strict");
+        if (v != "0" && v != "1") r.fail(e["strict"], "strict is true or false");
+        if (en.kind == Expect::Skip) r.fail(e["strict"], "strict applies to xfail entries only");
+        en.strict = v == "1";
+      }
       ex.entries_.push_back(std::move(en));
     }
   }
@@ -358,7 +375,7 @@ Expectations Expectations::load(const std::string& file) {
 Expectation Expectations::lookup(const std::string& key, const std::string& backend) const {
   for (const auto& e : entries_) {
     if (!e.backend.empty() && e.backend != backend) continue;
-    if (glob_match(e.match, key)) return {e.kind, e.reason, e.source};
+    if (glob_match(e.match, key)) return {e.kind, e.reason, e.source, e.strict};
   }
   return {};
 }
@@ -379,14 +396,27 @@ ToleranceTable ToleranceTable::load(const std::string& file) {
         if (!find_op(o)) r.fail(n["ops"], "unknown op '" + o + "'");
       }
     }
-    if (n["families"]) rule.families = r.list(n["families"], "families");
+    if (n["families"]) {
+      rule.families = r.list(n["families"], "families");
+      for (const auto& f : rule.families) {
+        const auto ops = all_ops();
+        if (std::none_of(ops.begin(), ops.end(), [&](const OpSpec* o) { return o->family == f; })) {
+          r.fail(n["families"], "unknown op family '" + f + "'");
+        }
+      }
+    }
     if (n["dtypes"]) {
       rule.dtypes = r.list(n["dtypes"], "dtypes");
       for (const auto& d : rule.dtypes) {
         if (!parse_dtype(d)) r.fail(n["dtypes"], "unknown dtype '" + d + "'");
       }
     }
-    if (n["modes"]) rule.modes = r.list(n["modes"], "modes");
+    if (n["modes"]) {
+      rule.modes = r.list(n["modes"], "modes");
+      for (const auto& m : rule.modes) {
+        if (m != mode_name(Mode::Eager) && m != mode_name(Mode::EagerBwd)) r.fail(n["modes"], "unknown mode '" + m + "'");
+      }
+    }
     if (n["backend"]) rule.backend = r.scalar(n["backend"], "backend");
     try {
       if (n["rtol"]) rule.rtol = n["rtol"].as<double>();

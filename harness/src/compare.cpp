@@ -157,7 +157,7 @@ void Comparison::add(const OutputView& out, const Tolerance& tol) {
     }
     if (floating) m_.max_ulp = std::max(m_.max_ulp, ulp_distance(a, gc, out.dtype));
     if (mismatch) ++m_.mismatches;
-    if (score > worst_score_) {
+    if (score > 0 && score > worst_score_) {
       worst_score_ = score;
       m_.worst = out.name + "[" + std::to_string(i) + "]";
     }

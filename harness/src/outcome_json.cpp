@@ -5,14 +5,12 @@
 
 namespace gauntlet {
 
-namespace {
-// JSON has no NaN or Infinity: non-finite metrics travel as strings.
-nlohmann::json num(double v) {
+nlohmann::json json_number(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return v;
 }
-double num_of(const nlohmann::json& j) {
+double number_from_json(const nlohmann::json& j) {
   if (j.is_string()) {
     const auto& s = j.get_ref<const std::string&>();
     if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
@@ -20,6 +18,10 @@ double num_of(const nlohmann::json& j) {
   }
   return j.get<double>();
 }
+
+namespace {
+nlohmann::json num(double v) { return json_number(v); }
+double num_of(const nlohmann::json& j) { return number_from_json(j); }
 }  // namespace
 
 nlohmann::json to_json(const Outcome& o) {

@@ -211,7 +211,8 @@ Outcome run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cf
 //   c10::OutOfMemoryError                                                -> ERROR ("out of memory: ...")
 //   any other c10::Error or std::exception                               -> ERROR
 // The message is kept without the C++ backtrace. Then the catalog's expectation applies:
-// SKIP never runs; an xfail case that fails (FAIL/ERROR/UNSUPPORTED) is XFAIL, one that passes XPASS.
+// SKIP never runs; an xfail case that fails (FAIL/ERROR/UNSUPPORTED) is XFAIL, one that passes
+// XPASS, or keeps its status when the entry is not strict.
 Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, CaseDetail* detail) {
   Expectation expect;
   if (cfg.expectations) expect = cfg.expectations->lookup(key.str(), backend.name());
@@ -242,7 +243,7 @@ Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   if (expect.kind == Expect::XFail) {
     out.reason = expect.reason + " (" + expect.source + ")";
     const bool failed = out.status == Status::Fail || out.status == Status::Error || out.status == Status::Unsupported;
-    out.status = failed ? Status::XFail : Status::XPass;
+    out.status = failed ? Status::XFail : (expect.strict ? Status::XPass : out.status);
   }
   return out;
 }

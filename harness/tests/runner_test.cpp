@@ -146,6 +146,23 @@ TEST_F(RunnerTest, XFailAndXPass) {
   EXPECT_FALSE(is_failure(fail.status));
 }
 
+TEST_F(RunnerTest, NonStrictXFailKeepsPassAndFailIsXFail) {
+  Expectations ex = Expectations::load(write("expectations.yaml",
+                                             "xfail:\n  - match: \"op/add/*\"\n    strict: false\n    reason: data-dependent\n"
+                                             "  - match: \"op/exp/f16/*\"\n    strict: false\n    reason: no f16 exp\n"));
+  RunnerConfig cfg;
+  cfg.expectations = &ex;
+  Outcome pass = run("op/add/f32/8x8,8x8/contig/eager", cfg);
+  EXPECT_EQ(pass.status, Status::Pass);
+  EXPECT_NE(pass.reason.find("data-dependent"), std::string::npos);
+  EXPECT_EQ(run("op/exp/f16/8x8/contig/eager", cfg).status, Status::XFail);
+}
+
+TEST_F(RunnerTest, StrictOnSkipIsRejected) {
+  EXPECT_THROW(Expectations::load(write("bad.yaml", "skip:\n  - match: \"op/*\"\n    strict: false\n    reason: x\n")),
+               CatalogError);
+}
+
 TEST_F(RunnerTest, TightToleranceRuleFails) {
   // layer_norm in bf16 differs from the fp64 golden rounded to bf16 in some elements.
   const std::string key = "op/layer_norm/bf16/4x7x16,16,16/contig/eager";

@@ -120,8 +120,8 @@ void register_elementwise_ops(OpRegistry& r) {
     b.fn([](const OpCall& c) { return T{at::nan_to_num(c.t(0), c.f("nan"), c.f("posinf"), c.f("neginf"))}; }); add(b); }
 
   // Activations.
-  { auto b = activation("relu", "aten::relu"); b.dtypes(kSigned); b.fn([](const OpCall& c) { return T{at::relu(c.t(0))}; }); add(b); }
-  { auto b = activation("relu6", "aten::hardtanh"); b.fn([](const OpCall& c) { return T{at::relu6(c.t(0))}; }); add(b); }
+  { auto b = activation("relu", "aten::relu"); b.dtypes(kSigned).kinks({0}); b.fn([](const OpCall& c) { return T{at::relu(c.t(0))}; }); add(b); }
+  { auto b = activation("relu6", "aten::hardtanh"); b.kinks({0, 6}); b.fn([](const OpCall& c) { return T{at::relu6(c.t(0))}; }); add(b); }
   { auto b = activation("gelu", "aten::gelu");
     b.arg("approximate", ArgType::Str, "none", {"none", "tanh"});
     b.fn([](const OpCall& c) { return T{at::gelu(c.t(0), c.s("approximate"))}; }); add(b); }
@@ -130,8 +130,8 @@ void register_elementwise_ops(OpRegistry& r) {
   { auto b = activation("softplus", "aten::softplus");
     b.arg("beta", ArgType::Float, "1").arg("threshold", ArgType::Float, "20");
     b.fn([](const OpCall& c) { return T{at::softplus(c.t(0), c.f("beta"), c.f("threshold"))}; }); add(b); }
-  { auto b = activation("hardswish", "aten::hardswish"); b.fn([](const OpCall& c) { return T{at::hardswish(c.t(0))}; }); add(b); }
-  { auto b = activation("hardsigmoid", "aten::hardsigmoid"); b.fn([](const OpCall& c) { return T{at::hardsigmoid(c.t(0))}; }); add(b); }
+  { auto b = activation("hardswish", "aten::hardswish"); b.kinks({-3, 3}); b.fn([](const OpCall& c) { return T{at::hardswish(c.t(0))}; }); add(b); }
+  { auto b = activation("hardsigmoid", "aten::hardsigmoid"); b.kinks({-3, 3}); b.fn([](const OpCall& c) { return T{at::hardsigmoid(c.t(0))}; }); add(b); }
   { auto b = activation("hardtanh", "aten::hardtanh");
     b.arg("min_val", ArgType::Float, "-1").arg("max_val", ArgType::Float, "1");
     b.fn([](const OpCall& c) { return T{at::hardtanh(c.t(0), c.f("min_val"), c.f("max_val"))}; }); add(b); }
@@ -161,13 +161,14 @@ void register_elementwise_ops(OpRegistry& r) {
     }); add(b); }
   { auto b = binary("mul", "aten::mul.Tensor", kNumeric | kBoolDType); b.grad().special().strides_like_input();
     b.fn([](const OpCall& c) { return T{at::mul(c.t(0), c.t(1))}; }); add(b); }
-  { OpBuilder b("div", "aten::div.Tensor_mode", "binary"); b.x().pos(0.25, 4).grad().special().strides_like_input();
-    b.arg("rounding_mode", ArgType::Str, "none", {"none", "trunc", "floor"});
-    b.fn([](const OpCall& c) {
-      std::string m = c.s("rounding_mode");
-      if (m == "none") return T{at::div(c.t(0), c.t(1))};
-      return T{at::div(c.t(0), c.t(1), m)};
-    }); add(b); }
+  { OpBuilder b("div", "aten::div.Tensor", "binary"); b.x().pos(0.25, 4).grad().special().strides_like_input();
+    b.fn([](const OpCall& c) { return T{at::div(c.t(0), c.t(1))}; }); add(b); }
+  // Rounded division is its own case family: its result jumps by 1 where the quotient crosses
+  // an integer, so it needs its own tolerance rules (tolerances.yaml).
+  { OpBuilder b("div_rounding", "aten::div.Tensor_mode", "binary"); b.x(-8, 8).pos(0.25, 4).special().strides_like_input();
+    b.dtypes(kFloatDTypes | kIntDTypes);
+    b.arg("rounding_mode", ArgType::Str, "trunc", {"trunc", "floor"});
+    b.fn([](const OpCall& c) { return T{at::div(c.t(0), c.t(1), c.s("rounding_mode"))}; }); add(b); }
   { OpBuilder b("remainder", "aten::remainder.Tensor", "binary"); b.x(-8, 8).pos(0.5, 4).dtypes(kFloatDTypes | kIntDTypes);
     b.fn([](const OpCall& c) { return T{at::remainder(c.t(0), c.t(1))}; }); add(b); }
   { OpBuilder b("fmod", "aten::fmod.Tensor", "binary"); b.x(-8, 8).pos(0.5, 4).dtypes(kFloatDTypes | kIntDTypes);

@@ -159,6 +159,11 @@ OpBuilder& OpBuilder::special() { d_.spec.special_values = true; return *this; }
 OpBuilder& OpBuilder::rank(int r) { d_.spec.min_rank = r; return *this; }
 OpBuilder& OpBuilder::strides_like_input() { d_.spec.promise.strides_like_input = true; return *this; }
 OpBuilder& OpBuilder::note(std::string text) { d_.spec.note = std::move(text); return *this; }
+OpBuilder& OpBuilder::kinks(std::vector<double> points) {
+  TORCH_INTERNAL_ASSERT(!d_.spec.inputs.empty(), "kinks() before any input");
+  d_.spec.inputs.back().kinks = std::move(points);
+  return *this;
+}
 OpBuilder& OpBuilder::fn(OpFn f) { d_.fn = std::move(f); return *this; }
 OpDef OpBuilder::build() && { return std::move(d_); }
 
@@ -210,8 +215,11 @@ std::optional<std::string> validate_key(const CaseKey& key) {
                        dtype_name(key.dtype), dtype_set_str(op->dtypes));
   }
   if (key.shapes.size() < op->min_inputs() || key.shapes.size() > op->max_inputs()) {
-    return fmt::format("op {} takes {} to {} tensor inputs, the key gives {}", op->name,
-                       op->min_inputs(), op->max_inputs(), key.shapes.size());
+    return fmt::format("op {} takes {} tensor inputs, the key gives {}", op->name,
+                       op->min_inputs() == op->max_inputs()
+                           ? std::to_string(op->min_inputs())
+                           : fmt::format("{} to {}", op->min_inputs(), op->max_inputs()),
+                       key.shapes.size());
   }
   const Shape& first = key.shapes.front();
   if (static_cast<int>(first.size()) < op->min_rank) {
@@ -220,7 +228,11 @@ std::optional<std::string> validate_key(const CaseKey& key) {
   for (const auto& [name, value] : key.args) {
     const ArgSpec* a = op->arg(name);
     if (!a) {
-      if (name == "values" && (value == "special") && op->special_values) continue;
+      if (name == "values" && value == "special" && op->special_values && is_floating(key.dtype)) continue;
+      if (name == "values") {
+        return fmt::format("values=special needs a floating dtype and an op that propagates special values ({} {})",
+                           op->name, dtype_name(key.dtype));
+      }
       return fmt::format("op {} has no argument '{}'", op->name, name);
     }
     std::string problem = check_arg(*a, value);

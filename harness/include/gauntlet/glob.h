@@ -1,5 +1,7 @@
-// gtest-style filters on case keys: "POS1:POS2-NEG1:NEG2", where each pattern is a glob with
-// '*' (any run of characters, '/' included) and '?' (one character).
+// gtest-style filters on case keys: "POS1:POS2:-NEG1:NEG2" (or "-NEG1:NEG2"), where each
+// pattern is a glob with '*' (any run of characters, '/' included) and '?' (one character).
+// Unlike gtest, a '-' starts the negative part only at the start or right after ':', because
+// keys themselves contain '-' (eager-bwd, dim=-1).
 #pragma once
 
 #include <string>

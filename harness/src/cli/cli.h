@@ -51,6 +51,8 @@ class Store;
 }
 namespace gauntlet::cli {
 // Prints a run's counts by status, then each listed result with its repro command.
-void print_summary(const Store& store, long long run_id, const std::vector<std::string>& statuses,
-                   const std::string& suites_dir);
+// Repro commands name the run's suites dir when it was not the default one.
+void print_summary(const Store& store, long long run_id, const std::vector<std::string>& statuses);
+// The suites dir a run used, or "" when it was the default.
+std::string run_suites_dir(const std::string& config_json);
 }  // namespace gauntlet::cli

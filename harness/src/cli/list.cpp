@@ -47,7 +47,7 @@ int list_ops(bool json) {
     return 0;
   }
   for (const OpSpec* op : ops) {
-    fmt::print("{:<28} {:<34} {:<12} {:<3} dtypes={} inputs={} args={}\n", op->name, op->aten, op->family,
+    fmt::print("{:<32} {:<36} {:<14} {:<3} dtypes={} inputs={} args={}\n", op->name, op->aten, op->family,
                op->has_backward ? "bwd" : "-", dtype_set_str(op->dtypes), inputs_str(*op), args_str(*op));
   }
   return 0;

@@ -15,8 +15,8 @@ namespace gauntlet::cli {
 namespace {
 
 nlohmann::json summary_json(const TensorSummary& s) {
-  return {{"name", s.name}, {"dtype", s.dtype}, {"shape", s.shape}, {"strides", s.strides}, {"min", s.min},
-          {"max", s.max}, {"mean", s.mean}, {"fingerprint", fmt::format("{:016x}", s.fingerprint)}};
+  return {{"name", s.name}, {"dtype", s.dtype}, {"shape", s.shape}, {"strides", s.strides},
+          {"min", json_number(s.min)}, {"max", json_number(s.max)}, {"mean", json_number(s.mean)}, {"fingerprint", fmt::format("{:016x}", s.fingerprint)}};
 }
 
 void print_tensors(const char* title, const std::vector<TensorSummary>& ts) {
@@ -53,8 +53,9 @@ int repro(const ReproOptions& o) {
     j["worst_elements"] = nlohmann::json::array();
     for (const auto& w : detail.worst) {
       j["worst_elements"].push_back({{"output", w.output}, {"index", w.index}, {"coords", w.coords},
-                                     {"actual", w.actual}, {"golden", w.golden}, {"golden_cast", w.golden_cast},
-                                     {"abs_err", w.abs_err}, {"allowed", w.allowed}});
+                                     {"actual", json_number(w.actual)}, {"golden", json_number(w.golden)},
+                                     {"golden_cast", json_number(w.golden_cast)},
+                                     {"abs_err", json_number(w.abs_err)}, {"allowed", json_number(w.allowed)}});
     }
     std::cout << j.dump(1) << "\n";
     return rc;

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
@@ -56,6 +57,11 @@ int run(const RunOptions& o) {
   const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
   std::unique_ptr<Backend> backend = make_backend(o.backend);
   // Open the store last among the checks: a bad suite or backend never touches the database.
+  if (const auto parent = std::filesystem::path(o.db).parent_path(); !parent.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec) throw UsageError(fmt::format("cannot create the folder of {}: {}", o.db, ec.message()));
+  }
   auto store = Store::open(o.db, Store::OpenMode::ReadWrite);
 
   RunInfo info;
@@ -97,7 +103,7 @@ int run(const RunOptions& o) {
   for (Status s : kAllStatuses) {
     if (is_failure(s)) statuses.emplace_back(status_name(s));
   }
-  print_summary(*store, run_id, statuses, o.suites_dir);
+  print_summary(*store, run_id, statuses);
   fmt::print("\ndatabase: {} (run {})\n", o.db, run_id);
   if (g_interrupted) return 130;
   return (o.gate && failures > 0) ? 1 : 0;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "gauntlet/catalog.h"
 #include "gauntlet/outcome_json.h"
 #include "gauntlet/store.h"
 
@@ -39,10 +40,17 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 
 }  // namespace
 
-void print_summary(const Store& store, long long run_id, const std::vector<std::string>& statuses,
-                   const std::string& suites_dir) {
+std::string run_suites_dir(const std::string& config_json) {
+  auto j = nlohmann::json::parse(config_json, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("suites_dir") || !j["suites_dir"].is_string()) return "";
+  std::string dir = j["suites_dir"].get<std::string>();
+  return dir == default_suites_dir() ? "" : dir;
+}
+
+void print_summary(const Store& store, long long run_id, const std::vector<std::string>& statuses) {
   auto info = store.run(run_id);
   if (!info) throw UsageError(fmt::format("no run {} in the database", run_id));
+  const std::string suites_dir = run_suites_dir(info->config_json);
   auto counts = store.status_counts(run_id);
   std::int64_t total = 0;
   for (const auto& [s, n] : counts) total += n;
@@ -76,7 +84,7 @@ int show(const ShowOptions& o) {
   }
   auto statuses = wanted_statuses(o.statuses);
   if (!o.json) {
-    print_summary(*store, run_id, statuses, "");
+    print_summary(*store, run_id, statuses);
     return 0;
   }
   auto info = store->run(run_id);
@@ -88,7 +96,7 @@ int show(const ShowOptions& o) {
     std::string st(status_name(r.outcome.status));
     if (std::find(statuses.begin(), statuses.end(), st) == statuses.end()) continue;
     nlohmann::json j = to_json(r.outcome);
-    j["repro"] = repro_command(r.outcome.key, info->backend, "");
+    j["repro"] = repro_command(r.outcome.key, info->backend, run_suites_dir(info->config_json));
     results.push_back(std::move(j));
   }
   nlohmann::json run = {{"id", info->id}, {"suite", info->suite}, {"backend", info->backend},

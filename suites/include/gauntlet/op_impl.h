@@ -64,6 +64,7 @@ class OpBuilder {
   OpBuilder& rank(int min_rank);
   OpBuilder& strides_like_input();
   OpBuilder& note(std::string text);
+  OpBuilder& kinks(std::vector<double> points);  // of the last input added
   OpBuilder& fn(OpFn f);
   OpDef build() &&;
 

@@ -37,6 +37,10 @@ struct InputSpec {
   int index_of = 0;           // for Index/Class domains: whose size bounds the values
   bool differentiable = true;  // gets requires_grad in eager-bwd mode
   bool optional = false;       // may be left out by giving fewer shapes (e.g. bias)
+  // Points where the op is not differentiable (hardswish at +-3): inputs that round onto one
+  // are moved off it, since the gradient there is a convention, not a value to compare.
+  // The values of the arguments min, max, min_val and max_val are kinks too.
+  std::vector<double> kinks = {};
 };
 
 enum class ArgType { Int, Float, Bool, Ints, Str };
