@@ -356,7 +356,7 @@ Expectations Expectations::load(const std::string& file) {
       }
       Entry en;
       en.kind = std::string(section) == "skip" ? Expect::Skip : Expect::XFail;
-      en.match = r.scalar(e["match"], "match");
+      en.matches = r.list(e["match"], "match");
       en.backend = e["backend"] ? r.scalar(e["backend"], "backend") : "";
       en.reason = r.scalar(e["reason"], "reason");
       en.source = r.where(e);
@@ -375,7 +375,9 @@ Expectations Expectations::load(const std::string& file) {
 Expectation Expectations::lookup(const std::string& key, const std::string& backend) const {
   for (const auto& e : entries_) {
     if (!e.backend.empty() && e.backend != backend) continue;
-    if (glob_match(e.match, key)) return {e.kind, e.reason, e.source, e.strict};
+    for (const auto& m : e.matches) {
+      if (glob_match(m, key)) return {e.kind, e.reason, e.source, e.strict};
+    }
   }
   return {};
 }

@@ -48,7 +48,7 @@ struct Suite {
   std::vector<Case> cases;  // sorted by key text, unique
 };
 
-// Skip / xfail entries: glob on the case key, optionally for one backend only.
+// Skip / xfail entries: globs on the case key, optionally for one backend only.
 class Expectations {
  public:
   static Expectations load(const std::string& file);  // a missing file means none
@@ -57,7 +57,8 @@ class Expectations {
  private:
   struct Entry {
     Expect kind;
-    std::string match, backend, reason, source;
+    std::vector<std::string> matches;  // globs on the case key; any may match
+    std::string backend, reason, source;
     bool strict = true;
   };
   std::vector<Entry> entries_;
