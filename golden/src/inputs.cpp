@@ -99,7 +99,8 @@ void move_off_kinks(at::Tensor& t, const CaseKey& key, const OpSpec& spec, const
     kinks.push_back(std::stod(it != key.args.end() ? it->second : a->default_value));
   }
   for (double k : kinks) {
-    at::Tensor hit = t == k;
+    // -0 is one of the special values, not a kink to move off: only +0 moves.
+    at::Tensor hit = k == 0.0 ? (t == 0) & at::logical_not(at::signbit(t)) : t == k;
     if (hit.any().item<bool>()) t.masked_fill_(hit, k + 0.0625);
   }
 }

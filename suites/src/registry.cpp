@@ -229,6 +229,9 @@ std::optional<std::string> validate_key(const CaseKey& key) {
     const ArgSpec* a = op->arg(name);
     if (!a) {
       if (name == "values" && value == "special" && op->special_values && is_floating(key.dtype)) continue;
+      if (name == "values" && value != "special") {
+        return fmt::format("argument values={} is not allowed: 'values' is 'special' or left out", value);
+      }
       if (name == "values") {
         return fmt::format("values=special needs a floating dtype and an op that propagates special values ({} {})",
                            op->name, dtype_name(key.dtype));
