@@ -9,7 +9,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev sqlite3
   libboost-dev libboost-filesystem-dev
-  libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libxxhash-dev
+  libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libxxhash-dev libzstd-dev
 )
 
 missing=()

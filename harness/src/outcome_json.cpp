@@ -50,6 +50,9 @@ nlohmann::json to_json(const Outcome& o) {
       {"reps", o.timing.reps},
       {"peak_mem_bytes", o.peak_mem_bytes},
       {"fallback_ops", o.fallback_ops},
+      {"golden_source", o.golden_source},
+      {"golden_entry", o.golden_entry},
+      {"golden_us", num(o.timing.golden_us)},
   };
 }
 
@@ -79,6 +82,9 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   o.timing.reps = j.value("reps", 0);
   o.peak_mem_bytes = j.value("peak_mem_bytes", std::int64_t{0});
   o.fallback_ops = j.value("fallback_ops", std::vector<std::string>{});
+  o.golden_source = j.value("golden_source", std::string("computed"));
+  o.golden_entry = j.value("golden_entry", std::string());
+  o.timing.golden_us = j.contains("golden_us") ? num_of(j.at("golden_us")) : 0.0;
   return o;
 }
 

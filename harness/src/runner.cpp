@@ -145,13 +145,45 @@ std::string compare_outputs(const CaseKey& key, const std::string& backend,
   return problem;
 }
 
-Outcome run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, CaseDetail* detail) {
-  Outcome out;
+// The golden from the store when it holds an intact entry, else computed (and, when asked,
+// added). A corrupt entry is never used: it is recomputed, and replaced when adding.
+std::vector<NamedTensor> obtain_golden(const OpDef& def, const CaseKey& key, const std::vector<at::Tensor>& inputs,
+                                       const RunnerConfig& cfg, Outcome& out) {
+  auto t0 = Clock::now();
+  if (cfg.golden_store) {
+    const std::string reference = cfg.golden_reference.empty() ? reference_identity() : cfg.golden_reference;
+    GoldenLookup hit = cfg.golden_store->get(key.str(), kGoldenMethodVersion, reference, cfg.golden_release);
+    if (hit.state == GoldenLookup::State::Hit) {
+      out.golden_source = "store";
+      out.golden_entry = hit.entry.object;
+      out.timing.golden_us = us_since(t0);
+      return std::move(hit.outputs);
+    }
+    if (!cfg.golden_release.empty()) {
+      throw std::runtime_error(hit.state == GoldenLookup::State::Corrupt
+                                   ? "frozen golden of release " + cfg.golden_release + " is corrupt: " + hit.problem
+                                   : "release " + cfg.golden_release + " froze no golden for this case");
+    }
+  }
+  std::vector<NamedTensor> golden = compute_golden(def, key, inputs);
+  out.golden_source = "computed";
+  if (cfg.golden_store && cfg.golden_add) {
+    const std::string reference = cfg.golden_reference.empty() ? reference_identity() : cfg.golden_reference;
+    out.golden_entry = cfg.golden_store->put(key.str(), kGoldenMethodVersion, reference, golden).object;
+    out.golden_source = "computed+stored";
+  }
+  out.timing.golden_us = us_since(t0);
+  return golden;
+}
+
+// Fills `out` as the case goes, so what is known before an exception (the golden's provenance)
+// survives into the outcome.
+void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, CaseDetail* detail, Outcome& out) {
   out.key = key.str();
   if (auto problem = validate_key(key)) {
     out.status = Status::Error;
     out.error = "invalid case: " + *problem;
-    return out;
+    return;
   }
   const OpDef& def = *find_op_def(key.target);
   std::vector<at::Tensor> inputs = make_inputs(key, def.spec);
@@ -160,7 +192,7 @@ Outcome run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cf
       detail->inputs.push_back(summarize(def.spec.inputs[i].name, apply_layout(inputs[i], key.layout)));
     }
   }
-  std::vector<NamedTensor> golden = compute_golden(def, key, inputs);
+  std::vector<NamedTensor> golden = obtain_golden(def, key, inputs, cfg, out);
 
   std::vector<at::Tensor> device_inputs;
   for (const auto& t : inputs) device_inputs.push_back(backend.to_device(apply_layout(t, key.layout)));
@@ -201,7 +233,6 @@ Outcome run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cf
     out.status = Status::Fail;
     out.error = problem;
   }
-  return out;
 }
 
 }  // namespace
@@ -225,7 +256,7 @@ Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   }
   Outcome out;
   try {
-    out = run_checked(key, backend, cfg, detail);
+    run_checked(key, backend, cfg, detail, out);
   } catch (const c10::OutOfMemoryError& e) {
     out.status = Status::Error;
     out.error = std::string("out of memory: ") + e.what_without_backtrace();

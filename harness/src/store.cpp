@@ -97,6 +97,12 @@ CREATE TABLE results(
 );
 CREATE INDEX results_by_status ON results(run_id, status);
 )sql",
+    // 1 -> 2: where each result's golden came from (the golden store) and what it cost.
+    R"sql(
+ALTER TABLE results ADD COLUMN golden_source TEXT NOT NULL DEFAULT 'computed';
+ALTER TABLE results ADD COLUMN golden_entry TEXT NOT NULL DEFAULT '';
+ALTER TABLE results ADD COLUMN golden_us REAL;
+)sql",
 };
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration step per schema version");
@@ -111,7 +117,8 @@ constexpr std::string_view kCaseColumns =
 constexpr std::string_view kResultColumns =
     "run_id, case_id, status, attempt, rtol, atol, tolerance_profile, max_abs_err, max_rel_err, "
     "mismatches, numel, mismatch_frac, max_ulp, nan_inf_ok, worst, error, reason, first_us, "
-    "median_us, p10_us, p90_us, reps, peak_mem_bytes, fallback_ops";
+    "median_us, p10_us, p90_us, reps, peak_mem_bytes, fallback_ops, golden_source, golden_entry, "
+    "golden_us";
 
 // ---- Errors
 
@@ -391,7 +398,8 @@ void bind_result(Stmt& s, std::int64_t run_id, std::int64_t case_id, const Outco
   s.bind(run_id, case_id, status_name(o.status), o.attempt, o.rtol, o.atol, o.tolerance_profile,
          m.max_abs_err, m.max_rel_err, m.mismatches, m.numel, m.mismatch_frac(), m.max_ulp,
          int{m.nan_inf_ok}, m.worst, o.error, o.reason, t.first_us, t.median_us, t.p10_us, t.p90_us,
-         t.reps, o.peak_mem_bytes, to_json(o.fallback_ops));
+         t.reps, o.peak_mem_bytes, to_json(o.fallback_ops), o.golden_source, o.golden_entry,
+         t.golden_us);
 }
 
 Status read_status(Stmt& s) {
@@ -442,6 +450,9 @@ StoredResult read_result(Stmt& s) {
   o.timing.reps = static_cast<int>(s.int64());
   o.peak_mem_bytes = s.int64();
   o.fallback_ops = read_ops(s);
+  o.golden_source = s.text();
+  o.golden_entry = s.text();
+  o.timing.golden_us = s.real();
   return r;
 }
 

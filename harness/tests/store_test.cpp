@@ -484,6 +484,49 @@ TEST_F(StoreTest, NewDatabaseHasTheCurrentSchema) {
   }
 }
 
+TEST_F(StoreTest, ASchemaOneDatabaseIsMigratedKeepingItsResults) {
+  // Make a schema-1 database: today's schema without the columns migration 2 adds.
+  const std::string path = file("v1.db");
+  std::int64_t run = 0;
+  {
+    auto store = Store::open(path, Mode::ReadWrite);
+    run = store->begin_run(sample_run());
+    store->add_result(run, key(kAdd), sample_outcome());
+  }
+  {
+    RawDb db(path);
+    for (const char* column : {"golden_source", "golden_entry", "golden_us"}) {
+      db.exec("ALTER TABLE results DROP COLUMN " + std::string(column));
+    }
+    db.exec("PRAGMA user_version = 1");
+    db.exec("UPDATE meta SET value = '1' WHERE key = 'schema_version'");
+  }
+  auto store = Store::open(path, Mode::ReadWrite);
+  EXPECT_EQ(store->schema_version(), kSchemaVersion);
+  auto results = store->results(run);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].outcome.status, sample_outcome().status);
+  EXPECT_EQ(results[0].outcome.metrics.mismatches, sample_outcome().metrics.mismatches);
+  EXPECT_EQ(results[0].outcome.golden_source, "computed");  // the column's default
+  EXPECT_EQ(results[0].outcome.golden_entry, "");
+}
+
+TEST_F(StoreTest, GoldenProvenanceRoundTrips) {
+  const std::string path = file("g.db");
+  auto store = Store::open(path, Mode::ReadWrite);
+  const std::int64_t run = store->begin_run(sample_run());
+  Outcome o = sample_outcome();
+  o.golden_source = "store";
+  o.golden_entry = "0123456789abcdef0123456789abcdef";
+  o.timing.golden_us = 12.5;
+  store->add_result(run, key(kAdd), o);
+  store->flush();
+  auto r = store->results(run).at(0).outcome;
+  EXPECT_EQ(r.golden_source, "store");
+  EXPECT_EQ(r.golden_entry, o.golden_entry);
+  EXPECT_EQ(r.timing.golden_us, 12.5);
+}
+
 TEST_F(StoreTest, ReopeningKeepsDataAndSchema) {
   const std::string path = file("g.db");
   std::int64_t run = 0;

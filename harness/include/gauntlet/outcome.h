@@ -36,6 +36,7 @@ struct Timing {
   double median_us = 0;  // median of the steady-state repetitions
   double p10_us = 0, p90_us = 0;
   int reps = 0;
+  double golden_us = 0;  // obtaining the golden: computing it, or reading it from the store
 };
 
 struct Outcome {
@@ -50,6 +51,8 @@ struct Outcome {
   std::int64_t peak_mem_bytes = 0;  // peak device memory during the case (0 when unknown)
   std::vector<std::string> fallback_ops;  // ops that fell back to CPU (backends that report it)
   int attempt = 1;
+  std::string golden_source = "computed";  // "computed", "store" or "computed+stored"
+  std::string golden_entry;                // the golden store object used or written
 };
 
 }  // namespace gauntlet

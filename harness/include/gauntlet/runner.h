@@ -7,6 +7,7 @@
 
 #include "gauntlet/backend.h"
 #include "gauntlet/catalog.h"
+#include "gauntlet/golden_store.h"
 #include "gauntlet/outcome.h"
 
 namespace gauntlet {
@@ -16,6 +17,11 @@ struct RunnerConfig {
   const Expectations* expectations = nullptr;   // null: nothing skipped or expected to fail
   int max_reps = 3;          // steady-state repetitions after the first call (0: time the first only)
   double max_time_ms = 20;   // stop repeating once the repetitions took this long
+  // Precomputed goldens (Note [Golden store]): used when present and intact, else computed.
+  GoldenStore* golden_store = nullptr;
+  bool golden_add = false;      // write goldens the store lacks (needs a writable store)
+  std::string golden_release;   // use this release's frozen goldens instead of the current ones
+  std::string golden_reference; // reference_identity(), computed once per run
 };
 
 // What `repro` prints beyond the outcome.

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <stdexcept>
+
+#include "gauntlet/catalog.h"
 #include <string>
 #include <vector>
 
@@ -20,8 +22,18 @@ struct ListOptions {
 };
 struct RunOptions {
   std::string suite, backend = "cpu", db, filter, release, build_id, suites_dir, shard;
+  std::string golden_store, golden_release;
+  bool golden_add = false;
   bool gate = false, quiet = false;
   int max_reps = 3;
+};
+struct GoldenOptions {
+  std::string action;  // build, verify, freeze, gc
+  std::string store, suite, filter, suites_dir, release, shard;
+  int workers = 1;
+  long long sample = 100;
+  unsigned long long seed = 0;
+  bool quiet = false;
 };
 struct ShowOptions {
   std::string db, statuses;
@@ -29,7 +41,7 @@ struct ShowOptions {
   bool json = false;
 };
 struct ReproOptions {
-  std::string key, backend = "cpu", suites_dir;
+  std::string key, backend = "cpu", suites_dir, golden_store, golden_release;
   bool json = false;
 };
 
@@ -37,12 +49,15 @@ int list(const ListOptions& o);
 int run(const RunOptions& o);
 int show(const ShowOptions& o);
 int repro(const ReproOptions& o);
+int golden(const GoldenOptions& o);
 
 // The one-line command that reproduces a case; every failure printed anywhere comes with it.
 std::string repro_command(const std::string& key, const std::string& backend, const std::string& suites_dir);
 // "i/N" (or GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS when `spec` is empty) -> {i, N}; {0, 1} for none.
 std::pair<int, int> parse_shard(const std::string& spec);
 std::string suites_dir_or_default(const std::string& dir);
+// The cases of a suite after --filter and --shard; a filter that matches nothing is an error.
+std::vector<const Case*> select_cases(const Suite& suite, const std::string& filter, const std::string& shard);
 
 }  // namespace gauntlet::cli
 

@@ -31,4 +31,18 @@ std::pair<int, int> parse_shard(const std::string& spec) {
   return {index, total};
 }
 
+std::vector<const Case*> select_cases(const Suite& suite, const std::string& filter_spec, const std::string& shard_spec) {
+  Filter filter = filter_spec.empty() ? Filter() : Filter(filter_spec);
+  auto [shard, shards] = parse_shard(shard_spec);
+  std::vector<const Case*> cases;
+  for (std::size_t i = 0; i < suite.cases.size(); ++i) {
+    if (static_cast<int>(i % static_cast<std::size_t>(shards)) != shard) continue;
+    if (filter.matches(suite.cases[i].text)) cases.push_back(&suite.cases[i]);
+  }
+  if (cases.empty()) {
+    throw UsageError(fmt::format("filter '{}' matches no case of suite {}", filter_spec, suite.name));
+  }
+  return cases;
+}
+
 }  // namespace gauntlet::cli

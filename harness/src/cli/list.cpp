@@ -67,12 +67,12 @@ int list(const ListOptions& o) {
   }
   if (o.suite.empty()) throw UsageError("list needs --suite NAME, --ops or --suites");
   Suite suite = load_suite(o.suite, dir);
-  Filter filter = o.filter.empty() ? Filter() : Filter(o.filter);
-  auto [shard, shards] = parse_shard(o.shard);
   std::vector<const Case*> cases;
-  for (std::size_t i = 0; i < suite.cases.size(); ++i) {
-    if (static_cast<int>(i % static_cast<std::size_t>(shards)) != shard) continue;
-    if (filter.matches(suite.cases[i].text)) cases.push_back(&suite.cases[i]);
+  try {
+    cases = select_cases(suite, o.filter, o.shard);
+  } catch (const UsageError&) {
+    if (o.filter.empty()) throw;  // an empty suite or a bad shard
+    // Listing what a filter matches may rightly find nothing.
   }
   if (o.count) {
     if (o.json) {

@@ -39,6 +39,36 @@ int main(int argc, char** argv) {
   run->add_flag("--gate", ro.gate, "exit 1 when any case fails (FAIL, ERROR, CRASH, TIMEOUT, XPASS)");
   run->add_flag("--quiet", ro.quiet, "no progress line");
 
+  run->add_option("--golden-store", ro.golden_store, "use precomputed goldens from this store when present and intact");
+  run->add_flag("--golden-add", ro.golden_add, "add the goldens the store lacks (opens it for writing)");
+  run->add_option("--golden-release", ro.golden_release, "judge against the goldens release R froze");
+
+  cli::GoldenOptions go;
+  auto* golden = app.add_subcommand("golden", "the golden store: build, verify, freeze, gc (docs/golden.md)");
+  golden->require_subcommand(1);
+  auto add_store = [&go](CLI::App* sub) {
+    sub->add_option("--store", go.store, "golden store folder")->required();
+    sub->add_option("--suites-dir", go.suites_dir, "where suites live");
+    sub->add_flag("--quiet", go.quiet, "no progress line");
+  };
+  auto* gbuild = golden->add_subcommand("build", "compute and store the goldens of a suite (incremental)");
+  add_store(gbuild);
+  gbuild->add_option("--suite", go.suite, "suite name or .yaml path")->required();
+  gbuild->add_option("--filter", go.filter, "gtest-style globs on case keys");
+  gbuild->add_option("--shard", go.shard, "i/N: only the i-th of N shards");
+  gbuild->add_option("--workers", go.workers, "threads computing goldens")->capture_default_str();
+  auto* gverify = golden->add_subcommand("verify", "check every object, recompute a sample, report drift");
+  add_store(gverify);
+  gverify->add_option("--sample", go.sample, "entries to recompute (-1: all)")->capture_default_str();
+  gverify->add_option("--seed", go.seed, "which sample")->capture_default_str();
+  auto* gfreeze = golden->add_subcommand("freeze", "record the goldens a release was qualified with");
+  add_store(gfreeze);
+  gfreeze->add_option("--release", go.release, "release name")->required();
+  gfreeze->add_option("--suite", go.suite, "the suite the release was qualified on")->required();
+  gfreeze->add_option("--filter", go.filter, "gtest-style globs on case keys");
+  auto* ggc = golden->add_subcommand("gc", "drop entries no manifest or suite references");
+  add_store(ggc);
+
   cli::ShowOptions so;
   auto* show = app.add_subcommand("show", "summarize a stored run: counts by status, then failures");
   show->add_option("--db", so.db, "SQLite database")->required();
@@ -52,6 +82,8 @@ int main(int argc, char** argv) {
   repro->add_option("--backend", po.backend, "cpu | plugin:<path.so>")->capture_default_str();
   repro->add_option("--suites-dir", po.suites_dir, "where expectations.yaml and tolerances.yaml live");
   repro->add_flag("--json", po.json, "print the outcome as the store keeps it");
+  repro->add_option("--golden-store", po.golden_store, "use the golden from this store when present");
+  repro->add_option("--golden-release", po.golden_release, "use the golden release R froze");
 
   try {
     app.parse(argc, argv);
@@ -71,6 +103,10 @@ int main(int argc, char** argv) {
     if (*run) return cli::run(ro);
     if (*show) return cli::show(so);
     if (*repro) return cli::repro(po);
+    if (*golden) {
+      for (auto* sub : golden->get_subcommands()) go.action = sub->get_name();
+      return cli::golden(go);
+    }
   } catch (const cli::UsageError& e) {
     std::cerr << "gauntlet: error: " << e.what() << "\n";
   } catch (const CatalogError& e) {

@@ -39,6 +39,14 @@ int repro(const ReproOptions& o) {
   RunnerConfig cfg;
   cfg.tolerances = &tolerances;
   cfg.expectations = &expectations;
+  std::unique_ptr<GoldenStore> golden_store;
+  if (!o.golden_store.empty()) {
+    golden_store = GoldenStore::open(o.golden_store, GoldenStore::Mode::ReadOnly);
+    cfg.golden_store = golden_store.get();
+    cfg.golden_release = o.golden_release;
+  } else if (!o.golden_release.empty()) {
+    throw UsageError("--golden-release needs --golden-store DIR");
+  }
   CaseDetail detail;
   Outcome out = run_case(key, *backend, cfg, &detail);
   const int rc = is_failure(out.status) ? 1 : 0;
@@ -82,6 +90,7 @@ int repro(const ReproOptions& o) {
              m.max_abs_err, m.max_rel_err, m.mismatches, m.numel, 100 * m.mismatch_frac(), m.max_ulp,
              m.nan_inf_ok ? "agree" : "DISAGREE", m.worst.empty() ? "-" : m.worst);
   fmt::print("time     first {:.1f} us, median {:.1f} us over {} reps\n", out.timing.first_us, out.timing.median_us, out.timing.reps);
+  fmt::print("golden   {}{}\n", out.golden_source, out.golden_entry.empty() ? "" : " (" + out.golden_entry + ")");
   fmt::print("verdict  {}{}\n", status_name(out.status), out.error.empty() ? "" : ": " + out.error);
   if (!out.reason.empty()) fmt::print("reason   {}\n", out.reason);
   return rc;

@@ -43,19 +43,17 @@ class Progress {
 int run(const RunOptions& o) {
   const std::string dir = suites_dir_or_default(o.suites_dir);
   Suite suite = load_suite(o.suite, dir);
-  Filter filter = o.filter.empty() ? Filter() : Filter(o.filter);
   auto [shard, shards] = parse_shard(o.shard);
-  std::vector<const Case*> cases;
-  for (std::size_t i = 0; i < suite.cases.size(); ++i) {
-    if (static_cast<int>(i % static_cast<std::size_t>(shards)) != shard) continue;
-    if (filter.matches(suite.cases[i].text)) cases.push_back(&suite.cases[i]);
-  }
-  if (cases.empty()) {
-    throw UsageError(fmt::format("filter '{}' matches no case of suite {}", o.filter, suite.name));
-  }
+  const std::vector<const Case*> cases = select_cases(suite, o.filter, o.shard);
   const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
   const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
   std::unique_ptr<Backend> backend = make_backend(o.backend);
+  std::unique_ptr<GoldenStore> golden_store;
+  if (!o.golden_store.empty()) {
+    golden_store = GoldenStore::open(o.golden_store, o.golden_add ? GoldenStore::Mode::ReadWrite : GoldenStore::Mode::ReadOnly);
+  } else if (o.golden_add || !o.golden_release.empty()) {
+    throw UsageError("--golden-add and --golden-release need --golden-store DIR");
+  }
   // Open the store last among the checks: a bad suite or backend never touches the database.
   if (const auto parent = std::filesystem::path(o.db).parent_path(); !parent.empty()) {
     std::error_code ec;
@@ -75,13 +73,18 @@ int run(const RunOptions& o) {
   info.shard = shards > 1 ? fmt::format("{}/{}", shard, shards) : "";
   info.started_at = utc_now();
   info.config_json = nlohmann::json{{"suites_dir", dir}, {"suite_file", suite.file}, {"reps", o.max_reps},
-                                    {"cases", cases.size()}}.dump();
+                                    {"cases", cases.size()}, {"golden_store", o.golden_store},
+                                    {"golden_release", o.golden_release}}.dump();
   const std::int64_t run_id = store->begin_run(info);
 
   RunnerConfig cfg;
   cfg.tolerances = &tolerances;
   cfg.expectations = &expectations;
   cfg.max_reps = o.max_reps;
+  cfg.golden_store = golden_store.get();
+  cfg.golden_add = o.golden_add;
+  cfg.golden_release = o.golden_release;
+  if (golden_store) cfg.golden_reference = reference_identity();
 
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
