@@ -13,6 +13,9 @@
 // object (docs/golden.md). The entry row and the manifest name the key.
 #include "gauntlet/golden_store.h"
 
+#include "gauntlet/host.h"
+#include "gauntlet/sqlite.h"
+
 #include <dlfcn.h>
 #include <link.h>
 #include <sqlite3.h>
@@ -100,133 +103,29 @@ CREATE INDEX manifest_entries_by_object ON manifest_entries(object);
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kLayoutVersion),
               "one migration step per layout version");
 
-// ---- Errors
+// ---- Errors and SQLite helpers (gauntlet/sqlite.h), raising GoldenStoreError
 
-// Every error is one line that starts with the file or folder it is about.
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  std::string message = path + ": " + what;
-  std::replace_if(
-      message.begin(), message.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
-  throw GoldenStoreError(message);
-}
+void raise(const std::string& message) { throw GoldenStoreError(message); }
 
+// Every error is one line that starts with the file name.
+[[noreturn]] void fail(const std::string& path, const std::string& what) { sqlite::fail(raise, path, what); }
 [[noreturn]] void fail_sqlite(sqlite3* db, const std::string& path, const std::string& what) {
-  fail(path, what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+  sqlite::fail(raise, db, path, what);
 }
+void exec_sql(sqlite3* db, const std::string& path, const std::string& sql) { sqlite::exec(raise, db, path, sql); }
 
-void exec_sql(sqlite3* db, const std::string& path, const std::string& sql) {
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
-    const auto begin = std::min(sql.find_first_not_of(" \n"), sql.size());
-    const std::string verb = sql.substr(begin, sql.find_first_of(" (\n", begin) - begin);
-    fail_sqlite(db, path, "cannot run " + verb);
-  }
-}
-
-// ---- Statements
-
-// A prepared statement whose parameters are bound, and whose columns are read, in order.
-class Stmt {
+class Stmt : public sqlite::Stmt {
  public:
-  Stmt(sqlite3* db, const std::string& path, std::string_view sql) : db_(db), path_(path) {
-    if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
-        SQLITE_OK) {
-      fail_sqlite(db, path, "cannot prepare statement");
-    }
-  }
-  ~Stmt() { sqlite3_finalize(stmt_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-
-  template <typename... Ts>
-  Stmt& bind(const Ts&... values) {
-    (bind_one(values), ...);
-    return *this;
-  }
-
-  // True while a row is ready to read.
-  bool step() {
-    const int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) {
-      column_ = 0;
-      return true;
-    }
-    if (rc != SQLITE_DONE) {
-      fail_sqlite(db_, path_, "statement failed");
-    }
-    return false;
-  }
-  // Runs a statement that returns no rows, then readies it for the next bind().
-  void exec() {
-    while (step()) {
-    }
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-    param_ = 0;
-  }
-
-  std::int64_t int64() { return sqlite3_column_int64(stmt_, column_++); }
-  std::string text() {
-    const int c = column_++;
-    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, c));
-    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, c))) : "";
-  }
-
- private:
-  void bind_one(int v) { check(sqlite3_bind_int(stmt_, ++param_, v)); }
-  void bind_one(std::int64_t v) { check(sqlite3_bind_int64(stmt_, ++param_, v)); }
-  void bind_one(std::string_view v) {
-    check(sqlite3_bind_text64(stmt_, ++param_, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
-  }
-  void bind_one(const std::string& v) { bind_one(std::string_view(v)); }
-  void check(int rc) const {
-    if (rc != SQLITE_OK) {
-      fail_sqlite(db_, path_, "cannot bind parameter " + std::to_string(param_));
-    }
-  }
-
-  sqlite3* db_;
-  std::string path_;
-  sqlite3_stmt* stmt_ = nullptr;
-  int param_ = 0;
-  int column_ = 0;
+  Stmt(sqlite3* db, const std::string& path, std::string_view sql) : sqlite::Stmt(raise, db, path, sql) {}
 };
 
-// BEGIN IMMEDIATE takes the write lock up front, so a busy writer is waited for (busy_timeout)
-// rather than failing on a lock upgrade halfway through. Rolls back unless committed.
-class Transaction {
+class Transaction : public sqlite::Transaction {
  public:
-  Transaction(sqlite3* db, const std::string& path) : db_(db), path_(path) {
-    exec_sql(db, path, "BEGIN IMMEDIATE");
-  }
-  ~Transaction() {
-    if (open_) {
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    }
-  }
-  Transaction(const Transaction&) = delete;
-  Transaction& operator=(const Transaction&) = delete;
-  void commit() {
-    exec_sql(db_, path_, "COMMIT");
-    open_ = false;
-  }
-
- private:
-  sqlite3* db_;
-  std::string path_;
-  bool open_ = true;
+  Transaction(sqlite3* db, const std::string& path) : sqlite::Transaction(raise, db, path) {}
 };
 
-// Case ids are XXH64 values; SQLite integers are signed, so ids are stored bit-cast.
-std::int64_t as_signed(std::uint64_t id) {
-  std::int64_t s = 0;
-  std::memcpy(&s, &id, sizeof s);
-  return s;
-}
-std::uint64_t as_unsigned(std::int64_t id) {
-  std::uint64_t u = 0;
-  std::memcpy(&u, &id, sizeof u);
-  return u;
-}
+using sqlite::as_signed;
+using sqlite::as_unsigned;
 
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
@@ -608,20 +507,7 @@ std::optional<GoldenEntry> find_entry(sqlite3* db, const std::string& path, cons
 namespace {
 
 std::string compute_reference_identity() {
-  std::string found;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* out) {
-        const std::string name = info->dlpi_name ? info->dlpi_name : "";
-        const std::string file = fs::path(name).filename().string();
-        if (file.find("libblas") != std::string::npos || file.find("openblas") != std::string::npos ||
-            file.find("mkl") != std::string::npos) {
-          char buf[PATH_MAX];
-          *static_cast<std::string*>(out) = realpath(name.c_str(), buf) ? buf : name;
-          return 1;
-        }
-        return 0;
-      },
-      &found);
+  const std::string found = loaded_blas_path();
   std::string blas = "none";
   if (!found.empty()) {
     const fs::path p(found);

@@ -1,15 +1,14 @@
 #include "gauntlet/environment.h"
 
 #include <ATen/Parallel.h>
-#include <link.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <climits>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
 
+#include "gauntlet/host.h"
 #include "gauntlet/torch_compat.h"
 
 #ifndef GAUNTLET_VERSION
@@ -32,25 +31,6 @@ std::string cpu_model() {
   return "unknown";
 }
 
-// The BLAS libtorch really runs on: the resolved path of the libblas loaded into this process
-// (Debian switches it through alternatives; the reference BLAS is 15-20x slower than OpenBLAS).
-std::string loaded_blas() {
-  std::string found;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, std::size_t, void* out) {
-        std::string name = info->dlpi_name ? info->dlpi_name : "";
-        if (name.find("libblas") != std::string::npos || name.find("openblas") != std::string::npos ||
-            name.find("mkl") != std::string::npos) {
-          char buf[PATH_MAX];
-          *static_cast<std::string*>(out) = realpath(name.c_str(), buf) ? buf : name;
-          return 1;
-        }
-        return 0;
-      },
-      &found);
-  return found.empty() ? "none loaded" : found;
-}
-
 }  // namespace
 
 std::string utc_now() {
@@ -69,7 +49,8 @@ void describe_environment(RunInfo& info) {
   info.cpu = cpu_model();
   info.threads = at::get_num_threads();
   info.torch_version = compat::torch_version();
-  info.blas = loaded_blas();
+  const std::string blas = loaded_blas_path();
+  info.blas = blas.empty() ? "none loaded" : blas;
   info.build_config = at::show_config();
   info.gauntlet_version = gauntlet_version();
 }

@@ -13,6 +13,8 @@
 #include <system_error>
 #include <utility>
 
+#include "gauntlet/sqlite.h"
+
 namespace gauntlet {
 
 namespace {
@@ -120,133 +122,29 @@ constexpr std::string_view kResultColumns =
     "median_us, p10_us, p90_us, reps, peak_mem_bytes, fallback_ops, golden_source, golden_entry, "
     "golden_us";
 
-// ---- Errors
+// ---- Errors and SQLite helpers (gauntlet/sqlite.h), raising StoreError
 
-// Every store error is one line that starts with the file name.
-[[noreturn]] void fail(const std::string& path, const std::string& what) {
-  std::string message = path + ": " + what;
-  std::replace_if(
-      message.begin(), message.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
-  throw StoreError(message);
-}
+void raise(const std::string& message) { throw StoreError(message); }
 
+// Every error is one line that starts with the file name.
+[[noreturn]] void fail(const std::string& path, const std::string& what) { sqlite::fail(raise, path, what); }
 [[noreturn]] void fail_sqlite(sqlite3* db, const std::string& path, const std::string& what) {
-  fail(path, what + ": " + sqlite3_errmsg(db));
+  sqlite::fail(raise, db, path, what);
 }
+void exec_sql(sqlite3* db, const std::string& path, const std::string& sql) { sqlite::exec(raise, db, path, sql); }
 
-void exec_sql(sqlite3* db, const std::string& path, const std::string& sql) {
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
-    const auto begin = std::min(sql.find_first_not_of(" \n"), sql.size());
-    const std::string verb = sql.substr(begin, sql.find_first_of(" (\n", begin) - begin);
-    fail_sqlite(db, path, "cannot run " + verb);
-  }
-}
-
-// ---- Statements
-
-// A prepared statement whose parameters are bound, and whose columns are read, in order.
-class Stmt {
+class Stmt : public sqlite::Stmt {
  public:
-  Stmt(sqlite3* db, const std::string& path, std::string_view sql) : db_(db), path_(path) {
-    if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
-        SQLITE_OK) {
-      fail_sqlite(db, path, "cannot prepare statement");
-    }
-  }
-  ~Stmt() { sqlite3_finalize(stmt_); }
-  Stmt(const Stmt&) = delete;
-  Stmt& operator=(const Stmt&) = delete;
-
-  const std::string& path() const { return path_; }
-
-  template <typename... Ts>
-  Stmt& bind(const Ts&... values) {
-    (bind_one(values), ...);
-    return *this;
-  }
-
-  // True while a row is ready to read.
-  bool step() {
-    const int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) {
-      column_ = 0;
-      return true;
-    }
-    if (rc != SQLITE_DONE) {
-      fail_sqlite(db_, path_, "statement failed");
-    }
-    return false;
-  }
-  // Runs a statement that returns no rows, then readies it for the next bind().
-  void exec() {
-    while (step()) {
-    }
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-    param_ = 0;
-  }
-
-  std::int64_t int64() { return sqlite3_column_int64(stmt_, column_++); }
-  // SQLite has no NaN: binding one stores NULL, so every REAL column reads NULL back as NaN.
-  double real() {
-    const int c = column_++;
-    if (sqlite3_column_type(stmt_, c) == SQLITE_NULL) {
-      return std::numeric_limits<double>::quiet_NaN();
-    }
-    return sqlite3_column_double(stmt_, c);
-  }
-  std::string text() {
-    const int c = column_++;
-    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, c));
-    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, c))) : "";
-  }
-  void skip() { ++column_; }
-
- private:
-  // No bool overload: a string literal would convert to bool before string_view. Bools bind as int.
-  void bind_one(int v) { check(sqlite3_bind_int(stmt_, ++param_, v)); }
-  void bind_one(std::int64_t v) { check(sqlite3_bind_int64(stmt_, ++param_, v)); }
-  void bind_one(double v) { check(sqlite3_bind_double(stmt_, ++param_, v)); }
-  void bind_one(std::string_view v) {
-    check(sqlite3_bind_text64(stmt_, ++param_, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
-  }
-  void check(int rc) const {
-    if (rc != SQLITE_OK) {
-      fail_sqlite(db_, path_, "cannot bind parameter " + std::to_string(param_));
-    }
-  }
-
-  sqlite3* db_;
-  std::string path_;
-  sqlite3_stmt* stmt_ = nullptr;
-  int param_ = 0;
-  int column_ = 0;
+  Stmt(sqlite3* db, const std::string& path, std::string_view sql) : sqlite::Stmt(raise, db, path, sql) {}
 };
 
-// BEGIN IMMEDIATE takes the write lock up front, so a busy writer is waited for (busy_timeout)
-// rather than failing on a lock upgrade halfway through. Rolls back unless committed.
-class Transaction {
+class Transaction : public sqlite::Transaction {
  public:
-  Transaction(sqlite3* db, const std::string& path) : db_(db), path_(path) {
-    exec_sql(db, path, "BEGIN IMMEDIATE");
-  }
-  ~Transaction() {
-    if (open_) {
-      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    }
-  }
-  Transaction(const Transaction&) = delete;
-  Transaction& operator=(const Transaction&) = delete;
-  void commit() {
-    exec_sql(db_, path_, "COMMIT");
-    open_ = false;
-  }
-
- private:
-  sqlite3* db_;
-  std::string path_;
-  bool open_ = true;
+  Transaction(sqlite3* db, const std::string& path) : sqlite::Transaction(raise, db, path) {}
 };
+
+using sqlite::as_signed;
+using sqlite::as_unsigned;
 
 // "INSERT ... INTO table(columns) VALUES(?, ...)" with one placeholder per column.
 std::string insert_sql(std::string_view verb, std::string_view table, std::string_view columns) {
@@ -259,17 +157,6 @@ std::string insert_sql(std::string_view verb, std::string_view table, std::strin
   return sql + ")";
 }
 
-// Case ids are XXH64 values; SQLite integers are signed, so ids are stored bit-cast.
-std::int64_t as_signed(std::uint64_t id) {
-  std::int64_t s = 0;
-  std::memcpy(&s, &id, sizeof s);
-  return s;
-}
-std::uint64_t as_unsigned(std::int64_t id) {
-  std::uint64_t u = 0;
-  std::memcpy(&u, &id, sizeof u);
-  return u;
-}
 
 // ---- Opening
 

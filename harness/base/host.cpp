@@ -1,0 +1,28 @@
+#include "gauntlet/host.h"
+
+#include <link.h>
+
+#include <climits>
+#include <cstdlib>
+
+namespace gauntlet {
+
+std::string loaded_blas_path() {
+  std::string found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* out) {
+        const std::string name = info->dlpi_name ? info->dlpi_name : "";
+        const std::string file = name.substr(name.rfind('/') == std::string::npos ? 0 : name.rfind('/') + 1);
+        if (file.find("libblas") != std::string::npos || file.find("openblas") != std::string::npos ||
+            file.find("mkl") != std::string::npos) {
+          char buf[PATH_MAX];
+          *static_cast<std::string*>(out) = realpath(name.c_str(), buf) ? buf : name;
+          return 1;
+        }
+        return 0;
+      },
+      &found);
+  return found;
+}
+
+}  // namespace gauntlet

@@ -1,0 +1,103 @@
+#include "gauntlet/sqlite.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+namespace gauntlet::sqlite {
+
+void fail(Fail raise, const std::string& path, const std::string& what) {
+  std::string message = path + ": " + what;
+  std::replace_if(message.begin(), message.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  raise(message);
+  std::abort();  // a Fail never returns
+}
+
+void fail(Fail f, sqlite3* db, const std::string& path, const std::string& what) {
+  fail(f, path, what + ": " + sqlite3_errmsg(db));
+}
+
+void exec(Fail f, sqlite3* db, const std::string& path, const std::string& sql) {
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) {
+    const auto begin = std::min(sql.find_first_not_of(" \n"), sql.size());
+    const std::string verb = sql.substr(begin, sql.find_first_of(" (\n", begin) - begin);
+    fail(f, db, path, "cannot run " + verb);
+  }
+}
+
+Stmt::Stmt(Fail f, sqlite3* db, const std::string& path, std::string_view sql) : fail_(f), db_(db), path_(path) {
+  if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) != SQLITE_OK) {
+    fail(fail_, db, path, "cannot prepare statement");
+  }
+}
+
+Stmt::~Stmt() { sqlite3_finalize(stmt_); }
+
+bool Stmt::step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) {
+    column_ = 0;
+    return true;
+  }
+  if (rc != SQLITE_DONE) fail(fail_, db_, path_, "statement failed");
+  return false;
+}
+
+void Stmt::exec() {
+  while (step()) {
+  }
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+  param_ = 0;
+}
+
+std::int64_t Stmt::int64() { return sqlite3_column_int64(stmt_, column_++); }
+
+double Stmt::real() {
+  const int c = column_++;
+  if (sqlite3_column_type(stmt_, c) == SQLITE_NULL) return std::numeric_limits<double>::quiet_NaN();
+  return sqlite3_column_double(stmt_, c);
+}
+
+std::string Stmt::text() {
+  const int c = column_++;
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, c));
+  return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, c))) : "";
+}
+
+void Stmt::bind_one(int v) { check(sqlite3_bind_int(stmt_, ++param_, v)); }
+void Stmt::bind_one(std::int64_t v) { check(sqlite3_bind_int64(stmt_, ++param_, v)); }
+void Stmt::bind_one(double v) { check(sqlite3_bind_double(stmt_, ++param_, v)); }
+void Stmt::bind_one(std::string_view v) {
+  check(sqlite3_bind_text64(stmt_, ++param_, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
+}
+void Stmt::check(int rc) const {
+  if (rc != SQLITE_OK) fail(fail_, db_, path_, "cannot bind parameter " + std::to_string(param_));
+}
+
+Transaction::Transaction(Fail f, sqlite3* db, const std::string& path) : fail_(f), db_(db), path_(path) {
+  exec(f, db, path, "BEGIN IMMEDIATE");
+}
+Transaction::~Transaction() {
+  if (open_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+void Transaction::commit() {
+  exec(fail_, db_, path_, "COMMIT");
+  open_ = false;
+}
+
+std::int64_t as_signed(std::uint64_t id) {
+  std::int64_t s = 0;
+  std::memcpy(&s, &id, sizeof s);
+  return s;
+}
+std::uint64_t as_unsigned(std::int64_t id) {
+  std::uint64_t u = 0;
+  std::memcpy(&u, &id, sizeof u);
+  return u;
+}
+
+}  // namespace gauntlet::sqlite

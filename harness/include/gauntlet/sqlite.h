@@ -1,0 +1,86 @@
+// Small RAII helpers over the sqlite3 C API, shared by the results store and the golden store.
+// Every error is one line that starts with the file's path, raised through the caller's `Fail`
+// (so each store throws its own error type).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace gauntlet::sqlite {
+
+// Throws the caller's error type with `message`; never returns.
+using Fail = void (*)(const std::string& message);
+
+// "path: what: <sqlite's message>", newlines flattened, through `fail`.
+[[noreturn]] void fail(Fail fail, const std::string& path, const std::string& what);
+[[noreturn]] void fail(Fail fail, sqlite3* db, const std::string& path, const std::string& what);
+// Runs SQL that returns no rows (several statements allowed).
+void exec(Fail fail, sqlite3* db, const std::string& path, const std::string& sql);
+
+// A prepared statement whose parameters are bound, and whose columns are read, in order.
+class Stmt {
+ public:
+  Stmt(Fail fail, sqlite3* db, const std::string& path, std::string_view sql);
+  ~Stmt();
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  template <typename... Ts>
+  Stmt& bind(const Ts&... values) {
+    (bind_one(values), ...);
+    return *this;
+  }
+  bool step();  // true while a row is ready to read
+  void exec();  // runs a statement that returns no rows, then readies it for the next bind()
+
+  std::int64_t int64();
+  double real();  // SQLite has no NaN: NULL reads back as NaN (binding NaN stores NULL)
+  std::string text();
+  void skip() { ++column_; }
+
+ private:
+  // No bool overload: a string literal would convert to bool before string_view. Bools bind as int.
+  void bind_one(int v);
+  void bind_one(std::int64_t v);
+  void bind_one(double v);
+  void bind_one(std::string_view v);
+  void bind_one(const std::string& v) { bind_one(std::string_view(v)); }
+  void bind_one(const char* v) { bind_one(std::string_view(v)); }
+  void check(int rc) const;
+
+  Fail fail_;
+  sqlite3* db_;
+  std::string path_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int param_ = 0;
+  int column_ = 0;
+};
+
+// BEGIN IMMEDIATE takes the write lock up front, so a busy writer is waited for (busy_timeout)
+// rather than failing on a lock upgrade halfway through. Rolls back unless committed.
+class Transaction {
+ public:
+  Transaction(Fail fail, sqlite3* db, const std::string& path);
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  void commit();
+
+ private:
+  Fail fail_;
+  sqlite3* db_;
+  std::string path_;
+  bool open_ = true;
+};
+
+// Case ids are XXH64 values; SQLite integers are signed, so ids are stored bit-cast.
+std::int64_t as_signed(std::uint64_t id);
+std::uint64_t as_unsigned(std::int64_t id);
+
+}  // namespace gauntlet::sqlite
