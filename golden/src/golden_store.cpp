@@ -79,6 +79,7 @@ CREATE TABLE entries(
   object TEXT NOT NULL,
   bytes INTEGER NOT NULL,
   created_at TEXT NOT NULL,
+  compute_us REAL NOT NULL DEFAULT 0,
   PRIMARY KEY(case_id, method_version, reference)
 );
 CREATE INDEX entries_by_object ON entries(object);
@@ -307,8 +308,10 @@ std::optional<std::string> read_object(const std::string& path, const GoldenEntr
            std::to_string(compressed.size()) + " compressed bytes can hold";
   }
   std::string payload(static_cast<std::size_t>(size), '\0');
+  // One decompression context per thread: ZSTD_decompress would allocate one per call.
+  thread_local std::unique_ptr<ZSTD_DCtx, std::size_t (*)(ZSTD_DCtx*)> dctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
   const std::size_t got =
-      ZSTD_decompress(payload.data(), payload.size(), compressed.data(), compressed.size());
+      ZSTD_decompressDCtx(dctx.get(), payload.data(), payload.size(), compressed.data(), compressed.size());
   if (ZSTD_isError(got)) {
     return std::string("cannot decompress: ") + ZSTD_getErrorName(got);
   }
@@ -469,7 +472,7 @@ std::string make_payload(const std::string& key, int method_version, const std::
   return payload;
 }
 
-GoldenEntry read_entry(Stmt& s) {  // case_id, key, method_version, reference, object, bytes, created_at
+GoldenEntry read_entry(Stmt& s) {  // kEntryColumns, in order
   GoldenEntry e;
   e.case_id = as_unsigned(s.int64());
   e.key = s.text();
@@ -478,11 +481,12 @@ GoldenEntry read_entry(Stmt& s) {  // case_id, key, method_version, reference, o
   e.object = s.text();
   e.bytes = s.int64();
   e.created_at = s.text();
+  e.compute_us = s.real();
   return e;
 }
 
 constexpr std::string_view kEntryColumns =
-    "case_id, key, method_version, reference, object, bytes, created_at";
+    "case_id, key, method_version, reference, object, bytes, created_at, compute_us";
 
 std::optional<GoldenEntry> find_entry(sqlite3* db, const std::string& path, const std::string& key,
                                       int method_version, const std::string& reference) {
@@ -673,7 +677,8 @@ GoldenLookup GoldenStore::get(const std::string& key, int method_version,
 }
 
 GoldenEntry GoldenStore::put(const std::string& key, int method_version,
-                             const std::string& reference, const std::vector<NamedTensor>& outputs) {
+                             const std::string& reference, const std::vector<NamedTensor>& outputs,
+                             double compute_us) {
   if (mode_ != Mode::ReadWrite) {
     fail(dir_, "golden store is open read-only (cannot put " + key + ")");
   }
@@ -685,6 +690,7 @@ GoldenEntry GoldenStore::put(const std::string& key, int method_version,
   e.reference = reference;
   e.object = hash_hex(payload.data(), payload.size());
   e.created_at = utc_now();
+  e.compute_us = compute_us;
 
   const std::string path = object_path(e.object);
   std::error_code ec;
@@ -710,11 +716,16 @@ GoldenEntry GoldenStore::put(const std::string& key, int method_version,
 
   const std::string index = index_path(dir_);
   Stmt(db_, index,
-       "INSERT OR REPLACE INTO entries(" + std::string(kEntryColumns) + ") VALUES(?, ?, ?, ?, ?, ?, ?)")
+       "INSERT OR REPLACE INTO entries(" + std::string(kEntryColumns) + ") VALUES(?, ?, ?, ?, ?, ?, ?, ?)")
       .bind(as_signed(e.case_id), e.key, e.method_version, e.reference, e.object, e.bytes,
-            e.created_at)
+            e.created_at, e.compute_us)
       .exec();
   return e;
+}
+
+std::optional<GoldenEntry> GoldenStore::find(const std::string& key, int method_version,
+                                             const std::string& reference) const {
+  return find_entry(db_, index_path(dir_), key, method_version, reference);
 }
 
 bool GoldenStore::contains_valid(const std::string& key, int method_version,

@@ -150,7 +150,15 @@ std::string compare_outputs(const CaseKey& key, const std::string& backend,
 std::vector<NamedTensor> obtain_golden(const OpDef& def, const CaseKey& key, const std::vector<at::Tensor>& inputs,
                                        const RunnerConfig& cfg, Outcome& out) {
   auto t0 = Clock::now();
-  if (cfg.golden_store) {
+  // See Note [Reading or recomputing] in golden_store.h.
+  bool read = cfg.golden_store != nullptr;
+  if (read && cfg.golden_release.empty() && !cfg.golden_always) {
+    const std::string reference = cfg.golden_reference.empty() ? reference_identity() : cfg.golden_reference;
+    auto e = cfg.golden_store->find(key.str(), kGoldenMethodVersion, reference);
+    read = e && e->compute_us >= estimated_read_us(e->bytes);
+    if (!read && e) out.golden_entry = e->object;  // stored, but cheaper to recompute
+  }
+  if (read) {
     const std::string reference = cfg.golden_reference.empty() ? reference_identity() : cfg.golden_reference;
     GoldenLookup hit = cfg.golden_store->get(key.str(), kGoldenMethodVersion, reference, cfg.golden_release);
     if (hit.state == GoldenLookup::State::Hit) {
@@ -165,11 +173,13 @@ std::vector<NamedTensor> obtain_golden(const OpDef& def, const CaseKey& key, con
                                    : "release " + cfg.golden_release + " froze no golden for this case");
     }
   }
+  auto tc = Clock::now();
   std::vector<NamedTensor> golden = compute_golden(def, key, inputs);
-  out.golden_source = "computed";
-  if (cfg.golden_store && cfg.golden_add) {
+  const double compute_us = us_since(tc);
+  out.golden_source = out.golden_entry.empty() ? "computed" : "recomputed";
+  if (cfg.golden_store && cfg.golden_add && out.golden_entry.empty()) {
     const std::string reference = cfg.golden_reference.empty() ? reference_identity() : cfg.golden_reference;
-    out.golden_entry = cfg.golden_store->put(key.str(), kGoldenMethodVersion, reference, golden).object;
+    out.golden_entry = cfg.golden_store->put(key.str(), kGoldenMethodVersion, reference, golden, compute_us).object;
     out.golden_source = "computed+stored";
   }
   out.timing.golden_us = us_since(t0);

@@ -281,7 +281,7 @@ TEST_F(E2E, GoldenStoreGivesIdenticalResultsAndSurvivesCorruption) {
   const std::string plain = (dir_ / "plain.db").string(), stored = (dir_ / "stored.db").string();
   ASSERT_EQ(gauntlet("run --suite smoke --quiet --db " + plain + " --filter " + kGoldenFilter).code, 0);
   ASSERT_EQ(gauntlet("run --suite smoke --quiet --db " + stored + " --filter " + kGoldenFilter +
-                     " --golden-store " + store).code, 0);
+                     " --golden-store " + store + " --golden-always").code, 0);
   auto a = outcomes_of(plain), b = outcomes_of(stored);
   expect_same_verdicts(a, b);
   std::size_t from_store = 0;
@@ -293,6 +293,19 @@ TEST_F(E2E, GoldenStoreGivesIdenticalResultsAndSurvivesCorruption) {
     EXPECT_EQ(a.at(key).golden_source, "computed");
   }
   EXPECT_GT(from_store, 50u);
+
+  // Without --golden-always, goldens cheaper to compute than to read (all of these small cases)
+  // are recomputed, with the same verdicts.
+  const std::string automatic = (dir_ / "auto.db").string();
+  ASSERT_EQ(gauntlet("run --suite smoke --quiet --db " + automatic + " --filter " + kGoldenFilter +
+                     " --golden-store " + store).code, 0);
+  auto d = outcomes_of(automatic);
+  expect_same_verdicts(a, d);
+  for (const auto& [key, o] : d) {
+    if (o.status != Status::Skip) {
+      EXPECT_TRUE(o.golden_source == "recomputed" || o.golden_source == "store") << key << " " << o.golden_source;
+    }
+  }
 
   // Flip one byte of one object: the entry is detected as corrupt, never used, and recomputed.
   auto gs = gauntlet::GoldenStore::open(store, gauntlet::GoldenStore::Mode::ReadOnly);
@@ -319,7 +332,8 @@ TEST_F(E2E, GoldenStoreGivesIdenticalResultsAndSurvivesCorruption) {
     f.write(&c, 1);
   }
   const std::string after = (dir_ / "after.db").string();
-  ASSERT_EQ(gauntlet("run --suite smoke --quiet --db " + after + " --filter " + kGoldenFilter + " --golden-store " + store).code, 0);
+  ASSERT_EQ(gauntlet("run --suite smoke --quiet --db " + after + " --filter " + kGoldenFilter + " --golden-store " + store +
+                     " --golden-always").code, 0);
   auto c = outcomes_of(after);
   expect_same_verdicts(a, c);
   EXPECT_EQ(c.at(victim.key).golden_source, "computed") << victim.key;

@@ -45,7 +45,16 @@ struct GoldenEntry {
   std::string object;        // content hash (32 hex digits) = object file name
   std::int64_t bytes = 0;    // compressed size
   std::string created_at;
+  double compute_us = 0;     // what computing it took when it was stored (0: not measured)
 };
+
+// Note [Reading or recomputing]: reading a golden costs about a fixed 0.2 ms plus 1 ms per MB
+// (open, decompress, hash); many goldens (elementwise ops) compute faster than that. A run reads
+// a stored golden only when its measured compute time exceeds this estimate, unless asked to
+// always read (a frozen release is always read: there correctness, not speed, decides).
+inline double estimated_read_us(std::int64_t compressed_bytes) {
+  return 200.0 + static_cast<double>(compressed_bytes) / 1000.0;
+}
 
 // The result of reading one entry.
 struct GoldenLookup {
@@ -73,7 +82,9 @@ class GoldenStore {
   // Writes (or replaces) the entry; the object is written to a temporary file and renamed, so a
   // reader never sees half an object. Returns the entry.
   GoldenEntry put(const std::string& key, int method_version, const std::string& reference,
-                  const std::vector<NamedTensor>& outputs);
+                  const std::vector<NamedTensor>& outputs, double compute_us = 0);
+  // The index row of an entry, without reading its object.
+  std::optional<GoldenEntry> find(const std::string& key, int method_version, const std::string& reference) const;
   bool contains_valid(const std::string& key, int method_version, const std::string& reference) const;
 
   std::vector<GoldenEntry> entries() const;  // every entry, sorted by key

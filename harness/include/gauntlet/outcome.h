@@ -51,8 +51,10 @@ struct Outcome {
   std::int64_t peak_mem_bytes = 0;  // peak device memory during the case (0 when unknown)
   std::vector<std::string> fallback_ops;  // ops that fell back to CPU (backends that report it)
   int attempt = 1;
-  std::string golden_source = "computed";  // "computed", "store" or "computed+stored"
-  std::string golden_entry;                // the golden store object used or written
+  // "computed", "store", "computed+stored" (added to the store) or "recomputed" (stored, but
+  // cheaper to compute than to read: Note [Reading or recomputing] in golden_store.h)
+  std::string golden_source = "computed";
+  std::string golden_entry;  // the golden store object used, written, or stored but recomputed
 };
 
 }  // namespace gauntlet

@@ -20,6 +20,7 @@ struct RunnerConfig {
   // Precomputed goldens (Note [Golden store]): used when present and intact, else computed.
   GoldenStore* golden_store = nullptr;
   bool golden_add = false;      // write goldens the store lacks (needs a writable store)
+  bool golden_always = false;   // read every stored golden, even where recomputing is faster
   std::string golden_release;   // use this release's frozen goldens instead of the current ones
   std::string golden_reference; // reference_identity(), computed once per run
 };

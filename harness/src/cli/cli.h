@@ -23,7 +23,7 @@ struct ListOptions {
 struct RunOptions {
   std::string suite, backend = "cpu", db, filter, release, build_id, suites_dir, shard;
   std::string golden_store, golden_release;
-  bool golden_add = false;
+  bool golden_add = false, golden_always = false;
   bool gate = false, quiet = false;
   int max_reps = 3;
 };

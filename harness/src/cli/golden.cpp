@@ -60,9 +60,11 @@ int build(const GoldenOptions& o) {
     for (std::size_t i = next++; i < todo.size(); i = next++) {
       const Case& c = *todo[i];
       try {
+        auto tc = Clock::now();
         auto outputs = compute_for(c.key);
+        const double compute_us = seconds_since(tc) * 1e6;
         std::lock_guard<std::mutex> lock(write_mutex);
-        store->put(c.text, kGoldenMethodVersion, reference, outputs);
+        store->put(c.text, kGoldenMethodVersion, reference, outputs, compute_us);
       } catch (const std::exception& e) {
         std::string msg = e.what();
         std::lock_guard<std::mutex> lock(write_mutex);

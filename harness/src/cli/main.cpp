@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
   run->add_option("--golden-store", ro.golden_store, "use precomputed goldens from this store when present and intact");
   run->add_flag("--golden-add", ro.golden_add, "add the goldens the store lacks (opens it for writing)");
   run->add_option("--golden-release", ro.golden_release, "judge against the goldens release R froze");
+  run->add_flag("--golden-always", ro.golden_always,
+                "read every stored golden, even those cheaper to recompute than to read");
 
   cli::GoldenOptions go;
   auto* golden = app.add_subcommand("golden", "the golden store: build, verify, freeze, gc (docs/golden.md)");

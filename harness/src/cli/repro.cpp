@@ -44,6 +44,7 @@ int repro(const ReproOptions& o) {
     golden_store = GoldenStore::open(o.golden_store, GoldenStore::Mode::ReadOnly);
     cfg.golden_store = golden_store.get();
     cfg.golden_release = o.golden_release;
+    cfg.golden_always = true;  // one case: show the stored golden when there is one
   } else if (!o.golden_release.empty()) {
     throw UsageError("--golden-release needs --golden-store DIR");
   }

@@ -51,8 +51,8 @@ int run(const RunOptions& o) {
   std::unique_ptr<GoldenStore> golden_store;
   if (!o.golden_store.empty()) {
     golden_store = GoldenStore::open(o.golden_store, o.golden_add ? GoldenStore::Mode::ReadWrite : GoldenStore::Mode::ReadOnly);
-  } else if (o.golden_add || !o.golden_release.empty()) {
-    throw UsageError("--golden-add and --golden-release need --golden-store DIR");
+  } else if (o.golden_add || o.golden_always || !o.golden_release.empty()) {
+    throw UsageError("--golden-add, --golden-always and --golden-release need --golden-store DIR");
   }
   // Open the store last among the checks: a bad suite or backend never touches the database.
   if (const auto parent = std::filesystem::path(o.db).parent_path(); !parent.empty()) {
@@ -83,6 +83,7 @@ int run(const RunOptions& o) {
   cfg.max_reps = o.max_reps;
   cfg.golden_store = golden_store.get();
   cfg.golden_add = o.golden_add;
+  cfg.golden_always = o.golden_always;
   cfg.golden_release = o.golden_release;
   if (golden_store) cfg.golden_reference = reference_identity();
 
