@@ -80,6 +80,7 @@ CREATE TABLE entries(
   bytes INTEGER NOT NULL,
   created_at TEXT NOT NULL,
   compute_us REAL NOT NULL DEFAULT 0,
+  raw_bytes INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY(case_id, method_version, reference)
 );
 CREATE INDEX entries_by_object ON entries(object);
@@ -256,17 +257,22 @@ std::optional<at::ScalarType> scalar_type_named(const std::string& name) {
 }
 
 std::string read_file(const std::string& path, std::string* problem) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), std::fclose);
+  if (!f) {
     std::error_code ec;
     *problem = fs::exists(path, ec) ? "cannot read object file (" + std::string(std::strerror(errno)) + ")"
                                     : "object file is missing";
     return {};
   }
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) {
-    *problem = "cannot read object file";
-  }
+  // One read of the whole file (objects are megabytes: no per-character stream copies).
+  std::string data;
+  char chunk[1 << 16];
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (!ec) data.reserve(static_cast<std::size_t>(size));
+  std::size_t n = 0;
+  while ((n = std::fread(chunk, 1, sizeof chunk, f.get())) > 0) data.append(chunk, n);
+  if (std::ferror(f.get())) *problem = "cannot read object file";
   return data;
 }
 
@@ -472,7 +478,7 @@ std::string make_payload(const std::string& key, int method_version, const std::
   return payload;
 }
 
-GoldenEntry read_entry(Stmt& s) {  // kEntryColumns, in order
+GoldenEntry read_entry(sqlite::Stmt& s) {  // kEntryColumns, in order
   GoldenEntry e;
   e.case_id = as_unsigned(s.int64());
   e.key = s.text();
@@ -482,11 +488,12 @@ GoldenEntry read_entry(Stmt& s) {  // kEntryColumns, in order
   e.bytes = s.int64();
   e.created_at = s.text();
   e.compute_us = s.real();
+  e.raw_bytes = s.int64();
   return e;
 }
 
 constexpr std::string_view kEntryColumns =
-    "case_id, key, method_version, reference, object, bytes, created_at, compute_us";
+    "case_id, key, method_version, reference, object, bytes, created_at, compute_us, raw_bytes";
 
 std::optional<GoldenEntry> find_entry(sqlite3* db, const std::string& path, const std::string& key,
                                       int method_version, const std::string& reference) {
@@ -691,6 +698,7 @@ GoldenEntry GoldenStore::put(const std::string& key, int method_version,
   e.object = hash_hex(payload.data(), payload.size());
   e.created_at = utc_now();
   e.compute_us = compute_us;
+  e.raw_bytes = static_cast<std::int64_t>(payload.size());
 
   const std::string path = object_path(e.object);
   std::error_code ec;
@@ -716,16 +724,28 @@ GoldenEntry GoldenStore::put(const std::string& key, int method_version,
 
   const std::string index = index_path(dir_);
   Stmt(db_, index,
-       "INSERT OR REPLACE INTO entries(" + std::string(kEntryColumns) + ") VALUES(?, ?, ?, ?, ?, ?, ?, ?)")
+       "INSERT OR REPLACE INTO entries(" + std::string(kEntryColumns) + ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)")
       .bind(as_signed(e.case_id), e.key, e.method_version, e.reference, e.object, e.bytes,
-            e.created_at, e.compute_us)
+            e.created_at, e.compute_us, e.raw_bytes)
       .exec();
   return e;
 }
 
 std::optional<GoldenEntry> GoldenStore::find(const std::string& key, int method_version,
                                              const std::string& reference) const {
-  return find_entry(db_, index_path(dir_), key, method_version, reference);
+  std::lock_guard<std::mutex> lock(find_mutex_);
+  if (!find_stmt_) {
+    find_stmt_ = std::make_unique<sqlite::Stmt>(raise, db_, index_path(dir_),
+                                        "SELECT " + std::string(kEntryColumns) +
+                                            " FROM entries WHERE case_id = ? AND method_version = ? AND reference = ?");
+  }
+  sqlite::Stmt& s = *find_stmt_;
+  s.bind(as_signed(key_id(key)), method_version, reference);
+  std::optional<GoldenEntry> e;
+  if (s.step()) e = read_entry(s);
+  s.reset();
+  if (e && e->key != key) e.reset();  // another key with the same 64-bit id: not ours
+  return e;
 }
 
 bool GoldenStore::contains_valid(const std::string& key, int method_version,

@@ -49,6 +49,10 @@ bool Stmt::step() {
 void Stmt::exec() {
   while (step()) {
   }
+  reset();
+}
+
+void Stmt::reset() {
   sqlite3_reset(stmt_);
   sqlite3_clear_bindings(stmt_);
   param_ = 0;

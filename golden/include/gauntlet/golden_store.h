@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -25,6 +26,10 @@
 #include "gauntlet/execute.h"
 
 struct sqlite3;
+
+namespace gauntlet::sqlite {
+class Stmt;
+}
 
 namespace gauntlet {
 
@@ -45,15 +50,17 @@ struct GoldenEntry {
   std::string object;        // content hash (32 hex digits) = object file name
   std::int64_t bytes = 0;    // compressed size
   std::string created_at;
-  double compute_us = 0;     // what computing it took when it was stored (0: not measured)
+  double compute_us = 0;     // CPU time computing it took when it was stored (0: not measured)
+  std::int64_t raw_bytes = 0;  // uncompressed payload size
 };
 
-// Note [Reading or recomputing]: reading a golden costs about a fixed 0.2 ms plus 1 ms per MB
-// (open, decompress, hash); many goldens (elementwise ops) compute faster than that. A run reads
-// a stored golden only when its measured compute time exceeds this estimate, unless asked to
-// always read (a frozen release is always read: there correctness, not speed, decides).
-inline double estimated_read_us(std::int64_t compressed_bytes) {
-  return 200.0 + static_cast<double>(compressed_bytes) / 1000.0;
+// Note [Reading or recomputing]: reading a golden costs about a fixed 0.2 ms plus 1.7 ms per MB
+// of payload (read, decompress, hash, copy into tensors; measured on the nightly suite), and many
+// goldens (elementwise ops in fp64) compute faster than that. A run reads a stored golden only
+// when the CPU time its computation took exceeds this estimate, unless asked to always read (a
+// frozen release is always read: there correctness, not speed, decides).
+inline double estimated_read_us(const std::int64_t raw_bytes) {
+  return 200.0 + static_cast<double>(raw_bytes) / 600.0;
 }
 
 // The result of reading one entry.
@@ -108,6 +115,10 @@ class GoldenStore {
   std::string dir_;
   sqlite3* db_;
   Mode mode_;
+  // find() runs once per case of a run: its statement is prepared once (and reset after each
+  // use, so it holds no lock between calls).
+  mutable std::mutex find_mutex_;
+  mutable std::unique_ptr<sqlite::Stmt> find_stmt_;
 };
 
 }  // namespace gauntlet

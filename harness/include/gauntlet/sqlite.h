@@ -38,6 +38,7 @@ class Stmt {
   }
   bool step();  // true while a row is ready to read
   void exec();  // runs a statement that returns no rows, then readies it for the next bind()
+  void reset();  // readies a statement for the next bind() (and releases its read lock)
 
   std::int64_t int64();
   double real();  // SQLite has no NaN: NULL reads back as NaN (binding NaN stores NULL)
