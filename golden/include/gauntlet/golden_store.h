@@ -54,13 +54,13 @@ struct GoldenEntry {
   std::int64_t raw_bytes = 0;  // uncompressed payload size
 };
 
-// Note [Reading or recomputing]: reading a golden costs about a fixed 0.2 ms plus 1.7 ms per MB
+// Note [Reading or recomputing]: reading a golden costs about a fixed 0.2 ms plus 2.5 ms per MB
 // of payload (read, decompress, hash, copy into tensors; measured on the nightly suite), and many
 // goldens (elementwise ops in fp64) compute faster than that. A run reads a stored golden only
 // when the CPU time its computation took exceeds this estimate, unless asked to always read (a
 // frozen release is always read: there correctness, not speed, decides).
 inline double estimated_read_us(const std::int64_t raw_bytes) {
-  return 200.0 + static_cast<double>(raw_bytes) / 600.0;
+  return 200.0 + static_cast<double>(raw_bytes) / 400.0;
 }
 
 // The result of reading one entry.
