@@ -734,6 +734,22 @@ GoldenEntry GoldenStore::put(const std::string& key, int method_version,
 std::optional<GoldenEntry> GoldenStore::find(const std::string& key, int method_version,
                                              const std::string& reference) const {
   std::lock_guard<std::mutex> lock(find_mutex_);
+  if (mode_ == Mode::ReadOnly) {
+    auto [it, fresh] = snapshot_.try_emplace({method_version, reference});
+    if (fresh) {
+      Stmt all(db_, index_path(dir_),
+               "SELECT " + std::string(kEntryColumns) + " FROM entries WHERE method_version = ? AND reference = ?");
+      all.bind(method_version, reference);
+      while (all.step()) {
+        GoldenEntry e = read_entry(all);
+        std::string k = e.key;
+        it->second.emplace(std::move(k), std::move(e));
+      }
+    }
+    auto hit = it->second.find(key);
+    if (hit == it->second.end()) return std::nullopt;
+    return hit->second;
+  }
   if (!find_stmt_) {
     find_stmt_ = std::make_unique<sqlite::Stmt>(raise, db_, index_path(dir_),
                                         "SELECT " + std::string(kEntryColumns) +

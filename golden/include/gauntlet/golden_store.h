@@ -17,7 +17,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <mutex>
+#include <unordered_map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -115,10 +117,13 @@ class GoldenStore {
   std::string dir_;
   sqlite3* db_;
   Mode mode_;
-  // find() runs once per case of a run: its statement is prepared once (and reset after each
-  // use, so it holds no lock between calls).
+  // find() runs once per case of a run, where a SQLite read transaction (~30 us) would cost
+  // more than the goldens it saves: a read-only store loads the index rows of a (method version,
+  // reference) into memory on first use. Entries added by another process meanwhile are missed,
+  // which only means computing those goldens. A writable store asks SQLite every time.
   mutable std::mutex find_mutex_;
   mutable std::unique_ptr<sqlite::Stmt> find_stmt_;
+  mutable std::map<std::pair<int, std::string>, std::unordered_map<std::string, GoldenEntry>> snapshot_;
 };
 
 }  // namespace gauntlet
