@@ -114,7 +114,6 @@ void raise(const std::string& message) { throw GoldenStoreError(message); }
 [[noreturn]] void fail_sqlite(sqlite3* db, const std::string& path, const std::string& what) {
   sqlite::fail(raise, db, path, what);
 }
-void exec_sql(sqlite3* db, const std::string& path, const std::string& sql) { sqlite::exec(raise, db, path, sql); }
 
 class Stmt : public sqlite::Stmt {
  public:
@@ -178,15 +177,16 @@ std::string hash_hex(const void* data, std::size_t size) {
 
 // ---- Opening
 
-int user_version(sqlite3* db, const std::string& path) {
-  Stmt query(db, path, "PRAGMA user_version");
-  return query.step() ? static_cast<int>(query.int64()) : 0;
+int user_version(sqlite3* db, const std::string& path) { return sqlite::user_version(raise, db, path); }
+
+std::string newer_message(int version) {
+  return "golden store layout version " + std::to_string(version) + " is newer than this gauntlet (" +
+         std::to_string(kLayoutVersion) + ")";
 }
 
 void check_not_newer(const std::string& path, int version) {
   if (version > kLayoutVersion) {
-    fail(path, "golden store layout version " + std::to_string(version) +
-                   " is newer than this gauntlet (" + std::to_string(kLayoutVersion) + ")");
+    fail(path, newer_message(version));
   }
 }
 
@@ -206,15 +206,7 @@ Contents inspect(sqlite3* db, const std::string& path) {
   if (objects.int64() == 0 && user_version(db, path) == 0) {
     return Contents::Empty;
   }
-  // Prepared by hand: in a foreign database, meta or its columns may not exist.
-  sqlite3_stmt* app = nullptr;
-  std::string application;
-  if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'application'", -1, &app,
-                         nullptr) == SQLITE_OK &&
-      sqlite3_step(app) == SQLITE_ROW && sqlite3_column_text(app, 0)) {
-    application = reinterpret_cast<const char*>(sqlite3_column_text(app, 0));
-  }
-  sqlite3_finalize(app);
+  const std::string application = sqlite::application_of(db);
   if (application != kApplication) {
     fail(path, "not a golden store (meta has no application '" + std::string(kApplication) + "')");
   }
@@ -222,23 +214,8 @@ Contents inspect(sqlite3* db, const std::string& path) {
 }
 
 void migrate(sqlite3* db, const std::string& path) {
-  if (user_version(db, path) == kLayoutVersion) {
-    return;
-  }
-  Transaction tx(db, path);
-  const int version = user_version(db, path);  // again, under the write lock
-  check_not_newer(path, version);
-  if (version == kLayoutVersion) {
-    return;
-  }
-  for (int v = version; v < kLayoutVersion; ++v) {
-    exec_sql(db, path, kMigrations[v]);
-  }
-  exec_sql(db, path, "PRAGMA user_version = " + std::to_string(kLayoutVersion));
-  Stmt(db, path, "INSERT OR REPLACE INTO meta(key, value) VALUES('layout_version', ?)")
-      .bind(std::to_string(kLayoutVersion))
-      .exec();
-  tx.commit();
+  sqlite::migrate(raise, db, path, kMigrations, kLayoutVersion, "layout_version",
+                  newer_message(user_version(db, path)));
 }
 
 // ---- Objects

@@ -93,6 +93,38 @@ void Transaction::commit() {
   open_ = false;
 }
 
+int user_version(Fail f, sqlite3* db, const std::string& path) {
+  Stmt query(f, db, path, "PRAGMA user_version");
+  return query.step() ? static_cast<int>(query.int64()) : 0;
+}
+
+std::string application_of(sqlite3* db) {
+  // Prepared by hand: in a foreign database, meta or its columns may not exist ("not ours").
+  sqlite3_stmt* app = nullptr;
+  std::string application;
+  if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'application'", -1, &app, nullptr) == SQLITE_OK &&
+      sqlite3_step(app) == SQLITE_ROW && sqlite3_column_text(app, 0)) {
+    application = reinterpret_cast<const char*>(sqlite3_column_text(app, 0));
+  }
+  sqlite3_finalize(app);
+  return application;
+}
+
+void migrate(Fail f, sqlite3* db, const std::string& path, const char* const* steps, int target,
+             const std::string& version_key, const std::string& newer) {
+  if (user_version(f, db, path) == target) return;
+  Transaction tx(f, db, path);
+  const int version = user_version(f, db, path);
+  if (version > target) fail(f, path, newer);
+  if (version == target) return;
+  for (int v = version; v < target; ++v) exec(f, db, path, steps[v]);
+  exec(f, db, path, "PRAGMA user_version = " + std::to_string(target));
+  Stmt(f, db, path, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)")
+      .bind(version_key, std::to_string(target))
+      .exec();
+  tx.commit();
+}
+
 std::int64_t as_signed(std::uint64_t id) {
   std::int64_t s = 0;
   std::memcpy(&s, &id, sizeof s);

@@ -160,15 +160,16 @@ std::string insert_sql(std::string_view verb, std::string_view table, std::strin
 
 // ---- Opening
 
-int user_version(sqlite3* db, const std::string& path) {
-  Stmt query(db, path, "PRAGMA user_version");
-  return query.step() ? static_cast<int>(query.int64()) : 0;
+int user_version(sqlite3* db, const std::string& path) { return sqlite::user_version(raise, db, path); }
+
+std::string newer_message(int version) {
+  return "database schema version " + std::to_string(version) + " is newer than this gauntlet (" +
+         std::to_string(kSchemaVersion) + ")";
 }
 
 void check_not_newer(const std::string& path, int version) {
   if (version > kSchemaVersion) {
-    fail(path, "database schema version " + std::to_string(version) +
-                   " is newer than this gauntlet (" + std::to_string(kSchemaVersion) + ")");
+    fail(path, newer_message(version));
   }
 }
 
@@ -198,15 +199,7 @@ Contents inspect(sqlite3* db, const std::string& path) {
     fail(path, "not a Gauntlet database (no meta table)");
   }
 
-  // Prepared by hand: in a foreign meta table these columns may not exist, which means "not ours".
-  sqlite3_stmt* app = nullptr;
-  std::string application;
-  if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'application'", -1, &app,
-                         nullptr) == SQLITE_OK &&
-      sqlite3_step(app) == SQLITE_ROW && sqlite3_column_text(app, 0)) {
-    application = reinterpret_cast<const char*>(sqlite3_column_text(app, 0));
-  }
-  sqlite3_finalize(app);
+  const std::string application = sqlite::application_of(db);
   if (application != kApplication) {
     fail(path, "not a Gauntlet database (meta has no application 'gauntlet')");
   }
@@ -400,25 +393,8 @@ std::unique_ptr<Store> Store::open(const std::string& path, OpenMode mode) {
 }
 
 void Store::migrate() {
-  // Checked before taking the write lock, so opening an up-to-date database never waits on a
-  // writer; checked again under the lock, where another process may have migrated meanwhile.
-  if (user_version(db_, path_) == kSchemaVersion) {
-    return;
-  }
-  Transaction tx(db_, path_);
-  const int version = user_version(db_, path_);
-  check_not_newer(path_, version);
-  if (version == kSchemaVersion) {
-    return;
-  }
-  for (int v = version; v < kSchemaVersion; ++v) {
-    exec_sql(db_, path_, kMigrations[v]);
-  }
-  exec_sql(db_, path_, "PRAGMA user_version = " + std::to_string(kSchemaVersion));
-  Stmt(db_, path_, "INSERT OR REPLACE INTO meta(key, value) VALUES('schema_version', ?)")
-      .bind(std::to_string(kSchemaVersion))
-      .exec();
-  tx.commit();
+  sqlite::migrate(raise, db_, path_, kMigrations, kSchemaVersion, "schema_version",
+                  newer_message(user_version(db_, path_)));
 }
 
 // NOLINTNEXTLINE(performance-unnecessary-value-param): the signature is store.h's.

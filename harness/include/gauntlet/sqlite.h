@@ -80,6 +80,18 @@ class Transaction {
   bool open_ = true;
 };
 
+int user_version(Fail fail, sqlite3* db, const std::string& path);
+// meta.application of a database, read only; "" when the file has no such table, column or row.
+std::string application_of(sqlite3* db);
+
+// Note [Versioned files]: steps[v] takes a file from version v to v + 1. migrate() runs the
+// missing steps in one transaction, sets PRAGMA user_version and meta.<version_key>, and raises
+// `newer` (a message) for a file newer than `target`. Checked before taking the write lock, so
+// opening an up-to-date file never waits on a writer; checked again under the lock, where another
+// process may have migrated it meanwhile.
+void migrate(Fail fail, sqlite3* db, const std::string& path, const char* const* steps, int target,
+             const std::string& version_key, const std::string& newer);
+
 // Case ids are XXH64 values; SQLite integers are signed, so ids are stored bit-cast.
 std::int64_t as_signed(std::uint64_t id);
 std::uint64_t as_unsigned(std::int64_t id);
