@@ -179,31 +179,15 @@ std::string hash_hex(const void* data, std::size_t size) {
 
 int user_version(sqlite3* db, const std::string& path) { return sqlite::user_version(raise, db, path); }
 
-std::string newer_message(int version) {
-  return "golden store layout version " + std::to_string(version) + " is newer than this gauntlet (" +
-         std::to_string(kLayoutVersion) + ")";
-}
-
 void check_not_newer(const std::string& path, int version) {
-  if (version > kLayoutVersion) {
-    fail(path, newer_message(version));
-  }
+  sqlite::check_not_newer(raise, path, version, kLayoutVersion, "golden store layout");
 }
 
 enum class Contents { Empty, Ours };
 
 // What the index holds, found by reading only: never write into a database that is not ours.
 Contents inspect(sqlite3* db, const std::string& path) {
-  const int rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
-  if (rc == SQLITE_NOTADB) {
-    fail(path, "not a golden store (index is not a SQLite database)");
-  }
-  if (rc != SQLITE_OK) {
-    fail_sqlite(db, path, "cannot read golden store index");
-  }
-  Stmt objects(db, path, "SELECT count(*) FROM sqlite_master");
-  objects.step();
-  if (objects.int64() == 0 && user_version(db, path) == 0) {
+  if (sqlite::is_empty(raise, db, path, "not a golden store (index is not a SQLite database)")) {
     return Contents::Empty;
   }
   const std::string application = sqlite::application_of(db);
@@ -215,7 +199,7 @@ Contents inspect(sqlite3* db, const std::string& path) {
 
 void migrate(sqlite3* db, const std::string& path) {
   sqlite::migrate(raise, db, path, kMigrations, kLayoutVersion, "layout_version",
-                  newer_message(user_version(db, path)));
+                  "golden store layout");
 }
 
 // ---- Objects

@@ -110,12 +110,29 @@ std::string application_of(sqlite3* db) {
   return application;
 }
 
+void check_not_newer(Fail f, const std::string& path, int version, int target, const std::string& what) {
+  if (version > target) {
+    fail(f, path, what + " version " + std::to_string(version) + " is newer than this gauntlet (" +
+                      std::to_string(target) + ")");
+  }
+}
+
+bool is_empty(Fail f, sqlite3* db, const std::string& path, const std::string& not_sqlite) {
+  // The first read of the schema is where SQLite notices a file is not a database.
+  const int rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+  if (rc == SQLITE_NOTADB) fail(f, path, not_sqlite);
+  if (rc != SQLITE_OK) fail(f, db, path, "cannot read the schema");
+  Stmt objects(f, db, path, "SELECT count(*) FROM sqlite_master");
+  objects.step();
+  return objects.int64() == 0 && user_version(f, db, path) == 0;
+}
+
 void migrate(Fail f, sqlite3* db, const std::string& path, const char* const* steps, int target,
-             const std::string& version_key, const std::string& newer) {
+             const std::string& version_key, const std::string& what) {
   if (user_version(f, db, path) == target) return;
   Transaction tx(f, db, path);
-  const int version = user_version(f, db, path);
-  if (version > target) fail(f, path, newer);
+  const int version = user_version(f, db, path);  // again, under the write lock
+  check_not_newer(f, path, version, target, what);
   if (version == target) return;
   for (int v = version; v < target; ++v) exec(f, db, path, steps[v]);
   exec(f, db, path, "PRAGMA user_version = " + std::to_string(target));

@@ -162,15 +162,8 @@ std::string insert_sql(std::string_view verb, std::string_view table, std::strin
 
 int user_version(sqlite3* db, const std::string& path) { return sqlite::user_version(raise, db, path); }
 
-std::string newer_message(int version) {
-  return "database schema version " + std::to_string(version) + " is newer than this gauntlet (" +
-         std::to_string(kSchemaVersion) + ")";
-}
-
 void check_not_newer(const std::string& path, int version) {
-  if (version > kSchemaVersion) {
-    fail(path, newer_message(version));
-  }
+  sqlite::check_not_newer(raise, path, version, kSchemaVersion, "database schema");
 }
 
 enum class Contents { Empty, Gauntlet };
@@ -179,17 +172,7 @@ enum class Contents { Empty, Gauntlet };
 // ours. Throws for a file that is not SQLite or a SQLite database of some other application.
 Contents inspect(sqlite3* db, const std::string& path) {
   // The first read of the schema is where SQLite notices a file is not a database.
-  const int rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
-  if (rc == SQLITE_NOTADB) {
-    fail(path, "not a SQLite database");
-  }
-  if (rc != SQLITE_OK) {
-    fail_sqlite(db, path, "cannot read database");
-  }
-
-  Stmt objects(db, path, "SELECT count(*) FROM sqlite_master");
-  objects.step();
-  if (objects.int64() == 0 && user_version(db, path) == 0) {
+  if (sqlite::is_empty(raise, db, path, "not a SQLite database")) {
     return Contents::Empty;
   }
 
@@ -394,7 +377,7 @@ std::unique_ptr<Store> Store::open(const std::string& path, OpenMode mode) {
 
 void Store::migrate() {
   sqlite::migrate(raise, db_, path_, kMigrations, kSchemaVersion, "schema_version",
-                  newer_message(user_version(db_, path_)));
+                  "database schema");
 }
 
 // NOLINTNEXTLINE(performance-unnecessary-value-param): the signature is store.h's.

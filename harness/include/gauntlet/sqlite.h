@@ -89,8 +89,14 @@ std::string application_of(sqlite3* db);
 // `newer` (a message) for a file newer than `target`. Checked before taking the write lock, so
 // opening an up-to-date file never waits on a writer; checked again under the lock, where another
 // process may have migrated it meanwhile.
+// `what` names the version in messages: "database schema", "golden store layout".
 void migrate(Fail fail, sqlite3* db, const std::string& path, const char* const* steps, int target,
-             const std::string& version_key, const std::string& newer);
+             const std::string& version_key, const std::string& what);
+// Raises "<what> version N is newer than this gauntlet (target)" for a file newer than `target`.
+void check_not_newer(Fail fail, const std::string& path, int version, int target, const std::string& what);
+// Reads the schema, raising `not_sqlite` for a file that is not a SQLite database; true for an
+// empty one (no objects, user_version 0). Reads only: never writes into a file that is not ours.
+bool is_empty(Fail fail, sqlite3* db, const std::string& path, const std::string& not_sqlite);
 
 // Case ids are XXH64 values; SQLite integers are signed, so ids are stored bit-cast.
 std::int64_t as_signed(std::uint64_t id);
