@@ -1,10 +1,13 @@
 #include "gauntlet/backend.h"
 
 #include <dlfcn.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
+#include "gauntlet/plugin_abi.h"
 #include "gauntlet/torch_compat.h"
 
 namespace gauntlet {
@@ -32,34 +35,137 @@ class CpuBackend final : public Backend {
   c10::Device device() const override { return c10::Device(c10::kCPU); }
 };
 
-// A vendor's backend library: loading it registers its PrivateUse1 kernels.
+template <typename Fn>
+Fn symbol(void* handle, const char* name) {
+  return reinterpret_cast<Fn>(dlsym(handle, name));
+}
+
+// A vendor's backend library: loading it registers its PrivateUse1 kernels; what it exports of
+// the plugin ABI (Note [Plugin ABI]) tells the harness its memory, fallbacks and device time.
 class PluginBackend final : public Backend {
  public:
   PluginBackend(std::string spec, const std::string& path) : spec_(std::move(spec)) {
     if (!std::filesystem::exists(path)) throw std::invalid_argument("backend library not found: " + path);
     handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (!handle_) throw std::invalid_argument(std::string("cannot load backend library: ") + dlerror());
-    using VersionFn = const char* (*)();
-    if (auto fn = reinterpret_cast<VersionFn>(dlsym(handle_, "gauntlet_backend_version"))) version_ = fn();
+    if (auto fn = symbol<gauntlet_backend_load_error_t>(handle_, "gauntlet_backend_load_error")) {
+      if (const char* e = fn()) throw std::invalid_argument(path + ": " + e);
+    }
+    if (auto fn = symbol<gauntlet_backend_abi_version_t>(handle_, "gauntlet_backend_abi_version")) {
+      if (fn() > GAUNTLET_PLUGIN_ABI_VERSION) {
+        throw std::invalid_argument(path + ": plugin ABI version " + std::to_string(fn()) +
+                                    " is newer than this gauntlet's " + std::to_string(GAUNTLET_PLUGIN_ABI_VERSION));
+      }
+    }
+    if (auto fn = symbol<gauntlet_backend_version_t>(handle_, "gauntlet_backend_version")) version_ = fn();
+    if (auto fn = symbol<gauntlet_backend_name_t>(handle_, "gauntlet_backend_name")) profile_ = fn();
+    if (auto fn = symbol<gauntlet_backend_config_json_t>(handle_, "gauntlet_backend_config_json")) config_ = fn();
+    sync_ = symbol<gauntlet_backend_synchronize_t>(handle_, "gauntlet_backend_synchronize");
+    memory_ = symbol<gauntlet_backend_memory_t>(handle_, "gauntlet_backend_memory");
+    reset_peak_ = symbol<gauntlet_backend_reset_peak_memory_t>(handle_, "gauntlet_backend_reset_peak_memory");
+    take_fallbacks_ = symbol<gauntlet_backend_take_fallbacks_t>(handle_, "gauntlet_backend_take_fallbacks");
+    reset_time_ = symbol<gauntlet_backend_reset_device_time_t>(handle_, "gauntlet_backend_reset_device_time");
+    time_ = symbol<gauntlet_backend_device_time_us_t>(handle_, "gauntlet_backend_device_time_us");
+    kernels_ = symbol<gauntlet_backend_kernels_t>(handle_, "gauntlet_backend_kernels");
   }
   std::string name() const override { return spec_; }
   std::string version() const override { return version_; }
+  std::string profile() const override { return profile_.empty() ? spec_ : profile_; }
+  std::string config_json() const override { return config_.empty() ? "{}" : config_; }
   c10::Device device() const override { return compat::privateuse1_device(0); }
+  void synchronize() override {
+    if (sync_) sync_();
+  }
+  void reset_peak_memory() override {
+    if (reset_peak_) reset_peak_();
+  }
+  MemoryStats memory() const override {
+    MemoryStats m;
+    if (memory_) memory_(&m.current_bytes, &m.peak_bytes, nullptr);
+    return m;
+  }
+  std::vector<std::string> take_fallback_ops() override {
+    std::vector<std::string> ops;
+    if (take_fallbacks_) take_fallbacks_(&collect, &ops);
+    std::sort(ops.begin(), ops.end());
+    return ops;
+  }
+  std::vector<std::string> kernels() const override {
+    std::vector<std::string> ops;
+    if (kernels_) kernels_(&collect, &ops);
+    std::sort(ops.begin(), ops.end());
+    return ops;
+  }
+  void reset_device_time() override {
+    if (reset_time_) reset_time_();
+  }
+  std::optional<double> device_time_us() const override {
+    if (!time_) return std::nullopt;
+    const double t = time_();
+    return t < 0 ? std::nullopt : std::optional<double>(t);
+  }
 
  private:
+  static void collect(void* ctx, const char* op, int64_t) { static_cast<std::vector<std::string>*>(ctx)->push_back(op); }
+
   std::string spec_;
   void* handle_ = nullptr;  // never closed: kernels stay registered for the process lifetime
-  std::string version_ = "unknown";
+  std::string version_ = "unknown", profile_, config_;
+  gauntlet_backend_synchronize_t sync_ = nullptr;
+  gauntlet_backend_memory_t memory_ = nullptr;
+  gauntlet_backend_reset_peak_memory_t reset_peak_ = nullptr;
+  gauntlet_backend_take_fallbacks_t take_fallbacks_ = nullptr;
+  gauntlet_backend_reset_device_time_t reset_time_ = nullptr;
+  gauntlet_backend_device_time_us_t time_ = nullptr;
+  gauntlet_backend_kernels_t kernels_ = nullptr;
 };
+
+// The one PrivateUse1 library this process loaded: a second would register the same kernels.
+std::string& loaded_plugin() {
+  static std::string path;
+  return path;
+}
+
+std::unique_ptr<Backend> make_plugin(const std::string& spec, const std::string& path) {
+  std::error_code ec;
+  const std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
+  if (!loaded_plugin().empty() && loaded_plugin() != canonical) {
+    throw std::invalid_argument("a process can load one backend library; " + loaded_plugin() +
+                                " is loaded, " + path + " was asked for");
+  }
+  auto backend = std::make_unique<PluginBackend>(spec, path);
+  loaded_plugin() = canonical;
+  return backend;
+}
 
 }  // namespace
 
-std::unique_ptr<Backend> make_backend(const std::string& spec) {
-  if (spec == "cpu") return std::make_unique<CpuBackend>();
-  if (spec.rfind("plugin:", 0) == 0) return std::make_unique<PluginBackend>(spec, spec.substr(7));
-  throw std::invalid_argument("unknown backend '" + spec + "' (known: cpu, plugin:<path.so>)");
+std::string simulator_library() {
+  if (const char* env = std::getenv("GAUNTLET_SIM_LIB"); env && *env) return env;
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  std::vector<std::filesystem::path> candidates;
+  if (!ec) {
+    candidates.push_back(exe.parent_path() / "libgauntlet_sim.so");
+    candidates.push_back(exe.parent_path() / "../lib/libgauntlet_sim.so");
+  }
+#ifdef GAUNTLET_BUILD_SIM_LIB
+  candidates.emplace_back(GAUNTLET_BUILD_SIM_LIB);
+#endif
+  for (const auto& c : candidates) {
+    if (std::filesystem::exists(c, ec)) return std::filesystem::weakly_canonical(c, ec).string();
+  }
+  throw std::invalid_argument(
+      "backend sim: libgauntlet_sim.so not found beside the gauntlet binary or in ../lib (set GAUNTLET_SIM_LIB)");
 }
 
-std::vector<std::string> builtin_backends() { return {"cpu", "plugin:<path.so>"}; }
+std::unique_ptr<Backend> make_backend(const std::string& spec) {
+  if (spec == "cpu") return std::make_unique<CpuBackend>();
+  if (spec == "sim") return make_plugin("sim", simulator_library());
+  if (spec.rfind("plugin:", 0) == 0) return make_plugin(spec, spec.substr(7));
+  throw std::invalid_argument("unknown backend '" + spec + "' (known: cpu, sim, plugin:<path.so>)");
+}
+
+std::vector<std::string> builtin_backends() { return {"cpu", "sim", "plugin:<path.so>"}; }
 
 }  // namespace gauntlet

@@ -357,7 +357,7 @@ Expectations Expectations::load(const std::string& file) {
       Entry en;
       en.kind = std::string(section) == "skip" ? Expect::Skip : Expect::XFail;
       en.matches = r.list(e["match"], "match");
-      en.backend = e["backend"] ? r.scalar(e["backend"], "backend") : "";
+      if (e["backend"]) en.backends = r.list(e["backend"], "backend");
       en.reason = r.scalar(e["reason"], "reason");
       en.source = r.where(e);
       if (e["strict"]) {
@@ -374,7 +374,7 @@ Expectations Expectations::load(const std::string& file) {
 
 Expectation Expectations::lookup(const std::string& key, const std::string& backend) const {
   for (const auto& e : entries_) {
-    if (!e.backend.empty() && e.backend != backend) continue;
+    if (!e.backends.empty() && std::find(e.backends.begin(), e.backends.end(), backend) == e.backends.end()) continue;
     for (const auto& m : e.matches) {
       if (glob_match(m, key)) return {e.kind, e.reason, e.source, e.strict};
     }
@@ -419,7 +419,7 @@ ToleranceTable ToleranceTable::load(const std::string& file) {
         if (m != mode_name(Mode::Eager) && m != mode_name(Mode::EagerBwd)) r.fail(n["modes"], "unknown mode '" + m + "'");
       }
     }
-    if (n["backend"]) rule.backend = r.scalar(n["backend"], "backend");
+    if (n["backend"]) rule.backends = r.list(n["backend"], "backend");
     try {
       if (n["rtol"]) rule.rtol = n["rtol"].as<double>();
       if (n["atol"]) rule.atol = n["atol"].as<double>();
@@ -441,7 +441,7 @@ Tolerance ToleranceTable::lookup(const CaseKey& key, DType output_dtype, const s
     return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
   };
   for (const auto& rule : rules_) {
-    if (!rule.backend.empty() && rule.backend != backend) continue;
+    if (!rule.backends.empty() && std::find(rule.backends.begin(), rule.backends.end(), backend) == rule.backends.end()) continue;
     if (!in(rule.ops, key.target)) continue;
     if (!in(rule.families, op ? op->family : "")) continue;
     if (!in(rule.dtypes, dtype_name(output_dtype))) continue;

@@ -53,6 +53,7 @@ nlohmann::json to_json(const Outcome& o) {
       {"golden_source", o.golden_source},
       {"golden_entry", o.golden_entry},
       {"golden_us", num(o.timing.golden_us)},
+      {"sim_time_us", o.sim_time_us ? num(*o.sim_time_us) : nlohmann::json(nullptr)},
   };
 }
 
@@ -85,6 +86,7 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   o.golden_source = j.value("golden_source", std::string("computed"));
   o.golden_entry = j.value("golden_entry", std::string());
   o.timing.golden_us = j.contains("golden_us") ? num_of(j.at("golden_us")) : 0.0;
+  if (j.contains("sim_time_us") && !j.at("sim_time_us").is_null()) o.sim_time_us = num_of(j.at("sim_time_us"));
   return o;
 }
 

@@ -124,7 +124,7 @@ std::string compare_outputs(const CaseKey& key, const std::string& backend,
     if (!tolerance_set || is_floating(out_dtype)) {
       out.rtol = tol.rtol;
       out.atol = tol.atol;
-      out.tolerance_profile = tol.source;
+      out.tolerance_profile = backend + ":" + tol.source;
       tolerance_set = true;
     }
     at::Tensor ad = a.to(at::kDouble).contiguous().reshape({-1});
@@ -216,11 +216,13 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   for (const auto& t : inputs) device_inputs.push_back(backend.to_device(apply_layout(t, key.layout)));
   backend.take_fallback_ops();
   backend.reset_peak_memory();
+  backend.reset_device_time();
 
   auto t0 = Clock::now();
   std::vector<NamedTensor> actual = execute(def, key, device_inputs);
   backend.synchronize();
   out.timing.first_us = us_since(t0);
+  out.sim_time_us = backend.device_time_us();
   out.peak_mem_bytes = backend.memory().peak_bytes;
   out.fallback_ops = backend.take_fallback_ops();
 
@@ -246,7 +248,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   }
   out.timing.reps = static_cast<int>(reps.size());
 
-  std::string problem = compare_outputs(key, backend.name(), actual, golden, device_inputs, def.spec, cfg, out, detail);
+  std::string problem = compare_outputs(key, backend.profile(), actual, golden, device_inputs, def.spec, cfg, out, detail);
   if (!problem.empty()) {
     out.status = Status::Fail;
     out.error = problem;
@@ -264,7 +266,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
 // XPASS, or keeps its status when the entry is not strict.
 Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, CaseDetail* detail) {
   Expectation expect;
-  if (cfg.expectations) expect = cfg.expectations->lookup(key.str(), backend.name());
+  if (cfg.expectations) expect = cfg.expectations->lookup(key.str(), backend.profile());
   if (expect.kind == Expect::Skip) {
     Outcome out;
     out.key = key.str();

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -120,7 +121,7 @@ constexpr std::string_view kResultColumns =
     "run_id, case_id, status, attempt, rtol, atol, tolerance_profile, max_abs_err, max_rel_err, "
     "mismatches, numel, mismatch_frac, max_ulp, nan_inf_ok, worst, error, reason, first_us, "
     "median_us, p10_us, p90_us, reps, peak_mem_bytes, fallback_ops, golden_source, golden_entry, "
-    "golden_us";
+    "golden_us, sim_time_us";
 
 // ---- Errors and SQLite helpers (gauntlet/sqlite.h), raising StoreError
 
@@ -262,7 +263,7 @@ void bind_result(Stmt& s, std::int64_t run_id, std::int64_t case_id, const Outco
          m.max_abs_err, m.max_rel_err, m.mismatches, m.numel, m.mismatch_frac(), m.max_ulp,
          int{m.nan_inf_ok}, m.worst, o.error, o.reason, t.first_us, t.median_us, t.p10_us, t.p90_us,
          t.reps, o.peak_mem_bytes, to_json(o.fallback_ops), o.golden_source, o.golden_entry,
-         t.golden_us);
+         t.golden_us, o.sim_time_us.value_or(std::numeric_limits<double>::quiet_NaN()));
 }
 
 Status read_status(Stmt& s) {
@@ -316,6 +317,7 @@ StoredResult read_result(Stmt& s) {
   o.golden_source = s.text();
   o.golden_entry = s.text();
   o.timing.golden_us = s.real();
+  if (const double sim = s.real(); !std::isnan(sim)) o.sim_time_us = sim;
   return r;
 }
 

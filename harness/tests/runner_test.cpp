@@ -54,7 +54,7 @@ TEST_F(RunnerTest, Pass) {
   EXPECT_TRUE(o.metrics.nan_inf_ok);
   EXPECT_EQ(o.rtol, 1.3e-6);
   EXPECT_EQ(o.atol, 1e-5);
-  EXPECT_EQ(o.tolerance_profile, "default");
+  EXPECT_EQ(o.tolerance_profile, "cpu:default");
   EXPECT_TRUE(o.error.empty());
   EXPECT_GT(o.timing.first_us, 0);
   EXPECT_GE(o.timing.reps, 1);
@@ -174,7 +174,7 @@ TEST_F(RunnerTest, TightToleranceRuleFails) {
   EXPECT_EQ(o.status, Status::Fail);
   EXPECT_GT(o.metrics.mismatches, 0);
   EXPECT_EQ(o.rtol, 1e-9);
-  EXPECT_EQ(o.tolerance_profile, "tolerances.yaml:2");
+  EXPECT_EQ(o.tolerance_profile, "cpu:tolerances.yaml:2");
   EXPECT_EQ(o.error.rfind("out0:", 0), 0u) << o.error;
   EXPECT_NE(o.error.find("outside tolerance"), std::string::npos) << o.error;
   EXPECT_EQ(o.metrics.worst.rfind("out0[", 0), 0u) << o.metrics.worst;

@@ -48,7 +48,7 @@ struct Suite {
   std::vector<Case> cases;  // sorted by key text, unique
 };
 
-// Skip / xfail entries: globs on the case key, optionally for one backend only.
+// Skip / xfail entries: globs on the case key, optionally for some backends only.
 class Expectations {
  public:
   static Expectations load(const std::string& file);  // a missing file means none
@@ -58,7 +58,8 @@ class Expectations {
   struct Entry {
     Expect kind;
     std::vector<std::string> matches;  // globs on the case key; any may match
-    std::string backend, reason, source;
+    std::vector<std::string> backends;  // empty: every backend
+    std::string reason, source;
     bool strict = true;
   };
   std::vector<Entry> entries_;
@@ -73,7 +74,8 @@ class ToleranceTable {
  private:
   struct Rule {
     std::vector<std::string> ops, families, dtypes, modes;
-    std::string backend, source;
+    std::vector<std::string> backends;  // empty: every backend
+    std::string source;
     std::optional<double> rtol, atol;
   };
   std::vector<Rule> rules_;

@@ -50,6 +50,9 @@ struct Outcome {
   Timing timing;
   std::int64_t peak_mem_bytes = 0;  // peak device memory during the case (0 when unknown)
   std::vector<std::string> fallback_ops;  // ops that fell back to CPU (backends that report it)
+  // Device time of the first call as the backend reports it (simulated time on `sim`); none
+  // when the backend cannot tell.
+  std::optional<double> sim_time_us;
   int attempt = 1;
   // "computed", "store", "computed+stored" (added to the store) or "recomputed" (stored, but
   // cheaper to compute than to read: Note [Reading or recomputing] in golden_store.h)

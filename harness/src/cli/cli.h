@@ -50,6 +50,11 @@ int run(const RunOptions& o);
 int show(const ShowOptions& o);
 int repro(const ReproOptions& o);
 int golden(const GoldenOptions& o);
+struct BackendInfoOptions {
+  std::string backend = "cpu";
+  bool json = false;
+};
+int backend_info(const BackendInfoOptions& o);
 
 // The one-line command that reproduces a case; every failure printed anywhere comes with it.
 std::string repro_command(const std::string& key, const std::string& backend, const std::string& suites_dir);

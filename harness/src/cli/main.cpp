@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   cli::RunOptions ro;
   auto* run = app.add_subcommand("run", "run a suite on a backend and store every result");
   run->add_option("--suite", ro.suite, "suite name or .yaml path")->required();
-  run->add_option("--backend", ro.backend, "cpu | plugin:<path.so>")->capture_default_str();
+  run->add_option("--backend", ro.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
   run->add_option("--db", ro.db, "SQLite database to write (created if missing)")->required();
   run->add_option("--filter", ro.filter, "gtest-style globs on case keys");
   run->add_option("--shard", ro.shard, "i/N: only the i-th of N shards");
@@ -81,11 +81,16 @@ int main(int argc, char** argv) {
   cli::ReproOptions po;
   auto* repro = app.add_subcommand("repro", "run one case in-process and explain its verdict");
   repro->add_option("key", po.key, "the case key")->required();
-  repro->add_option("--backend", po.backend, "cpu | plugin:<path.so>")->capture_default_str();
+  repro->add_option("--backend", po.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
   repro->add_option("--suites-dir", po.suites_dir, "where expectations.yaml and tolerances.yaml live");
   repro->add_flag("--json", po.json, "print the outcome as the store keeps it");
   repro->add_option("--golden-store", po.golden_store, "use the golden from this store when present");
   repro->add_option("--golden-release", po.golden_release, "use the golden release R froze");
+
+  cli::BackendInfoOptions bo;
+  auto* binfo = app.add_subcommand("backend-info", "what a backend reports: version, configuration, native kernels");
+  binfo->add_option("--backend", bo.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
+  binfo->add_flag("--json", bo.json, "print JSON");
 
   try {
     app.parse(argc, argv);
@@ -105,6 +110,7 @@ int main(int argc, char** argv) {
     if (*run) return cli::run(ro);
     if (*show) return cli::show(so);
     if (*repro) return cli::repro(po);
+    if (*binfo) return cli::backend_info(bo);
     if (*golden) {
       for (auto* sub : golden->get_subcommands()) go.action = sub->get_name();
       return cli::golden(go);

@@ -74,7 +74,9 @@ int run(const RunOptions& o) {
   info.started_at = utc_now();
   info.config_json = nlohmann::json{{"suites_dir", dir}, {"suite_file", suite.file}, {"reps", o.max_reps},
                                     {"cases", cases.size()}, {"golden_store", o.golden_store},
-                                    {"golden_release", o.golden_release}}.dump();
+                                    {"golden_release", o.golden_release},
+                                    {"backend_profile", backend->profile()},
+                                    {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)}}.dump();
   const std::int64_t run_id = store->begin_run(info);
 
   RunnerConfig cfg;

@@ -1,7 +1,9 @@
 // gauntlet show: a stored run's summary by status, then its failures with repro commands.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -63,8 +65,28 @@ void print_summary(const Store& store, long long run_id, const std::vector<std::
     line += fmt::format(" {} {}", status_name(s), it == counts.end() ? 0 : it->second);
   }
   fmt::print("{}\n", line);
+  const auto results = store.results(run_id);
+  // Fallbacks are data, not failures: a run's fallback rate and its most frequent ops.
+  std::map<std::string, int> fallback_ops;
+  std::int64_t fell_back = 0, ran = 0;
+  for (const auto& r : results) {
+    if (r.outcome.status == Status::Skip) continue;
+    ++ran;
+    if (!r.outcome.fallback_ops.empty()) ++fell_back;
+    for (const auto& op : r.outcome.fallback_ops) ++fallback_ops[op];
+  }
+  if (fell_back > 0) {
+    std::vector<std::pair<int, std::string>> top;
+    for (const auto& [op, n] : fallback_ops) top.emplace_back(-n, op);
+    std::sort(top.begin(), top.end());
+    std::string ops;
+    for (std::size_t i = 0; i < top.size() && i < 5; ++i) ops += fmt::format("{}{} ({})", i ? ", " : "", top[i].second, -top[i].first);
+    fmt::print("  fallback: {} of {} cases ({:.1f}%) ran ops on the CPU, {} ops: {}{}\n", fell_back, ran,
+               100.0 * double(fell_back) / double(std::max<std::int64_t>(ran, 1)), fallback_ops.size(), ops,
+               top.size() > 5 ? ", ..." : "");
+  }
   int shown = 0;
-  for (const auto& r : store.results(run_id)) {
+  for (const auto& r : results) {
     std::string st(status_name(r.outcome.status));
     if (std::find(statuses.begin(), statuses.end(), st) == statuses.end()) continue;
     if (shown++ == 0) fmt::print("\n");
