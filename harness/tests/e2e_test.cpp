@@ -16,66 +16,15 @@
 #include "gauntlet/outcome.h"
 #include "gauntlet/outcome_json.h"
 #include "gauntlet/store.h"
+#include "e2e_support.h"
 
 namespace fs = std::filesystem;
 using gauntlet::Status;
+using e2e::E2E;
+using e2e::Result;
+using e2e::slurp;
 
 namespace {
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class E2E : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gauntlet_e2e_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // Runs the binary with `args` (a shell fragment); captures stdout, stderr and the exit code.
-  Result gauntlet(const std::string& args) {
-    const fs::path out = dir_ / "stdout", err = dir_ / "stderr";
-    const std::string cmd = std::string(GAUNTLET_BIN) + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int status = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
-
-  // A suites dir: the real suites plus the given extra files.
-  fs::path suites_with(const std::map<std::string, std::string>& files) {
-    fs::path d = dir_ / "suites";
-    fs::create_directories(d);
-    for (const auto& e : fs::directory_iterator(fs::path(GAUNTLET_SOURCE_DIR) / "suites/yaml")) {
-      fs::copy_file(e.path(), d / e.path().filename(), fs::copy_options::overwrite_existing);
-    }
-    for (const auto& [name, text] : files) std::ofstream(d / name) << text;
-    return d;
-  }
-
-  static void expect_one_line_error(const Result& r, const std::string& needle) {
-    EXPECT_EQ(r.code, 2) << r.err;
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_NE(r.err.find("gauntlet: error: "), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-  }
-
-  fs::path dir_;
-};
 
 TEST_F(E2E, ListOpsPrintsAtLeast120Ops) {
   Result r = gauntlet("list --ops");

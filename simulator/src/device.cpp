@@ -111,8 +111,9 @@ const at::Tensor& resize_device(const at::Tensor& self, at::IntArrayRef size, c1
   return self;
 }
 
+// How a fallback's out= result comes back: with the layout the CPU kernel gave it.
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
-  if (dst.sizes() != self.sizes()) resize_device(dst, self.sizes(), c10::nullopt);
+  if (dst.sizes() != self.sizes()) at::native::resize_impl_cpu_(dst.unsafeGetTensorImpl(), self.sizes(), self.strides());
   return copy_from(self, dst, false);
 }
 

@@ -37,8 +37,8 @@ struct KernelInfo {
   std::set<std::string> operands;  // Matmul/Conv: the arguments rounded to bf16 (never the bias)
 };
 
-// Base names of the aten ops with a simulator kernel (every overload: functional, in-place,
-// out=). An op here that has no CPU kernel in this libtorch (a composite) is not registered:
+// Base names of the aten ops with a simulator kernel (every overload: functional, in-place
+// "add_", out=). An op here that has no CPU kernel in this libtorch (a composite) is not registered:
 // it decomposes into ops that are.
 const std::map<std::string, KernelInfo>& kernel_table() {
   static const std::map<std::string, KernelInfo> table = [] {
@@ -57,7 +57,11 @@ const std::map<std::string, KernelInfo>& kernel_table() {
           "embedding_dense_backward", "index", "sort", "topk",
           // running statistics are updated in place without an alias annotation: a fallback's
           // copies would lose the update (a kernel works on the device memory itself)
-          "native_batch_norm", "native_batch_norm_backward"}) {
+          "native_batch_norm", "native_batch_norm_backward", "nansum", "std", "var", "var_mean", "std_mean",
+          "scatter_add", "scatter", "avg_pool2d", "avg_pool2d_backward", "max_pool2d_with_indices",
+          "max_pool2d_with_indices_backward", "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward",
+          "masked_select", "nonzero", "flip", "roll", "tril", "triu", "cumprod", "logsumexp", "norm",
+          "linalg_vector_norm", "mse_loss", "mse_loss_backward", "smooth_l1_loss", "huber_loss", "l1_loss"}) {
       t[op] = {};
     }
     for (const char* op : {"exp", "exp2", "tanh", "sigmoid", "gelu", "silu", "erf"}) t[op] = {Kind::Transcendental, {}};
@@ -92,6 +96,13 @@ std::string full_name(const c10::FunctionSchema& s) {
 std::string base_name(const c10::FunctionSchema& s) {
   const std::string& n = s.name();
   return n.rfind("aten::", 0) == 0 ? n.substr(6) : n;
+}
+
+const KernelInfo& info_of(const c10::FunctionSchema& s) {
+  std::string base = base_name(s);
+  auto it = kernel_table().find(base);
+  if (it == kernel_table().end() && base.back() == '_') it = kernel_table().find(base.substr(0, base.size() - 1));
+  return it->second;
 }
 
 bool returns_view(const c10::FunctionSchema& s) {
@@ -361,7 +372,7 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const FaultPlan plan = plan_faults(name, facts);
   if (plan.fallback) return run_fallback(op, stack, name, plan);
 
-  const KernelInfo& info = kernel_table().at(base_name(schema));
+  const KernelInfo& info = info_of(schema);
   const Numerics& num = State::get().config().numerics;
   const std::size_t n_args = schema.arguments().size();
   const std::size_t first = stack->size() - n_args;
@@ -593,14 +604,16 @@ void register_kernels(torch::Library& aten, torch::Library& fallback) {
   const auto& table = kernel_table();
   for (const c10::OperatorName& opname : dispatcher.getAllOpNames()) {
     if (opname.name.rfind("aten::", 0) != 0) continue;
-    const std::string base = opname.name.substr(6);
+    std::string base = opname.name.substr(6);
+    if (!table.count(base) && base.size() > 1 && base.back() == '_') base.pop_back();  // in-place
     if (!table.count(base)) continue;
     auto handle = dispatcher.findOp(opname);
     if (!handle || !handle->hasSchema()) continue;
     const c10::FunctionSchema& schema = handle->schema();
     if (returns_view(schema)) continue;
     if (!kForced.count(base) && !handle->hasKernelForDispatchKey(c10::DispatchKey::CPU)) continue;
-    const std::string overload = opname.overload_name.empty() ? base : base + "." + opname.overload_name;
+    const std::string op = opname.name.substr(6);
+    const std::string overload = opname.overload_name.empty() ? op : op + "." + opname.overload_name;
     aten.impl(overload.c_str(), torch::CppFunction::makeFromBoxedFunction<&native_kernel>());
     registered().push_back(full_name(schema));
   }

@@ -2,7 +2,6 @@
 // between cases (Note [Plugin ABI] in harness/include/gauntlet/plugin_abi.h).
 #include <torch/library.h>
 
-#include <cstdio>
 #include <stdexcept>
 
 #include "gauntlet/plugin_abi.h"
@@ -24,15 +23,15 @@ Numerics build_numerics() {
 }
 
 // Reads the configuration and registers the device and its kernels. A bad configuration
-// registers nothing and leaves its one-line error for the harness to report (throwing from a
-// library's initialiser would abort the process that loads it).
+// registers nothing and leaves its one-line error for the harness to report through
+// gauntlet_backend_load_error (throwing from a library's initialiser would abort the process
+// that loads it).
 struct Loader {
   Loader() {
     try {
       State::get().set_config(config_from_env(GAUNTLET_SIM_BASE_VERSION, build_numerics(), GAUNTLET_SIM_BUILD_FAULTS));
     } catch (const std::exception& e) {
-      State::get().set_load_error(e.what());
-      std::fprintf(stderr, "gauntlet_sim: %s\n", e.what());
+      State::get().set_load_error(e.what());  // the harness reports it (one line) and stops
       return;
     }
     static torch::Library aten(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
