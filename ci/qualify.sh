@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The main job on the embedded defaults: installs what is missing, builds the gauntlet binary,
-# runs the smoke suite on the default backend into a SQLite database and prints a summary.
+# The main job on the embedded defaults: installs what is missing, builds the gauntlet binary and
+# the simulator, runs the smoke suite on the simulated accelerator (`sim`) against CPU goldens
+# into a SQLite database and prints a summary.
 #   ci/qualify.sh [extra gauntlet run options]
-# Environment: BACKEND (default cpu), SUITE (default smoke), OUT (default out/qualify),
+# Environment: BACKEND (default sim), SUITE (default smoke), OUT (default out/qualify),
 #   RELEASE (default: git describe), BUILD_DIR (default build/release).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,14 +11,14 @@ cd "$(dirname "$0")/.."
 bash ci/setup.sh
 
 BUILD_DIR=${BUILD_DIR:-build/release}
-BACKEND=${BACKEND:-cpu}
+BACKEND=${BACKEND:-sim}
 SUITE=${SUITE:-smoke}
 OUT=${OUT:-out/qualify}
 RELEASE=${RELEASE:-$(git describe --always --dirty 2>/dev/null || echo local)}
 
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGAUNTLET_BUILD_TESTS=OFF \
   -DGAUNTLET_BUILD_BENCH=OFF >/dev/null
-cmake --build "$BUILD_DIR" --target gauntlet -j "$(nproc)"
+cmake --build "$BUILD_DIR" --target gauntlet gauntlet_sim -j "$(nproc)"
 
 mkdir -p "$OUT"
 DB="$OUT/gauntlet.db"
