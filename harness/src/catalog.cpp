@@ -322,7 +322,7 @@ Suite load_suite(const std::string& name_or_path, const std::string& dir) {
   Reader r(path);
   YAML::Node root = r.load();
   if (!root.IsMap()) r.fail(root, "a suite file is a mapping with suite, description, tags and groups");
-  r.only_fields(root, {"suite", "description", "tags", "shape_sets", "groups"}, "a suite file");
+  r.only_fields(root, {"suite", "description", "tags", "timeout", "shape_sets", "groups"}, "a suite file");
   for (const char* f : {"suite", "description", "groups"}) {
     if (!root[f]) r.fail(root, fmt::format("missing field '{}'", f));
   }
@@ -331,6 +331,14 @@ Suite load_suite(const std::string& name_or_path, const std::string& dir) {
   s.name = r.scalar(root["suite"], "suite");
   s.description = r.scalar(root["description"], "description");
   if (root["tags"]) s.tags = r.list(root["tags"], "tags");
+  if (root["timeout"]) {
+    try {
+      s.timeout_s = root["timeout"].as<double>();
+    } catch (const YAML::Exception&) {
+      r.fail(root["timeout"], "timeout is a number of seconds");
+    }
+    if (!(s.timeout_s > 0)) r.fail(root["timeout"], "timeout must be more than 0 seconds");
+  }
   if (!root["groups"].IsSequence()) r.fail(root["groups"], "field 'groups' must be a list");
   for (const auto& g : root["groups"]) expand_group(r, g, root["shape_sets"], s.cases);
   std::sort(s.cases.begin(), s.cases.end(), [](const Case& a, const Case& b) { return a.text < b.text; });

@@ -54,6 +54,8 @@ nlohmann::json to_json(const Outcome& o) {
       {"golden_entry", o.golden_entry},
       {"golden_us", num(o.timing.golden_us)},
       {"sim_time_us", o.sim_time_us ? num(*o.sim_time_us) : nlohmann::json(nullptr)},
+      {"device_slot", o.device_slot},
+      {"flaky", o.flaky},
   };
 }
 
@@ -87,6 +89,8 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   o.golden_entry = j.value("golden_entry", std::string());
   o.timing.golden_us = j.contains("golden_us") ? num_of(j.at("golden_us")) : 0.0;
   if (j.contains("sim_time_us") && !j.at("sim_time_us").is_null()) o.sim_time_us = num_of(j.at("sim_time_us"));
+  o.device_slot = j.value("device_slot", std::string());
+  o.flaky = j.value("flaky", false);
   return o;
 }
 

@@ -106,6 +106,11 @@ ALTER TABLE results ADD COLUMN golden_source TEXT NOT NULL DEFAULT 'computed';
 ALTER TABLE results ADD COLUMN golden_entry TEXT NOT NULL DEFAULT '';
 ALTER TABLE results ADD COLUMN golden_us REAL;
 )sql",
+    // 2 -> 3: worker processes: the device slot a case ran on, and retries that passed.
+    R"sql(
+ALTER TABLE results ADD COLUMN device_slot TEXT NOT NULL DEFAULT '';
+ALTER TABLE results ADD COLUMN flaky INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration step per schema version");
@@ -121,7 +126,7 @@ constexpr std::string_view kResultColumns =
     "run_id, case_id, status, attempt, rtol, atol, tolerance_profile, max_abs_err, max_rel_err, "
     "mismatches, numel, mismatch_frac, max_ulp, nan_inf_ok, worst, error, reason, first_us, "
     "median_us, p10_us, p90_us, reps, peak_mem_bytes, fallback_ops, golden_source, golden_entry, "
-    "golden_us, sim_time_us";
+    "golden_us, sim_time_us, device_slot, flaky";
 
 // ---- Errors and SQLite helpers (gauntlet/sqlite.h), raising StoreError
 
@@ -263,7 +268,8 @@ void bind_result(Stmt& s, std::int64_t run_id, std::int64_t case_id, const Outco
          m.max_abs_err, m.max_rel_err, m.mismatches, m.numel, m.mismatch_frac(), m.max_ulp,
          int{m.nan_inf_ok}, m.worst, o.error, o.reason, t.first_us, t.median_us, t.p10_us, t.p90_us,
          t.reps, o.peak_mem_bytes, to_json(o.fallback_ops), o.golden_source, o.golden_entry,
-         t.golden_us, o.sim_time_us.value_or(std::numeric_limits<double>::quiet_NaN()));
+         t.golden_us, o.sim_time_us.value_or(std::numeric_limits<double>::quiet_NaN()), o.device_slot,
+         int{o.flaky});
 }
 
 Status read_status(Stmt& s) {
@@ -318,6 +324,8 @@ StoredResult read_result(Stmt& s) {
   o.golden_entry = s.text();
   o.timing.golden_us = s.real();
   if (const double sim = s.real(); !std::isnan(sim)) o.sim_time_us = sim;
+  o.device_slot = s.text();
+  o.flaky = s.int64() != 0;
   return r;
 }
 
@@ -384,10 +392,49 @@ void Store::migrate() {
 
 // NOLINTNEXTLINE(performance-unnecessary-value-param): the signature is store.h's.
 std::int64_t Store::begin_run(RunInfo info) {
+  if (info.id > 0) {  // a run id the caller chose (gauntlet run --run-id)
+    Stmt insert(db_, path_, insert_sql("INSERT", "runs", "id, " + std::string(kRunColumns)));
+    insert.bind(info.id);
+    bind_run(insert, info);
+    insert.exec();
+    return info.id;
+  }
   Stmt insert(db_, path_, insert_sql("INSERT", "runs", kRunColumns));
   bind_run(insert, info);
   insert.exec();
   return sqlite3_last_insert_rowid(db_);
+}
+
+std::set<std::string> Store::finished_keys(std::int64_t run_id) const {
+  std::set<std::string> keys;
+  Stmt s(db_, path_, "SELECT cases.key FROM results JOIN cases ON cases.id = results.case_id WHERE results.run_id = ?");
+  s.bind(run_id);
+  while (s.step()) keys.insert(s.text());
+  return keys;
+}
+
+void Store::update_run(const RunInfo& info) {
+  std::string sql = "UPDATE runs SET ";
+  std::string_view cols = kRunColumns;
+  bool first = true;
+  while (!cols.empty()) {
+    const std::size_t comma = cols.find(',');
+    std::string_view col = cols.substr(0, comma);
+    while (!col.empty() && col.front() == ' ') col.remove_prefix(1);
+    sql += (first ? "" : ", ") + std::string(col) + " = ?";
+    first = false;
+    cols = comma == std::string_view::npos ? std::string_view() : cols.substr(comma + 1);
+  }
+  sql += " WHERE id = ?";
+  Stmt update(db_, path_, sql);
+  bind_run(update, info);
+  update.bind(info.id);
+  update.exec();
+  if (sqlite3_changes(db_) == 0) fail(path_, "no run " + std::to_string(info.id));
+}
+
+void Store::reopen_run(std::int64_t run_id) {
+  Stmt(db_, path_, "UPDATE runs SET finished_at = '' WHERE id = ?").bind(run_id).exec();
 }
 
 void Store::finish_run(std::int64_t run_id, const std::string& finished_at) {

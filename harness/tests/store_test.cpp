@@ -485,7 +485,7 @@ TEST_F(StoreTest, NewDatabaseHasTheCurrentSchema) {
 }
 
 TEST_F(StoreTest, ASchemaOneDatabaseIsMigratedKeepingItsResults) {
-  // Make a schema-1 database: today's schema without the columns migration 2 adds.
+  // Make a schema-1 database: today's schema without the columns migrations 2 and 3 add.
   const std::string path = file("v1.db");
   std::int64_t run = 0;
   {
@@ -495,7 +495,7 @@ TEST_F(StoreTest, ASchemaOneDatabaseIsMigratedKeepingItsResults) {
   }
   {
     RawDb db(path);
-    for (const char* column : {"golden_source", "golden_entry", "golden_us"}) {
+    for (const char* column : {"golden_source", "golden_entry", "golden_us", "device_slot", "flaky"}) {
       db.exec("ALTER TABLE results DROP COLUMN " + std::string(column));
     }
     db.exec("PRAGMA user_version = 1");

@@ -34,10 +34,11 @@ struct StoredRun {
 class SimE2E : public e2e::E2E {
  protected:
   // Runs the smoke suite (or a filtered part) on the simulator into its own database.
-  StoredRun run_sim(const std::string& name, const std::string& env, const std::string& filter = "") {
+  StoredRun run_sim(const std::string& name, const std::string& env, const std::string& filter = "",
+                    const std::string& extra = "") {
     const fs::path db = dir_ / (name + ".db");
     Result r = gauntlet("run --suite smoke --backend sim --quiet --db " + db.string() +
-                            (filter.empty() ? "" : " --filter '" + filter + "'"),
+                            (filter.empty() ? "" : " --filter '" + filter + "'") + " " + extra,
                         env);
     EXPECT_EQ(r.code, 0) << name << ": " << r.err;
     return read(db);
@@ -77,12 +78,21 @@ class SimE2E : public e2e::E2E {
   }
   // The cases that dispatch the selected op: forcing it to fall back makes each of them record it.
   std::set<std::string> affected_by(const std::string& selector) {
-    StoredRun forced = run_sim("forced", "GAUNTLET_SIM_NUMERICS=none GAUNTLET_SIM_FAULTS='" + selector + ",kind=fallback'");
-    std::set<std::string> keys;
-    for (const auto& [key, o] : forced.by_key) {
-      if (std::find(o.fallback_ops.begin(), o.fallback_ops.end(), "aten::mm") != o.fallback_ops.end()) keys.insert(key);
+    return affected_by({{selector, "aten::mm"}}).at("aten::mm");
+  }
+  // Per op: the cases that dispatch it (selector -> the op name it records when forced to fall back).
+  std::map<std::string, std::set<std::string>> affected_by(const std::map<std::string, std::string>& selectors) {
+    std::string rules;
+    for (const auto& [sel, op] : selectors) rules += (rules.empty() ? "" : ";") + sel + ",kind=fallback";
+    StoredRun forced = run_sim("forced", "GAUNTLET_SIM_NUMERICS=none GAUNTLET_SIM_FAULTS='" + rules + "'");
+    std::map<std::string, std::set<std::string>> sets;
+    for (const auto& [sel, op] : selectors) {
+      sets[op];
+      for (const auto& [key, o] : forced.by_key) {
+        if (std::find(o.fallback_ops.begin(), o.fallback_ops.end(), op) != o.fallback_ops.end()) sets[op].insert(key);
+      }
     }
-    return keys;
+    return sets;
   }
 };
 
@@ -229,28 +239,6 @@ INSTANTIATE_TEST_SUITE_P(Kinds, SimFault,
                          ::testing::Values("bias", "flip", "precision", "nan", "slow", "sleep", "fallback", "oom"),
                          [](const auto& info) { return std::string(info.param); });
 
-// Faults that kill or stop the process, in a child process (the orchestrator isolates them in
-// workers once it lands).
-TEST_F(SimE2E, SegvAbortAndHangStopTheProcessRunningTheCase) {
-  const std::string one_case = " --filter 'op/mm/f32/64x64,64x64/contig/eager'";
-  const std::string db = " --db " + (dir_ / "crash.db").string();
-  Result segv = gauntlet("run --suite smoke --backend sim --quiet" + one_case + db,
-                         "GAUNTLET_SIM_FAULTS='" + std::string(kSelector) + ",kind=segv'");
-  EXPECT_EQ(segv.code, 128 + SIGSEGV) << segv.err;
-  Result abrt = gauntlet("run --suite smoke --backend sim --quiet" + one_case + db,
-                         "GAUNTLET_SIM_FAULTS='" + std::string(kSelector) + ",kind=abort'");
-  EXPECT_EQ(abrt.code, 128 + SIGABRT) << abrt.err;
-  const std::string hang_cmd = "timeout -s KILL 20 " + std::string(GAUNTLET_BIN) +
-                               " run --suite smoke --backend sim --quiet" + one_case + db;
-  const std::string env = "GAUNTLET_SIM_FAULTS='" + std::string(kSelector) + ",kind=hang' ";
-  const int status = std::system((env + hang_cmd + " >/dev/null 2>&1").c_str());
-  EXPECT_EQ(WEXITSTATUS(status), 137) << "the hung run was killed by timeout";
-  // A case the rule does not reach still runs.
-  Result other = gauntlet("run --suite smoke --backend sim --quiet --filter 'op/add/f32/*'" + db,
-                          "GAUNTLET_SIM_FAULTS='" + std::string(kSelector) + ",kind=segv'");
-  EXPECT_EQ(other.code, 0) << other.err;
-}
-
 TEST_F(SimE2E, PeakMemoryIsWhatTheDeviceTensorsNeed) {
   for (int n : {64, 256, 1024}) {
     const std::string key = "op/add/f32/" + std::to_string(n) + "x" + std::to_string(n) + "," + std::to_string(n) +
@@ -288,6 +276,132 @@ TEST_F(SimE2E, BadConfigurationIsAOneLineErrorNamingThePosition) {
   expect_one_line_error(numerics, "GAUNTLET_SIM_NUMERICS (column 1): bf16_matmul must be on or off");
   Result missing = gauntlet("backend-info --backend sim", "GAUNTLET_SIM_LIB=/nonexistent/libx.so");
   expect_one_line_error(missing, "backend library not found: /nonexistent/libx.so");
+}
+
+// ---- Through the orchestrator: worker processes, retries, resume, plans and merges.
+
+// Three faults that kill or stop a worker, each in its own op: exactly the cases of those ops
+// end CRASH or TIMEOUT (after a retry alone), and every other case is as in a fault-free run.
+TEST_F(SimE2E, CrashesAndHangsInWorkersCostExactlyTheirCases) {
+  const auto sets = affected_by({{"op=aten::mm,dtype=f32", "aten::mm"},
+                                 {"op=aten::sort.stable,dtype=f32", "aten::sort.stable"},
+                                 {"op=aten::topk,dtype=f32", "aten::topk"}});
+  for (const auto& [op, keys] : sets) ASSERT_FALSE(keys.empty()) << op;
+  StoredRun base = run_sim("base", kExact);
+  StoredRun hit = run_sim("hit",
+                          kExact + std::string("GAUNTLET_SIM_FAULTS='op=aten::mm,dtype=f32,kind=segv; "
+                                               "op=aten::sort.stable,dtype=f32,kind=abort; "
+                                               "op=aten::topk,dtype=f32,kind=hang'"),
+                          "", "--timeout 2 --workers 2");
+  ASSERT_EQ(hit.by_key.size(), base.by_key.size());
+  auto in = [&](const char* op, const std::string& key) { return sets.at(op).count(key) > 0; };
+  for (const auto& [key, b] : base.by_key) {
+    const Outcome& h = hit.by_key.at(key);
+    const int n = in("aten::mm", key) + in("aten::sort.stable", key) + in("aten::topk", key);
+    if (n == 0) {
+      EXPECT_TRUE(same_metrics(b, h)) << key << ": " << h.error;
+      EXPECT_EQ(h.attempt, 1) << key;
+      continue;
+    }
+    EXPECT_EQ(h.attempt, 2) << key;
+    EXPECT_FALSE(h.flaky) << key;
+    if (n > 1) {
+      EXPECT_TRUE(h.status == Status::Crash || h.status == Status::Timeout) << key;
+    } else if (in("aten::mm", key)) {
+      EXPECT_EQ(h.status, Status::Crash) << key;
+      EXPECT_NE(h.error.find("worker died with SIGSEGV"), std::string::npos) << key << ": " << h.error;
+    } else if (in("aten::sort.stable", key)) {
+      EXPECT_EQ(h.status, Status::Crash) << key;
+      EXPECT_NE(h.error.find("worker died with SIGABRT"), std::string::npos) << key << ": " << h.error;
+    } else {
+      EXPECT_EQ(h.status, Status::Timeout) << key;
+      EXPECT_NE(h.error.find("timeout: no result after 2 s"), std::string::npos) << h.error;
+    }
+  }
+}
+
+TEST_F(SimE2E, KilledOrchestratorLosesNothingCommittedAndResumeFinishesTheRun) {
+  StoredRun base = run_sim("base", kExact);
+  const fs::path db = dir_ / "killed.db", pid_file = dir_ / "pid";
+  const std::string cmd = std::string(kExact) + std::string(GAUNTLET_BIN) +
+                          " run --suite smoke --backend sim --quiet --run-id 7 --db " + db.string() +
+                          " >/dev/null 2>&1 & echo $! > " + pid_file.string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  // Kill it (SIGKILL: no cleanup) once it has committed a few hundred results.
+  auto committed = [&] {
+    sqlite3* h = nullptr;
+    long long n = -1;
+    if (sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+      sqlite3_stmt* st = nullptr;
+      if (sqlite3_prepare_v2(h, "SELECT count(*) FROM results", -1, &st, nullptr) == SQLITE_OK &&
+          sqlite3_step(st) == SQLITE_ROW) {
+        n = sqlite3_column_int64(st, 0);
+      }
+      sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return n;
+  };
+  for (int i = 0; i < 3000 && committed() < 300; ++i) ::usleep(10000);
+  const pid_t pid = std::stoi(e2e::slurp(pid_file));
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  for (int i = 0; i < 500 && ::kill(pid, 0) == 0; ++i) ::usleep(10000);
+  const long long before = committed();
+  ASSERT_GT(before, 0);
+  ASSERT_LT(static_cast<std::size_t>(before), base.by_key.size()) << "killed too late to test a resume";
+
+  Result resumed = gauntlet("run --resume 7 --quiet --db " + db.string(), kExact);
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("resuming run 7: " + std::to_string(before) + " of "), std::string::npos) << resumed.err;
+  StoredRun done = read(db);
+  EXPECT_EQ(done.info.id, 7);
+  EXPECT_FALSE(done.info.finished_at.empty());
+  EXPECT_EQ(done.order.size(), base.by_key.size()) << "one row per case: nothing lost, nothing twice";
+  for (const auto& [key, b] : base.by_key) {
+    ASSERT_TRUE(done.by_key.count(key)) << key;
+    EXPECT_TRUE(same_metrics(b, done.by_key.at(key))) << key;
+  }
+  // Resuming a finished run has nothing left to do; the same command with --run-id resumes too.
+  Result again = gauntlet("run --suite smoke --backend sim --quiet --run-id 7 --db " + db.string(), kExact);
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_NE(again.err.find(", 0 to run"), std::string::npos) << again.err;
+  Result other = gauntlet("run --suite nightly --backend sim --quiet --run-id 7 --db " + db.string(), kExact);
+  expect_one_line_error(other, "run 7 used --suite smoke, not nightly");
+}
+
+TEST_F(SimE2E, PlannedShardsMergeIntoTheSingleRun) {
+  StoredRun base = run_sim("base", kExact);
+  const fs::path plan = dir_ / "plan.json";
+  Result p = gauntlet("plan --suite smoke --shards 2 --out " + plan.string());
+  ASSERT_EQ(p.code, 0) << p.err;
+  std::vector<std::string> shard_dbs;
+  for (int i = 0; i < 2; ++i) {
+    const std::string db = (dir_ / ("shard" + std::to_string(i) + ".db")).string();
+    Result r = gauntlet("run --suite smoke --backend sim --quiet --release r1 --plan " + plan.string() + " --shard " +
+                            std::to_string(i) + "/2 --db " + db,
+                        kExact);
+    ASSERT_EQ(r.code, 0) << r.err;
+    shard_dbs.push_back(db);
+  }
+  const std::string all = (dir_ / "all.db").string();
+  Result m = gauntlet("merge " + shard_dbs[0] + " " + shard_dbs[1] + " --into " + all);
+  ASSERT_EQ(m.code, 0) << m.err;
+  Result m2 = gauntlet("merge " + shard_dbs[1] + " --into " + all);  // again: idempotent
+  ASSERT_EQ(m2.code, 0) << m2.err;
+  StoredRun merged = read(all);
+  EXPECT_EQ(merged.info.release, "r1");
+  EXPECT_EQ(merged.info.shard, "merged 2 of 2");
+  EXPECT_EQ(merged.order.size(), base.by_key.size());
+  for (const auto& [key, b] : base.by_key) {
+    ASSERT_TRUE(merged.by_key.count(key)) << key;
+    EXPECT_TRUE(same_metrics(b, merged.by_key.at(key))) << key;
+  }
+  // A shard of another run is refused, and the merged database is left as it was.
+  const std::string other = (dir_ / "other.db").string();
+  ASSERT_EQ(gauntlet("run --suite smoke --backend cpu --quiet --filter 'op/add/*' --db " + other).code, 0);
+  Result bad = gauntlet("merge " + other + " --into " + all);
+  expect_one_line_error(bad, "refusing to merge");
+  EXPECT_EQ(read(all).order.size(), base.by_key.size());
 }
 
 }  // namespace

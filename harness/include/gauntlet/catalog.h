@@ -45,6 +45,7 @@ struct Case {
 struct Suite {
   std::string name, description, file;
   std::vector<std::string> tags;
+  double timeout_s = 60;  // per case, in worker processes (`timeout:`; --timeout overrides)
   std::vector<Case> cases;  // sorted by key text, unique
 };
 

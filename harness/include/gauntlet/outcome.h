@@ -58,6 +58,8 @@ struct Outcome {
   // cheaper to compute than to read: Note [Reading or recomputing] in golden_store.h)
   std::string golden_source = "computed";
   std::string golden_entry;  // the golden store object used, written, or stored but recomputed
+  std::string device_slot;   // the device slot the case's worker was bound to ("" in-process)
+  bool flaky = false;        // crashed or timed out, then passed on a retry
 };
 
 }  // namespace gauntlet

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,7 +24,7 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // What a run records about itself and its environment.
 struct RunInfo {
@@ -60,6 +61,10 @@ class Store {
   void add_result(std::int64_t run_id, const CaseKey& key, const Outcome& outcome);
   void flush();
 
+  // The keys of the cases that have a (final) result in the run: what a resume skips.
+  std::set<std::string> finished_keys(std::int64_t run_id) const;
+  void reopen_run(std::int64_t run_id);  // a resumed run is unfinished again until it ends
+  void update_run(const RunInfo& info);   // every field of run info.id (merge)
   std::vector<RunInfo> runs() const;
   std::optional<RunInfo> run(std::int64_t id) const;
   std::optional<std::int64_t> latest_run() const;

@@ -22,6 +22,14 @@ struct ListOptions {
 };
 struct RunOptions {
   std::string suite, backend = "cpu", db, filter, release, build_id, suites_dir, shard;
+  int workers = -1;  // -1: one per device slot, else one per core; 0: in-process
+  bool in_process = false;
+  double timeout = 0;  // 0: the suite's
+  int retries = 1;
+  std::string devices, device_env, plan;
+  long long resume = 0, run_id = 0;
+  bool backend_given = false;       // --backend was on the command line
+  std::string backend_spec_resume;  // set by run(): the --backend a resume was given
   std::string golden_store, golden_release;
   bool golden_add = false, golden_always = false;
   bool gate = false, quiet = false;
@@ -55,6 +63,23 @@ struct BackendInfoOptions {
   bool json = false;
 };
 int backend_info(const BackendInfoOptions& o);
+inline constexpr int kWorkerProtocol = 1;  // Note [Worker protocol] in worker.cpp
+struct WorkerOptions {
+  std::string backend = "cpu", suites_dir, golden_store, golden_release;
+  bool golden_always = false;
+  int max_reps = 3;
+};
+int worker(const WorkerOptions& o);
+struct PlanOptions {
+  std::string suite, filter, suites_dir, history, backend = "cpu", out;
+  int shards = 1;
+};
+int plan(const PlanOptions& o);
+struct MergeOptions {
+  std::vector<std::string> inputs;
+  std::string into;
+};
+int merge(const MergeOptions& o);
 
 // The one-line command that reproduces a case; every failure printed anywhere comes with it.
 std::string repro_command(const std::string& key, const std::string& backend, const std::string& suites_dir);

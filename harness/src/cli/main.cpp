@@ -27,8 +27,8 @@ int main(int argc, char** argv) {
 
   cli::RunOptions ro;
   auto* run = app.add_subcommand("run", "run a suite on a backend and store every result");
-  run->add_option("--suite", ro.suite, "suite name or .yaml path")->required();
-  run->add_option("--backend", ro.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
+  run->add_option("--suite", ro.suite, "suite name or .yaml path (required unless --resume)");
+  auto* run_backend = run->add_option("--backend", ro.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
   run->add_option("--db", ro.db, "SQLite database to write (created if missing)")->required();
   run->add_option("--filter", ro.filter, "gtest-style globs on case keys");
   run->add_option("--shard", ro.shard, "i/N: only the i-th of N shards");
@@ -38,6 +38,16 @@ int main(int argc, char** argv) {
   run->add_option("--reps", ro.max_reps, "steady-state timing repetitions per case")->capture_default_str();
   run->add_flag("--gate", ro.gate, "exit 1 when any case fails (FAIL, ERROR, CRASH, TIMEOUT, XPASS)");
   run->add_flag("--quiet", ro.quiet, "no progress line");
+  run->add_option("--workers", ro.workers,
+                  "worker processes (default: one per --devices slot, else one per core; 0: in-process)");
+  run->add_flag("--in-process", ro.in_process, "run cases in this process (same as --workers 0)");
+  run->add_option("--timeout", ro.timeout, "seconds a case may run in a worker (default: the suite's, else 60)");
+  run->add_option("--retries", ro.retries, "times a crashed or timed-out case runs again, alone")->capture_default_str();
+  run->add_option("--devices", ro.devices, "device slots, e.g. 0-7 or 0,2,4: one worker per slot");
+  run->add_option("--device-env", ro.device_env, "variable binding a worker to its slot (NEURON_RT_VISIBLE_CORES)");
+  run->add_option("--plan", ro.plan, "run shard --shard i of this plan file (gauntlet plan)");
+  run->add_option("--resume", ro.resume, "finish run RUN_ID of --db: only the cases without a result");
+  run->add_option("--run-id", ro.run_id, "use this run id: resumes it when --db has it, else creates it");
 
   run->add_option("--golden-store", ro.golden_store, "use precomputed goldens from this store when present and intact");
   run->add_flag("--golden-add", ro.golden_add, "add the goldens the store lacks (opens it for writing)");
@@ -87,10 +97,34 @@ int main(int argc, char** argv) {
   repro->add_option("--golden-store", po.golden_store, "use the golden from this store when present");
   repro->add_option("--golden-release", po.golden_release, "use the golden release R froze");
 
+  cli::PlanOptions pl;
+  auto* plan = app.add_subcommand("plan", "assign a suite's cases to shards by expected cost (docs/scaling.md)");
+  plan->add_option("--suite", pl.suite, "suite name or .yaml path")->required();
+  plan->add_option("--shards", pl.shards, "number of shards")->required();
+  plan->add_option("--out", pl.out, "plan file to write")->required();
+  plan->add_option("--history", pl.history, "a results database: past durations of the cases");
+  plan->add_option("--backend", pl.backend, "whose past runs the history uses")->capture_default_str();
+  plan->add_option("--filter", pl.filter, "gtest-style globs on case keys");
+  plan->add_option("--suites-dir", pl.suites_dir, "where suites live");
+
+  cli::MergeOptions mo;
+  auto* merge = app.add_subcommand("merge", "merge shard databases into one (idempotent)");
+  merge->add_option("inputs", mo.inputs, "shard databases")->required();
+  merge->add_option("--into", mo.into, "the database to merge into (created if missing)")->required();
+
   cli::BackendInfoOptions bo;
   auto* binfo = app.add_subcommand("backend-info", "what a backend reports: version, configuration, native kernels");
   binfo->add_option("--backend", bo.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
   binfo->add_flag("--json", bo.json, "print JSON");
+
+  cli::WorkerOptions wo;
+  auto* worker = app.add_subcommand("worker", "run the case keys read on stdin, answer JSON lines (used by run)");
+  worker->add_option("--backend", wo.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
+  worker->add_option("--suites-dir", wo.suites_dir, "where expectations.yaml and tolerances.yaml live");
+  worker->add_option("--reps", wo.max_reps, "steady-state timing repetitions per case")->capture_default_str();
+  worker->add_option("--golden-store", wo.golden_store, "use precomputed goldens from this store");
+  worker->add_option("--golden-release", wo.golden_release, "judge against the goldens release R froze");
+  worker->add_flag("--golden-always", wo.golden_always, "read every stored golden");
 
   try {
     app.parse(argc, argv);
@@ -107,10 +141,16 @@ int main(int argc, char** argv) {
 
   try {
     if (*list) return cli::list(lo);
-    if (*run) return cli::run(ro);
+    if (*run) {
+      ro.backend_given = run_backend->count() > 0;
+      return cli::run(ro);
+    }
+    if (*plan) return cli::plan(pl);
+    if (*merge) return cli::merge(mo);
     if (*show) return cli::show(so);
     if (*repro) return cli::repro(po);
     if (*binfo) return cli::backend_info(bo);
+    if (*worker) return cli::worker(wo);
     if (*golden) {
       for (auto* sub : golden->get_subcommands()) go.action = sub->get_name();
       return cli::golden(go);

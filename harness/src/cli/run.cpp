@@ -1,15 +1,20 @@
-// gauntlet run: expand a suite, run every case in-process on a backend, store every result.
-// (Worker processes, timeouts and resume come with the orchestrator.)
+// gauntlet run: expand a suite, run every case in worker processes (or in-process with
+// --workers 0), store every result as it arrives; --resume finishes a run that stopped.
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli.h"
 #include "gauntlet/environment.h"
+#include "gauntlet/orchestrator.h"
+#include "gauntlet/plan.h"
 #include "gauntlet/runner.h"
 #include "gauntlet/store.h"
 
@@ -20,31 +25,145 @@ namespace {
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_signal(int) { g_interrupted = true; }
 
-// A one-line progress display, only on a terminal.
+using Clock = std::chrono::steady_clock;
+
+// Progress: on a terminal one live line (done/total, cases/s, ETA, counts) with failing keys
+// printed above it as they come; otherwise a plain line every 10 s.
 class Progress {
  public:
-  Progress(std::size_t total, bool enabled) : total_(total), enabled_(enabled && isatty(STDERR_FILENO)) {}
-  void update(std::size_t done, std::size_t failures, const std::string& key) {
+  Progress(std::size_t total, bool enabled)
+      : total_(total), enabled_(enabled), tty_(isatty(STDERR_FILENO)), t0_(Clock::now()), last_(t0_) {}
+  void add(const Outcome& o) {
+    ++done_;
+    ++counts_[o.status];
     if (!enabled_) return;
-    fmt::print(stderr, "\r\033[K[{}/{}] {} failing  {}", done, total_, failures, key.substr(0, 80));
+    const auto now = Clock::now();
+    if (tty_) {
+      if (is_failure(o.status)) fmt::print(stderr, "\r\033[K{:<8} {}\n", status_name(o.status), o.key);
+      if (now - last_ > std::chrono::milliseconds(100) || done_ == total_) {
+        fmt::print(stderr, "\r\033[K{}", line(now));
+        last_ = now;
+      }
+    } else if (now - last_ > std::chrono::seconds(10)) {
+      fmt::print(stderr, "progress: {}\n", line(now));
+      last_ = now;
+    }
     std::fflush(stderr);
   }
   void finish() {
-    if (enabled_) fmt::print(stderr, "\r\033[K");
+    if (enabled_ && tty_) fmt::print(stderr, "\r\033[K");
   }
 
  private:
-  std::size_t total_;
-  bool enabled_;
+  std::string line(Clock::time_point now) const {
+    const double s = std::chrono::duration<double>(now - t0_).count();
+    const double rate = s > 0 ? double(done_) / s : 0;
+    std::string counts;
+    for (const auto& [st, n] : counts_) counts += fmt::format(" {} {}", status_name(st), n);
+    const double eta = rate > 0 ? double(total_ - done_) / rate : 0;
+    return fmt::format("[{}/{}] {:.0f} cases/s, ETA {:.0f} s,{}", done_, total_, rate, eta, counts);
+  }
+  std::size_t total_, done_ = 0;
+  bool enabled_, tty_;
+  Clock::time_point t0_, last_;
+  std::map<Status, std::size_t> counts_;
 };
+
+// Commits results as they arrive: in batches, and at least every quarter second, so that a
+// killed orchestrator loses at most that much work (a resume re-runs it) and duplicates nothing.
+class Committer {
+ public:
+  Committer(Store& store, std::int64_t run_id) : store_(store), run_id_(run_id), last_(Clock::now()) {}
+  void add(const CaseKey& key, const Outcome& o) {
+    store_.add_result(run_id_, key, o);
+    if (Clock::now() - last_ > std::chrono::milliseconds(250)) {
+      store_.flush();
+      last_ = Clock::now();
+    }
+  }
+
+ private:
+  Store& store_;
+  std::int64_t run_id_;
+  Clock::time_point last_;
+};
+
+std::string self_exe() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw UsageError("cannot find the gauntlet binary (/proc/self/exe): " + ec.message());
+  return p.string();
+}
+
+// What a resumed run takes from the run it resumes: everything that decides its cases.
+void adopt_run(RunOptions& o, const RunInfo& info) {
+  const auto cfg = nlohmann::json::parse(info.config_json, nullptr, false);
+  auto take = [&](std::string& field, const std::string& stored, const char* name) {
+    if (!field.empty() && field != stored) {
+      throw UsageError(fmt::format("run {} used --{} {}, not {}: resume it as it was", info.id, name,
+                                   stored.empty() ? "''" : stored, field));
+    }
+    field = stored;
+  };
+  take(o.suite, cfg.value("suite_file", info.suite), "suite");
+  take(o.filter, info.filter, "filter");
+  take(o.backend_spec_resume, info.backend, "backend");
+  o.backend = info.backend;
+  take(o.plan, cfg.value("plan", std::string()), "plan");
+  std::string shard = cfg.value("shard_spec", std::string());
+  take(o.shard, shard, "shard");
+  if (o.suites_dir.empty()) o.suites_dir = cfg.value("suites_dir", std::string());
+  o.max_reps = cfg.value("reps", o.max_reps);
+}
 
 }  // namespace
 
-int run(const RunOptions& o) {
+int run(const RunOptions& opts) {
+  RunOptions o = opts;
+  if (o.in_process) o.workers = 0;
+  if (o.workers < 0) {
+    o.workers = !o.devices.empty() ? static_cast<int>(parse_slots(o.devices).size())
+                                   : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }
+  if (o.golden_add && o.workers > 0) {
+    throw UsageError("--golden-add writes the golden store from one process: use it with --workers 0");
+  }
+  std::unique_ptr<Store> store;
+  std::int64_t resume_id = o.resume;
+  if (resume_id == 0 && o.run_id > 0 && std::filesystem::exists(o.db)) {
+    store = Store::open(o.db, Store::OpenMode::ReadWrite);
+    if (store->run(o.run_id)) resume_id = o.run_id;
+  }
+  std::optional<RunInfo> resumed;
+  if (resume_id > 0) {
+    if (!store) {
+      if (!std::filesystem::exists(o.db)) throw UsageError(o.db + ": no such database to resume a run in");
+      store = Store::open(o.db, Store::OpenMode::ReadWrite);
+    }
+    resumed = store->run(resume_id);
+    if (!resumed) throw UsageError(fmt::format("{}: no run {} to resume", o.db, resume_id));
+    o.backend_spec_resume = o.backend_given ? o.backend : "";
+    adopt_run(o, *resumed);
+  }
+  if (o.suite.empty()) throw UsageError("--suite is required (or --resume RUN_ID)");
+
   const std::string dir = suites_dir_or_default(o.suites_dir);
   Suite suite = load_suite(o.suite, dir);
+  std::vector<const Case*> cases;
+  if (!o.plan.empty()) {
+    const Plan plan = Plan::load(o.plan);
+    if (plan.suite != suite.name) {
+      throw UsageError(fmt::format("{}: the plan is for suite {}, not {}", o.plan, plan.suite, suite.name));
+    }
+    auto [shard, shards] = parse_shard(o.shard);
+    if (shards != 1 && shards != plan.shards) {
+      throw UsageError(fmt::format("--shard {}: the plan has {} shards", o.shard, plan.shards));
+    }
+    cases = plan.cases_of(suite, shard, o.filter);
+  } else {
+    cases = select_cases(suite, o.filter, o.shard);
+  }
   auto [shard, shards] = parse_shard(o.shard);
-  const std::vector<const Case*> cases = select_cases(suite, o.filter, o.shard);
   const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
   const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
   std::unique_ptr<Backend> backend = make_backend(o.backend);
@@ -55,64 +174,136 @@ int run(const RunOptions& o) {
     throw UsageError("--golden-add, --golden-always and --golden-release need --golden-store DIR");
   }
   // Open the store last among the checks: a bad suite or backend never touches the database.
-  if (const auto parent = std::filesystem::path(o.db).parent_path(); !parent.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(parent, ec);
-    if (ec) throw UsageError(fmt::format("cannot create the folder of {}: {}", o.db, ec.message()));
+  if (!store) {
+    if (const auto parent = std::filesystem::path(o.db).parent_path(); !parent.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(parent, ec);
+      if (ec) throw UsageError(fmt::format("cannot create the folder of {}: {}", o.db, ec.message()));
+    }
+    store = Store::open(o.db, Store::OpenMode::ReadWrite);
   }
-  auto store = Store::open(o.db, Store::OpenMode::ReadWrite);
 
-  RunInfo info;
-  describe_environment(info);
-  info.release = o.release;
-  info.build_id = o.build_id;
-  info.backend = backend->name();
-  info.backend_version = backend->version();
-  info.suite = suite.name;
-  info.filter = o.filter;
-  info.shard = shards > 1 ? fmt::format("{}/{}", shard, shards) : "";
-  info.started_at = utc_now();
-  info.config_json = nlohmann::json{{"suites_dir", dir}, {"suite_file", suite.file}, {"reps", o.max_reps},
-                                    {"cases", cases.size()}, {"golden_store", o.golden_store},
-                                    {"golden_release", o.golden_release},
-                                    {"backend_profile", backend->profile()},
-                                    {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)}}.dump();
-  const std::int64_t run_id = store->begin_run(info);
-
-  RunnerConfig cfg;
-  cfg.tolerances = &tolerances;
-  cfg.expectations = &expectations;
-  cfg.max_reps = o.max_reps;
-  cfg.golden_store = golden_store.get();
-  cfg.golden_add = o.golden_add;
-  cfg.golden_always = o.golden_always;
-  cfg.golden_release = o.golden_release;
-  if (golden_store) cfg.golden_reference = reference_identity();
+  std::int64_t run_id = 0;
+  std::set<std::string> finished;
+  if (resumed) {
+    run_id = resumed->id;
+    finished = store->finished_keys(run_id);
+    store->reopen_run(run_id);
+  } else {
+    RunInfo info;
+    describe_environment(info);
+    info.id = o.run_id;
+    info.release = o.release;
+    info.build_id = o.build_id;
+    info.backend = backend->name();
+    info.backend_version = backend->version();
+    info.suite = suite.name;
+    info.filter = o.filter;
+    info.shard = shards > 1 ? fmt::format("{}/{}", shard, shards) : "";
+    info.started_at = utc_now();
+    info.config_json = nlohmann::json{{"suites_dir", dir},
+                                      {"suite_file", o.suite},
+                                      {"reps", o.max_reps},
+                                      {"cases", cases.size()},
+                                      {"plan", o.plan},
+                                      {"shard_spec", o.shard},
+                                      {"golden_store", o.golden_store},
+                                      {"golden_release", o.golden_release},
+                                      {"backend_profile", backend->profile()},
+                                      {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)}}
+                           .dump();
+    run_id = store->begin_run(info);
+  }
+  std::vector<const Case*> todo;
+  for (const Case* c : cases) {
+    if (!finished.count(c->text)) todo.push_back(c);
+  }
+  if (resumed) {
+    fmt::print(stderr, "gauntlet: resuming run {}: {} of {} cases have results, {} to run\n", run_id,
+               cases.size() - todo.size(), cases.size(), todo.size());
+  }
 
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
-  Progress progress(cases.size(), !o.quiet);
-  std::size_t failures = 0, done = 0;
-  for (const Case* c : cases) {
-    if (g_interrupted) break;
-    Outcome out = run_case(c->key, *backend, cfg);
-    if (is_failure(out.status)) ++failures;
-    store->add_result(run_id, c->key, out);
-    progress.update(++done, failures, c->text);
+  Progress progress(todo.size(), !o.quiet);
+  Committer commit(*store, run_id);
+  std::string stopped;
+  if (o.workers == 0) {
+    RunnerConfig cfg;
+    cfg.tolerances = &tolerances;
+    cfg.expectations = &expectations;
+    cfg.max_reps = o.max_reps;
+    cfg.golden_store = golden_store.get();
+    cfg.golden_add = o.golden_add;
+    cfg.golden_always = o.golden_always;
+    cfg.golden_release = o.golden_release;
+    if (golden_store) cfg.golden_reference = reference_identity();
+    for (const Case* c : todo) {
+      if (g_interrupted) {
+        stopped = "interrupted";
+        break;
+      }
+      Outcome out = run_case(c->key, *backend, cfg);
+      commit.add(c->key, out);
+      progress.add(out);
+    }
+  } else if (!todo.empty()) {
+    OrchestratorConfig oc;
+    oc.exe = self_exe();
+    oc.worker_args = {"--backend", o.backend, "--suites-dir", dir, "--reps", std::to_string(o.max_reps)};
+    if (!o.golden_store.empty()) {
+      oc.worker_args.insert(oc.worker_args.end(), {"--golden-store", o.golden_store});
+      if (!o.golden_release.empty()) oc.worker_args.insert(oc.worker_args.end(), {"--golden-release", o.golden_release});
+      if (o.golden_always) oc.worker_args.push_back("--golden-always");
+    }
+    oc.workers = o.workers;
+    if (!o.devices.empty()) oc.slots = parse_slots(o.devices);
+    oc.device_env = o.device_env;
+    if (!oc.slots.empty() && oc.device_env.empty()) {
+      throw UsageError("--devices needs --device-env NAME (e.g. NEURON_RT_VISIBLE_CORES) to bind workers to them");
+    }
+    oc.timeout_s = o.timeout > 0 ? o.timeout : suite.timeout_s;
+    oc.retries = o.retries;
+    oc.log_dir = (std::filesystem::temp_directory_path() / fmt::format("gauntlet-{}-run{}", ::getpid(), run_id)).string();
+    std::map<std::string, const Case*> by_key;
+    std::vector<std::string> keys;
+    for (const Case* c : todo) {
+      by_key[c->text] = c;
+      keys.push_back(c->text);
+    }
+    Orchestrator orchestrator(oc);
+    stopped = orchestrator.run(
+        keys,
+        [&](CaseDone&& d) {
+          d.outcome.device_slot = d.slot;
+          d.outcome.flaky = d.flaky;
+          commit.add(by_key.at(d.key)->key, d.outcome);
+          progress.add(d.outcome);
+        },
+        [] { return g_interrupted.load(); });
+    std::error_code ec;
+    std::filesystem::remove_all(oc.log_dir, ec);
   }
   progress.finish();
-  store->finish_run(run_id, utc_now());
-  if (g_interrupted) {
-    fmt::print(stderr, "gauntlet: interrupted after {} of {} cases; stored results are kept\n", done, cases.size());
-  }
+  store->flush();
+  if (stopped.empty()) store->finish_run(run_id, utc_now());
   std::vector<std::string> statuses;
   for (Status s : kAllStatuses) {
     if (is_failure(s)) statuses.emplace_back(status_name(s));
   }
   print_summary(*store, run_id, statuses);
   fmt::print("\ndatabase: {} (run {})\n", o.db, run_id);
-  if (g_interrupted) return 130;
-  return (o.gate && failures > 0) ? 1 : 0;
+  if (!stopped.empty()) {
+    fmt::print(stderr, "gauntlet: run {} stopped: {}; stored results are kept. Finish it with: gauntlet run --resume {} --db {}\n",
+               run_id, stopped, run_id, o.db);
+    return g_interrupted ? 130 : 3;
+  }
+  // The gate counts the whole run, including what a resumed run stored before.
+  std::int64_t failing = 0;
+  for (const auto& [status, n] : store->status_counts(run_id)) {
+    if (is_failure(status)) failing += n;
+  }
+  return (o.gate && failing > 0) ? 1 : 0;
 }
 
 }  // namespace gauntlet::cli

@@ -1,0 +1,105 @@
+// gauntlet merge: the shard databases of one run into one database, idempotently. Shards of one
+// run share suite, release, build, backend and its version, filter and shard count; anything
+// else is refused, since a merged table of different runs would compare nothing with anything.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli.h"
+#include "gauntlet/store.h"
+
+namespace gauntlet::cli {
+
+namespace {
+
+// "i/N" of a shard, "merged k of N" of a merged run -> "N".
+std::string total_of(const std::string& shard) {
+  if (shard.rfind("merged ", 0) == 0) return shard.substr(shard.rfind(' ') + 1);
+  const std::size_t slash = shard.find('/');
+  return slash == std::string::npos ? "1" : shard.substr(slash + 1);
+}
+
+// What every shard of one run shares.
+std::string identity(const RunInfo& r) {
+  return fmt::format("suite {}, release '{}', build '{}', backend {} {}, filter '{}', {} shards", r.suite, r.release,
+                     r.build_id, r.backend, r.backend_version, r.filter, total_of(r.shard));
+}
+
+}  // namespace
+
+int merge(const MergeOptions& o) {
+  struct Input {
+    std::string path;
+    RunInfo run;
+  };
+  std::vector<Input> inputs;
+  for (const std::string& path : o.inputs) {
+    if (!std::filesystem::exists(path)) throw UsageError(path + ": no such database");
+    if (std::filesystem::exists(o.into) && std::filesystem::equivalent(path, o.into)) {
+      throw UsageError(path + " is the --into database");
+    }
+    auto store = Store::open(path, Store::OpenMode::ReadOnly);
+    const auto runs = store->runs();
+    if (runs.size() != 1) {
+      throw UsageError(fmt::format("{}: holds {} runs; a shard database holds one", path, runs.size()));
+    }
+    inputs.push_back({path, runs.front()});
+  }
+  const std::string want = identity(inputs.front().run);
+  for (const Input& in : inputs) {
+    if (identity(in.run) != want) {
+      throw UsageError(fmt::format("{} is another run ({}) than {} ({}): refusing to merge", in.path,
+                                   identity(in.run), inputs.front().path, want));
+    }
+  }
+  auto into = Store::open(o.into, Store::OpenMode::ReadWrite);
+  std::optional<RunInfo> merged;
+  for (const RunInfo& r : into->runs()) {
+    if (identity(r) == want) merged = r;
+  }
+  if (!merged && !into->runs().empty()) {
+    throw UsageError(fmt::format("{} holds another run ({}) than {} ({}): refusing to merge", o.into,
+                                 identity(into->runs().front()), inputs.front().path, want));
+  }
+  nlohmann::json config = nlohmann::json::object();
+  std::set<std::string> shards;
+  if (merged) {
+    config = nlohmann::json::parse(merged->config_json, nullptr, false);
+    if (!config.is_object()) config = nlohmann::json::object();
+    for (const auto& s : config.value("merged_shards", std::vector<std::string>{})) shards.insert(s);
+  } else {
+    RunInfo info = inputs.front().run;
+    info.id = 0;
+    config = nlohmann::json::parse(info.config_json, nullptr, false);
+    if (!config.is_object()) config = nlohmann::json::object();
+    info.id = into->begin_run(info);
+    merged = info;
+  }
+  std::size_t rows = 0;
+  for (const Input& in : inputs) {
+    auto store = Store::open(in.path, Store::OpenMode::ReadOnly);
+    for (const StoredResult& r : store->results(in.run.id)) {
+      into->add_result(merged->id, CaseKey::parse(r.outcome.key), r.outcome);
+      ++rows;
+    }
+    shards.insert(in.run.shard.empty() ? "0/1" : in.run.shard);
+    if (in.run.started_at < merged->started_at || merged->started_at.empty()) merged->started_at = in.run.started_at;
+    if (in.run.finished_at.empty() || merged->finished_at.empty()) {
+      merged->finished_at = in.run.finished_at.empty() ? "" : std::max(merged->finished_at, in.run.finished_at);
+    } else {
+      merged->finished_at = std::max(merged->finished_at, in.run.finished_at);
+    }
+  }
+  into->flush();
+  config["merged_shards"] = std::vector<std::string>(shards.begin(), shards.end());
+  merged->config_json = config.dump();
+  merged->shard = fmt::format("merged {} of {}", shards.size(), total_of(inputs.front().run.shard));
+  into->update_run(*merged);
+  fmt::print("merged {} results from {} databases into {} (run {}: {}, {})\n", rows, inputs.size(), o.into, merged->id,
+             want, merged->shard);
+  return 0;
+}
+
+}  // namespace gauntlet::cli

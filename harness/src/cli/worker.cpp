@@ -1,0 +1,75 @@
+// gauntlet worker: the process the orchestrator runs cases in (Note [Worker protocol]).
+//
+// Note [Worker protocol]: the orchestrator writes case keys to the worker's stdin, one a line;
+// the worker answers on stdout with JSON lines, flushed one by one:
+//   {"type":"hello","protocol":1,"pid":...,"backend":...,"backend_version":...}   once, ready
+//   {"type":"start","key":K}                                                      before a case
+//   {"type":"result","key":K,"outcome":{...}}                                     after it
+//   {"type":"fatal","error":"..."}                                                cannot go on
+// `start` is what lets the orchestrator name the case a worker died or hung in. Everything else a
+// worker prints (libtorch warnings, a backend's logs) goes to stderr, whose last lines the
+// orchestrator keeps with a crash. EOF on stdin ends the worker (exit 0).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "gauntlet/outcome_json.h"
+#include "gauntlet/runner.h"
+
+namespace gauntlet::cli {
+
+namespace {
+
+void emit(const nlohmann::json& j) {
+  std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n' << std::flush;
+}
+
+}  // namespace
+
+int worker(const WorkerOptions& o) {
+  const std::string dir = suites_dir_or_default(o.suites_dir);
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<GoldenStore> golden_store;
+  Expectations expectations;
+  ToleranceTable tolerances;
+  try {
+    expectations = Expectations::load(dir + "/expectations.yaml");
+    tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
+    backend = make_backend(o.backend);
+    if (!o.golden_store.empty()) golden_store = GoldenStore::open(o.golden_store, GoldenStore::Mode::ReadOnly);
+  } catch (const std::exception& e) {
+    emit({{"type", "fatal"}, {"error", e.what()}});
+    return 2;
+  }
+  RunnerConfig cfg;
+  cfg.tolerances = &tolerances;
+  cfg.expectations = &expectations;
+  cfg.max_reps = o.max_reps;
+  cfg.golden_store = golden_store.get();
+  cfg.golden_always = o.golden_always;
+  cfg.golden_release = o.golden_release;
+  if (golden_store) cfg.golden_reference = reference_identity();
+  emit({{"type", "hello"}, {"protocol", kWorkerProtocol}, {"pid", ::getpid()}, {"backend", backend->name()},
+        {"backend_version", backend->version()}, {"backend_profile", backend->profile()},
+        {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)}});
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    if (line.empty()) continue;
+    emit({{"type", "start"}, {"key", line}});
+    Outcome out;
+    try {
+      out = run_case(CaseKey::parse(line), *backend, cfg);
+    } catch (const std::exception& e) {  // a key that does not parse: the orchestrator's bug
+      out.key = line;
+      out.status = Status::Error;
+      out.error = std::string("invalid case key: ") + e.what();
+    }
+    emit({{"type", "result"}, {"key", line}, {"outcome", to_json(out)}});
+  }
+  return 0;
+}
+
+}  // namespace gauntlet::cli

@@ -1,0 +1,365 @@
+#include "gauntlet/orchestrator.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <boost/process.hpp>
+#include <chrono>
+#include <csignal>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include "gauntlet/outcome_json.h"
+
+namespace bp = boost::process;
+namespace fs = std::filesystem;
+
+namespace gauntlet {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A line a worker wrote, or its end of output (it exited, crashed or was killed).
+struct Event {
+  int worker = 0;
+  std::uint64_t generation = 0;  // which start of that worker slot the event belongs to
+  bool eof = false;
+  std::string line;
+};
+
+class EventQueue {
+ public:
+  void push(Event e) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      q_.push_back(std::move(e));
+    }
+    cv_.notify_one();
+  }
+  std::optional<Event> pop_until(Clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_until(lock, deadline, [&] { return !q_.empty(); });
+    if (q_.empty()) return std::nullopt;
+    Event e = std::move(q_.front());
+    q_.pop_front();
+    return e;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Event> q_;
+};
+
+struct Item {
+  std::string key;
+  int attempt = 1;
+  bool alone = false;          // a retry: runs on a worker with nothing else queued
+  std::string first_failure;   // what the first attempt ended as (for a flaky case)
+};
+
+// One worker process and what it holds.
+struct Worker {
+  int index = 0;
+  std::uint64_t generation = 0;
+  std::string slot;
+  std::unique_ptr<bp::opstream> in;
+  std::unique_ptr<bp::ipstream> out;
+  std::unique_ptr<bp::group> group;  // the worker and anything it started: killed together
+  std::unique_ptr<bp::child> child;
+  std::thread reader;
+  fs::path err_log;
+  bool ready = false, alive = false, killed_for_timeout = false;
+  std::deque<Item> queued;     // sent, in order; the front one is running once `started`
+  bool started = false;
+  Clock::time_point started_at;
+  int deaths_in_a_row = 0;
+  bool retired = false;
+};
+
+// Closes our end of a worker's stdin without flushing: a dead worker's pipe would throw from the
+// stream's destructor. Every send is flushed, so nothing meant for a live worker is lost.
+void close_stdin(Worker& w) {
+  if (!w.in) return;
+  w.in->pipe().close();
+  w.in.reset();
+}
+
+std::string tail_lines(const fs::path& p, int n) {
+  std::ifstream in(p);
+  std::deque<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    lines.push_back(line);
+    if (static_cast<int>(lines.size()) > n) lines.pop_front();
+  }
+  std::string out;
+  for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
+  return out;
+}
+
+}  // namespace
+
+std::string signal_name(int sig) {
+  switch (sig) {
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGKILL: return "SIGKILL";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    case SIGILL: return "SIGILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGPIPE: return "SIGPIPE";
+    case SIGTRAP: return "SIGTRAP";
+    default: return fmt::format("signal {}", sig);
+  }
+}
+
+std::vector<std::string> parse_slots(const std::string& spec) {
+  std::vector<std::string> slots;
+  std::size_t pos = 0;
+  while (pos <= spec.size()) {
+    std::size_t end = spec.find(',', pos);
+    if (end == std::string::npos) end = spec.size();
+    const std::string part = spec.substr(pos, end - pos);
+    pos = end + 1;
+    if (part.empty()) throw std::invalid_argument("--devices: empty item in '" + spec + "'");
+    const std::size_t dash = part.find('-');
+    auto number = [&](const std::string& s) {
+      if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) {
+        throw std::invalid_argument("--devices: '" + part + "' is not a device number or a range a-b");
+      }
+      return std::stoi(s);
+    };
+    if (dash == std::string::npos) {
+      slots.push_back(std::to_string(number(part)));
+      continue;
+    }
+    const int a = number(part.substr(0, dash)), b = number(part.substr(dash + 1));
+    if (b < a) throw std::invalid_argument("--devices: range '" + part + "' goes backwards");
+    for (int i = a; i <= b; ++i) slots.push_back(std::to_string(i));
+  }
+  return slots;
+}
+
+Orchestrator::Orchestrator(OrchestratorConfig cfg) : cfg_(std::move(cfg)) {}
+
+// Note [Orchestrator loop]: one thread per worker reads its stdout into a queue; this thread
+// owns all state. It keeps each worker's queue `pipeline` deep (a retry runs alone), watches the
+// running case's deadline, and turns a worker's death into CRASH or TIMEOUT for the case it had
+// started, requeueing what it had not started. A crashed or timed-out case is retried alone in a
+// fresh worker before its result is final.
+std::string Orchestrator::run(const std::vector<std::string>& keys, const std::function<void(CaseDone&&)>& done,
+                              const std::function<bool()>& interrupted) {
+  // A worker may die between our writes: its stdin then fails with EPIPE (the reader reports the
+  // death) instead of SIGPIPE killing the orchestrator.
+  std::signal(SIGPIPE, SIG_IGN);
+  EventQueue events;
+  std::deque<Item> pending;
+  for (const auto& k : keys) pending.push_back(Item{k, 1, false, {}});
+  std::size_t remaining = keys.size();
+  const int n = std::max(1, std::min<int>(cfg_.workers, static_cast<int>(std::max<std::size_t>(keys.size(), 1))));
+  std::vector<Worker> workers(static_cast<std::size_t>(n));
+  std::uint64_t generations = 0;
+  std::error_code ec;
+  fs::create_directories(cfg_.log_dir, ec);
+
+  auto start = [&](Worker& w) {
+    if (w.reader.joinable()) w.reader.join();
+    w.generation = ++generations;
+    w.in = std::make_unique<bp::opstream>();
+    w.out = std::make_unique<bp::ipstream>();
+    w.err_log = fs::path(cfg_.log_dir) / fmt::format("worker-{}-{}.stderr", w.index, w.generation);
+    bp::environment env = boost::this_process::environment();
+    if (!cfg_.device_env.empty() && !w.slot.empty()) env[cfg_.device_env] = w.slot;
+    std::vector<std::string> args = {"worker"};
+    args.insert(args.end(), cfg_.worker_args.begin(), cfg_.worker_args.end());
+    w.group = std::make_unique<bp::group>();
+    w.child = std::make_unique<bp::child>(cfg_.exe, bp::args(args), bp::std_in<*w.in, bp::std_out> * w.out,
+                                          bp::std_err > w.err_log.string(), env, *w.group);
+    // Our ends of this worker's pipes must not leak into the workers started after it: a later
+    // worker holding this one's stdin open would keep it from ever seeing EOF.
+    ::fcntl(w.in->pipe().native_sink(), F_SETFD, FD_CLOEXEC);
+    ::fcntl(w.out->pipe().native_source(), F_SETFD, FD_CLOEXEC);
+    w.alive = true;
+    w.ready = false;
+    w.started = false;
+    w.killed_for_timeout = false;
+    w.reader = std::thread([&events, &w, gen = w.generation, out = w.out.get()] {
+      std::string line;
+      while (std::getline(*out, line)) events.push({w.index, gen, false, line});
+      events.push({w.index, gen, true, {}});
+    });
+  };
+  for (int i = 0; i < n; ++i) {
+    Worker& w = workers[static_cast<std::size_t>(i)];
+    w.index = i;
+    if (!cfg_.slots.empty()) w.slot = cfg_.slots[static_cast<std::size_t>(i) % cfg_.slots.size()];
+    start(w);
+  }
+
+  auto send = [&](Worker& w) {
+    if (!w.alive || !w.ready || !*w.in) return;  // a broken stdin: the reader reports the death
+    while (!pending.empty()) {
+      if (!w.queued.empty() && (w.queued.front().alone || pending.front().alone)) break;
+      if (static_cast<int>(w.queued.size()) >= std::max(1, cfg_.pipeline)) break;
+      Item it = std::move(pending.front());
+      pending.pop_front();
+      *w.in << it.key << '\n';
+      w.queued.push_back(std::move(it));
+    }
+    w.in->flush();
+  };
+
+  auto finish = [&](Worker& w, Item it, Outcome out) {
+    out.key = it.key;
+    out.attempt = it.attempt;
+    CaseDone d{it.key, std::move(out), w.slot, false};
+    if (it.attempt > 1 && !is_failure(d.outcome.status)) {
+      d.flaky = true;
+      d.outcome.reason += (d.outcome.reason.empty() ? "" : "; ") + ("flaky: attempt 1 was " + it.first_failure);
+    }
+    --remaining;
+    done(std::move(d));
+  };
+
+  std::string stop_reason;
+  // A worker's end: the case it had started fails (or is retried); the rest go back in line.
+  auto on_exit = [&](Worker& w) {
+    w.alive = false;
+    close_stdin(w);
+    std::error_code wait_ec;
+    if (w.child) w.child->wait(wait_ec);
+    const int raw = w.child ? w.child->native_exit_code() : 0;
+    const bool by_signal = WIFSIGNALED(raw);
+    const std::string how = w.killed_for_timeout ? "" : by_signal ? signal_name(WTERMSIG(raw)) : fmt::format("exit {}", WEXITSTATUS(raw));
+    const std::string log = tail_lines(w.err_log, 8);
+    std::optional<Item> running;
+    if (w.started && !w.queued.empty()) {
+      running = std::move(w.queued.front());
+      w.queued.pop_front();
+    }
+    for (auto it = w.queued.rbegin(); it != w.queued.rend(); ++it) pending.push_front(std::move(*it));
+    w.queued.clear();
+    w.started = false;
+    if (running) {
+      w.deaths_in_a_row = 0;
+      Outcome out;
+      out.status = w.killed_for_timeout ? Status::Timeout : Status::Crash;
+      out.error = w.killed_for_timeout
+                      ? fmt::format("timeout: no result after {:g} s; the worker was killed", cfg_.timeout_s)
+                      : fmt::format("worker died with {} while running the case", how);
+      if (!log.empty()) out.error += "\nlast lines of its stderr:\n" + log;
+      if (running->attempt <= cfg_.retries) {
+        Item retry{running->key, running->attempt + 1, true,
+                   std::string(status_name(out.status)) + (how.empty() ? "" : " (" + how + ")")};
+        pending.push_front(std::move(retry));
+      } else {
+        finish(w, std::move(*running), std::move(out));
+      }
+    } else if (!w.killed_for_timeout) {
+      ++w.deaths_in_a_row;
+      if (w.deaths_in_a_row >= cfg_.max_consecutive_deaths) {
+        w.retired = true;
+        stop_reason = fmt::format("the worker{} died {} times in a row without finishing a case ({}){}",
+                                  w.slot.empty() ? "" : " on slot " + w.slot, w.deaths_in_a_row, how,
+                                  log.empty() ? "" : "; its last stderr: " + log);
+      }
+    }
+  };
+
+  while (remaining > 0) {
+    if (interrupted()) {
+      stop_reason = "interrupted";
+      break;
+    }
+    bool any_alive = false;
+    for (Worker& w : workers) {
+      if (!w.alive && !w.retired && (!pending.empty())) start(w);
+      any_alive = any_alive || w.alive;
+      send(w);
+    }
+    if (!any_alive) {
+      if (stop_reason.empty()) stop_reason = "no worker could be started";
+      break;
+    }
+    Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(200);
+    for (const Worker& w : workers) {
+      if (w.alive && w.started) {
+        deadline = std::min(deadline, w.started_at + std::chrono::duration_cast<Clock::duration>(
+                                                         std::chrono::duration<double>(cfg_.timeout_s)));
+      }
+    }
+    std::optional<Event> e = events.pop_until(deadline);
+    const auto now = Clock::now();
+    for (Worker& w : workers) {
+      if (w.alive && w.started && !w.killed_for_timeout &&
+          now - w.started_at > std::chrono::duration<double>(cfg_.timeout_s)) {
+        w.killed_for_timeout = true;
+        std::error_code kill_ec;
+        w.group->terminate(kill_ec);  // SIGKILL to the whole group; the reader sees EOF
+      }
+    }
+    if (!e) continue;
+    Worker& w = workers[static_cast<std::size_t>(e->worker)];
+    if (e->generation != w.generation) continue;  // from a worker already replaced
+    if (e->eof) {
+      on_exit(w);
+      continue;
+    }
+    nlohmann::json j = nlohmann::json::parse(e->line, nullptr, false);
+    const std::string type = j.is_object() ? j.value("type", "") : "";
+    if (type == "hello") {
+      w.ready = true;
+    } else if (type == "fatal") {
+      stop_reason = "a worker could not start: " + j.value("error", std::string("?"));
+      w.retired = true;
+    } else if (type == "start") {
+      w.started = true;
+      w.started_at = Clock::now();
+    } else if (type == "result" && !w.queued.empty()) {
+      Item it = std::move(w.queued.front());
+      w.queued.pop_front();
+      w.started = false;
+      w.deaths_in_a_row = 0;
+      Outcome out;
+      try {
+        out = outcome_from_json(j.at("outcome"));
+      } catch (const std::exception& ex) {
+        out.status = Status::Error;
+        out.error = std::string("unreadable worker result: ") + ex.what();
+      }
+      finish(w, std::move(it), std::move(out));
+    }
+    // Anything else on stdout is not the protocol; ignore it rather than guess.
+    bool all_retired = true;
+    for (const Worker& x : workers) all_retired = all_retired && x.retired;
+    if (all_retired) break;
+  }
+  for (Worker& w : workers) {
+    if (w.alive) {
+      close_stdin(w);  // EOF: a worker between cases exits on its own
+      std::error_code kill_ec;
+      if (!w.queued.empty() || !stop_reason.empty()) w.group->terminate(kill_ec);
+      w.child->wait(kill_ec);
+    }
+    if (w.reader.joinable()) w.reader.join();
+  }
+  if (remaining == 0) return "";
+  return stop_reason.empty() ? "stopped" : stop_reason;
+}
+
+}  // namespace gauntlet
