@@ -10,6 +10,8 @@ PACKAGES=(
   libsqlite3-dev sqlite3
   libboost-dev libboost-filesystem-dev
   libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libxxhash-dev libzstd-dev
+  # A one-node Slurm cluster for the sharded-run test (ci/slurm_test.sh, ci/slurm/cluster.sh).
+  slurm-wlm slurmctld slurmd slurm-client munge
 )
 
 missing=()

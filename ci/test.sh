@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, configures, builds and runs every test.
+# The test command: installs what is missing, configures, builds and runs every test, then the
+# Slurm integration test (ci/slurm_test.sh: needs root, starts a one-node cluster).
 #   ci/test.sh            # build/dev (warnings are errors)
 # Environment: BUILD_DIR (default build/dev), JOBS (default: number of cores).
 set -euo pipefail
@@ -17,4 +18,7 @@ echo "ci/test.sh: built in $(( $(date +%s) - start )) s"
 
 # Unit, torch and end-to-end tests (ctest runs each gtest case as its own test).
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" --timeout 900
+
+# The sharded run on a one-node Slurm cluster: array, merge, and the same statuses as one host.
+GAUNTLET_BIN="$BUILD_DIR/harness/gauntlet" bash ci/slurm_test.sh
 echo "ci/test.sh: done in $(( $(date +%s) - start )) s"

@@ -4,12 +4,14 @@
 // ratio is the harness's overhead per case (ci/bench.sh prints it).
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "gauntlet/catalog.h"
 #include "gauntlet/runner.h"
+#include "gauntlet/store.h"
 
 namespace gauntlet {
 namespace {
@@ -124,6 +126,39 @@ const bool kRegistered = [] {
   }
   return true;
 }();
+
+// Ingestion into SQLite: what the orchestrator does with every result (batched transactions,
+// INSERT OR IGNORE of the case, INSERT OR REPLACE of the result). Items are rows.
+void BM_StoreIngest(benchmark::State& state) {
+  const Suite suite = load_suite(biggest_suite(), kSuitesDir);
+  const std::size_t n = static_cast<std::size_t>(state.range(0));
+  Outcome o;
+  o.status = Status::Pass;
+  o.metrics.max_abs_err = 1e-7;
+  o.metrics.numel = 527;
+  o.timing.first_us = 12;
+  o.timing.median_us = 10;
+  o.fallback_ops = {"aten::cumsum.out"};
+  const std::string path = "/tmp/gauntlet_bench_ingest.sqlite";
+  std::unique_ptr<Store> store;
+  for (auto _ : state) {
+    state.PauseTiming();
+    store.reset();  // closing checkpoints the WAL into the file: once per run, not per row
+    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+    store = Store::open(path, Store::OpenMode::ReadWrite);
+    RunInfo info;
+    info.suite = suite.name;
+    const std::int64_t run = store->begin_run(info);
+    if (state.range(1) > 0) store->set_batch_size(static_cast<int>(state.range(1)));
+    state.ResumeTiming();
+    for (std::size_t i = 0; i < n; ++i) store->add_result(run, suite.cases[i % suite.cases.size()].key, o);
+    store->flush();
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(n));
+  store.reset();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+}
+BENCHMARK(BM_StoreIngest)->Args({100000, 0})->Args({100000, 10000})->Args({100000, 100000})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace gauntlet

@@ -80,7 +80,7 @@ class Store {
   void migrate();
   sqlite3* db_;
   std::string path_;
-  int batch_ = 512;
+  int batch_ = 4096;
   struct Pending {
     std::int64_t run_id;
     CaseKey key;

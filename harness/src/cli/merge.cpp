@@ -64,11 +64,14 @@ int merge(const MergeOptions& o) {
                                  identity(into->runs().front()), inputs.front().path, want));
   }
   nlohmann::json config = nlohmann::json::object();
-  std::set<std::string> shards;
+  std::set<std::string> shards, unfinished;
+  std::string last_finish;
   if (merged) {
     config = nlohmann::json::parse(merged->config_json, nullptr, false);
     if (!config.is_object()) config = nlohmann::json::object();
     for (const auto& s : config.value("merged_shards", std::vector<std::string>{})) shards.insert(s);
+    for (const auto& s : config.value("unfinished_shards", std::vector<std::string>{})) unfinished.insert(s);
+    last_finish = merged->finished_at;
   } else {
     RunInfo info = inputs.front().run;
     info.id = 0;
@@ -84,14 +87,20 @@ int merge(const MergeOptions& o) {
       into->add_result(merged->id, CaseKey::parse(r.outcome.key), r.outcome);
       ++rows;
     }
-    shards.insert(in.run.shard.empty() ? "0/1" : in.run.shard);
+    const std::string shard = in.run.shard.empty() ? "0/1" : in.run.shard;
+    shards.insert(shard);
     if (in.run.started_at < merged->started_at || merged->started_at.empty()) merged->started_at = in.run.started_at;
-    if (in.run.finished_at.empty() || merged->finished_at.empty()) {
-      merged->finished_at = in.run.finished_at.empty() ? "" : std::max(merged->finished_at, in.run.finished_at);
+    if (in.run.finished_at.empty()) {
+      unfinished.insert(shard);
     } else {
-      merged->finished_at = std::max(merged->finished_at, in.run.finished_at);
+      unfinished.erase(shard);
+      last_finish = std::max(last_finish, in.run.finished_at);
     }
   }
+  // The merged run is finished when every shard merged so far is (shards merged later may add
+  // to it; a shard that did not finish leaves it unfinished until it is merged again, finished).
+  merged->finished_at = unfinished.empty() ? last_finish : "";
+  config["unfinished_shards"] = std::vector<std::string>(unfinished.begin(), unfinished.end());
   into->flush();
   config["merged_shards"] = std::vector<std::string>(shards.begin(), shards.end());
   merged->config_json = config.dump();

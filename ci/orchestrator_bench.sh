@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Benchmarks of the orchestrator, reported as ratios against a baseline measured in the same run:
+#   1. scaling: a kernel-bound suite (harness/bench/suites/cpu_bound.yaml) with 2 workers vs 1;
+#   2. worker overhead: 10,440 trivial cases (harness/bench/suites/trivial.yaml) in 1 worker vs
+#      in-process (throughput per worker; process start-up included);
+#   3. ingestion: results into SQLite (BM_StoreIngest, Google Benchmark), rows/s.
+# Usage: ci/orchestrator_bench.sh [BUILD_DIR]   (default build/dev; builds what it needs)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR="${1:-build/dev}"
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then cmake --preset dev; fi
+cmake --build "$BUILD_DIR" --target gauntlet gauntlet_bench -j"$(nproc)" >/dev/null
+BIN="$BUILD_DIR/harness/gauntlet"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# Wall seconds of one gauntlet run (the database is thrown away).
+wall() {
+  local start end
+  start=$(date +%s.%N)
+  "$BIN" run --quiet --backend cpu --db "$TMP/run-$RANDOM.db" "$@" >/dev/null
+  end=$(date +%s.%N)
+  awk -v a="$start" -v b="$end" 'BEGIN { print b - a }'
+}
+
+echo "orchestrator_bench: $(nproc) cores, $(date -u +%FT%TZ)"
+one=$(wall --suite harness/bench/suites/cpu_bound.yaml --workers 1)
+two=$(wall --suite harness/bench/suites/cpu_bound.yaml --workers 2)
+printf 'scaling    cpu_bound (64 cases): 1 worker %.2f s, 2 workers %.2f s: speed-up %.2fx (goal >= 1.8x)\n' \
+  "$one" "$two" "$(awk -v a="$one" -v b="$two" 'BEGIN { print a / b }')"
+
+inproc=$(wall --suite harness/bench/suites/trivial.yaml --workers 0)
+worker=$(wall --suite harness/bench/suites/trivial.yaml --workers 1)
+printf 'overhead   trivial (10,440 cases): in-process %.2f s, 1 worker %.2f s: throughput per worker %.2fx of in-process (goal >= 0.8x)\n' \
+  "$inproc" "$worker" "$(awk -v a="$inproc" -v b="$worker" 'BEGIN { print a / b }')"
+
+"$BUILD_DIR/harness/bench/gauntlet_bench" --benchmark_filter=BM_StoreIngest --benchmark_min_time=1 \
+  --benchmark_format=json 2>/dev/null | python3 -c '
+import json, sys
+for b in json.load(sys.stdin)["benchmarks"]:
+    rows, batch = b["name"].split("/")[1:3]
+    print(f"ingestion  {int(rows):,} results, batches of {batch if batch != \"0\" else \"4096 (default)\"}: "
+          f"{b[\"items_per_second\"]/1e3:.0f}k rows/s (goal >= 200k)")'
