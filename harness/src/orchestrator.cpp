@@ -7,8 +7,8 @@
 
 #include <boost/process.hpp>
 #include <chrono>
-#include <csignal>
 #include <condition_variable>
+#include <csignal>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -47,13 +47,13 @@ class EventQueue {
     }
     cv_.notify_one();
   }
-  std::optional<Event> pop_until(Clock::time_point deadline) {
+  // Everything queued, waiting until `deadline` for the first: one wake-up serves many lines.
+  std::deque<Event> pop_all_until(Clock::time_point deadline) {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait_until(lock, deadline, [&] { return !q_.empty(); });
-    if (q_.empty()) return std::nullopt;
-    Event e = std::move(q_.front());
-    q_.pop_front();
-    return e;
+    std::deque<Event> out;
+    out.swap(q_);
+    return out;
   }
 
  private:
@@ -65,8 +65,8 @@ class EventQueue {
 struct Item {
   std::string key;
   int attempt = 1;
-  bool alone = false;          // a retry: runs on a worker with nothing else queued
-  std::string first_failure;   // what the first attempt ended as (for a flaky case)
+  bool alone = false;         // a retry: runs on a worker with nothing else queued
+  std::string first_failure;  // what the first attempt ended as (for a flaky case)
 };
 
 // One worker process and what it holds.
@@ -81,9 +81,10 @@ struct Worker {
   std::thread reader;
   fs::path err_log;
   bool ready = false, alive = false, killed_for_timeout = false;
-  std::deque<Item> queued;     // sent, in order; the front one is running once `started`
+  std::deque<Item> queued;  // sent, in order; the front one is running once `started`
   bool started = false;
   Clock::time_point started_at;
+  double last_case_s = 0;  // how long its last case took: slow cases are not queued ahead
   int deaths_in_a_row = 0;
   bool retired = false;
 };
@@ -114,17 +115,28 @@ std::string tail_lines(const fs::path& p, int n) {
 
 std::string signal_name(int sig) {
   switch (sig) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGKILL: return "SIGKILL";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGTRAP: return "SIGTRAP";
-    default: return fmt::format("signal {}", sig);
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    case SIGPIPE:
+      return "SIGPIPE";
+    case SIGTRAP:
+      return "SIGTRAP";
+    default:
+      return fmt::format("signal {}", sig);
   }
 }
 
@@ -140,7 +152,8 @@ std::vector<std::string> parse_slots(const std::string& spec) {
     const std::size_t dash = part.find('-');
     auto number = [&](const std::string& s) {
       if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) {
-        throw std::invalid_argument("--devices: '" + part + "' is not a device number or a range a-b");
+        throw std::invalid_argument("--devices: '" + part +
+                                    "' is not a device number or a range a-b");
       }
       return std::stoi(s);
     };
@@ -162,7 +175,8 @@ Orchestrator::Orchestrator(OrchestratorConfig cfg) : cfg_(std::move(cfg)) {}
 // running case's deadline, and turns a worker's death into CRASH or TIMEOUT for the case it had
 // started, requeueing what it had not started. A crashed or timed-out case is retried alone in a
 // fresh worker before its result is final.
-std::string Orchestrator::run(const std::vector<std::string>& keys, const std::function<void(CaseDone&&)>& done,
+std::string Orchestrator::run(const std::vector<std::string>& keys,
+                              const std::function<void(CaseDone&&)>& done,
                               const std::function<bool()>& interrupted) {
   // A worker may die between our writes: its stdin then fails with EPIPE (the reader reports the
   // death) instead of SIGPIPE killing the orchestrator.
@@ -171,7 +185,8 @@ std::string Orchestrator::run(const std::vector<std::string>& keys, const std::f
   std::deque<Item> pending;
   for (const auto& k : keys) pending.push_back(Item{k, 1, false, {}});
   std::size_t remaining = keys.size();
-  const int n = std::max(1, std::min<int>(cfg_.workers, static_cast<int>(std::max<std::size_t>(keys.size(), 1))));
+  const int n = std::max(
+      1, std::min<int>(cfg_.workers, static_cast<int>(std::max<std::size_t>(keys.size(), 1))));
   std::vector<Worker> workers(static_cast<std::size_t>(n));
   std::uint64_t generations = 0;
   std::error_code ec;
@@ -185,10 +200,18 @@ std::string Orchestrator::run(const std::vector<std::string>& keys, const std::f
     w.err_log = fs::path(cfg_.log_dir) / fmt::format("worker-{}-{}.stderr", w.index, w.generation);
     bp::environment env = boost::this_process::environment();
     if (!cfg_.device_env.empty() && !w.slot.empty()) env[cfg_.device_env] = w.slot;
+    // Share the cores: N workers each running BLAS and OpenMP with every core would oversubscribe
+    // the host. A value the user set wins.
+    const unsigned threads =
+        std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(n));
+    for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}) {
+      if (env.find(var) == env.end()) env[var] = std::to_string(threads);
+    }
     std::vector<std::string> args = {"worker"};
     args.insert(args.end(), cfg_.worker_args.begin(), cfg_.worker_args.end());
     w.group = std::make_unique<bp::group>();
-    w.child = std::make_unique<bp::child>(cfg_.exe, bp::args(args), bp::std_in<*w.in, bp::std_out> * w.out,
+    w.child = std::make_unique<bp::child>(cfg_.exe, bp::args(args),
+                                          bp::std_in<*w.in, bp::std_out> * w.out,
                                           bp::std_err > w.err_log.string(), env, *w.group);
     // Our ends of this worker's pipes must not leak into the workers started after it: a later
     // worker holding this one's stdin open would keep it from ever seeing EOF.
@@ -215,7 +238,10 @@ std::string Orchestrator::run(const std::vector<std::string>& keys, const std::f
     if (!w.alive || !w.ready || !*w.in) return;  // a broken stdin: the reader reports the death
     while (!pending.empty()) {
       if (!w.queued.empty() && (w.queued.front().alone || pending.front().alone)) break;
-      if (static_cast<int>(w.queued.size()) >= std::max(1, cfg_.pipeline)) break;
+      // Queue ahead only for quick cases: it hides the round trip, but a queue of slow cases on
+      // one worker would leave the others idle at the end of the run.
+      const int depth = w.last_case_s < 0.005 ? std::max(1, cfg_.pipeline) : 1;
+      if (static_cast<int>(w.queued.size()) >= depth) break;
       Item it = std::move(pending.front());
       pending.pop_front();
       *w.in << it.key << '\n';
@@ -230,7 +256,8 @@ std::string Orchestrator::run(const std::vector<std::string>& keys, const std::f
     CaseDone d{it.key, std::move(out), w.slot, false};
     if (it.attempt > 1 && !is_failure(d.outcome.status)) {
       d.flaky = true;
-      d.outcome.reason += (d.outcome.reason.empty() ? "" : "; ") + ("flaky: attempt 1 was " + it.first_failure);
+      d.outcome.reason +=
+          (d.outcome.reason.empty() ? "" : "; ") + ("flaky: attempt 1 was " + it.first_failure);
     }
     --remaining;
     done(std::move(d));
@@ -245,14 +272,17 @@ std::string Orchestrator::run(const std::vector<std::string>& keys, const std::f
     if (w.child) w.child->wait(wait_ec);
     const int raw = w.child ? w.child->native_exit_code() : 0;
     const bool by_signal = WIFSIGNALED(raw);
-    const std::string how = w.killed_for_timeout ? "" : by_signal ? signal_name(WTERMSIG(raw)) : fmt::format("exit {}", WEXITSTATUS(raw));
+    const std::string how = w.killed_for_timeout ? ""
+                            : by_signal          ? signal_name(WTERMSIG(raw))
+                                                 : fmt::format("exit {}", WEXITSTATUS(raw));
     const std::string log = tail_lines(w.err_log, 8);
     std::optional<Item> running;
     if (w.started && !w.queued.empty()) {
       running = std::move(w.queued.front());
       w.queued.pop_front();
     }
-    for (auto it = w.queued.rbegin(); it != w.queued.rend(); ++it) pending.push_front(std::move(*it));
+    for (auto it = w.queued.rbegin(); it != w.queued.rend(); ++it)
+      pending.push_front(std::move(*it));
     w.queued.clear();
     w.started = false;
     if (running) {
@@ -260,7 +290,8 @@ std::string Orchestrator::run(const std::vector<std::string>& keys, const std::f
       Outcome out;
       out.status = w.killed_for_timeout ? Status::Timeout : Status::Crash;
       out.error = w.killed_for_timeout
-                      ? fmt::format("timeout: no result after {:g} s; the worker was killed", cfg_.timeout_s)
+                      ? fmt::format("timeout: no result after {:g} s; the worker was killed",
+                                    cfg_.timeout_s)
                       : fmt::format("worker died with {} while running the case", how);
       if (!log.empty()) out.error += "\nlast lines of its stderr:\n" + log;
       if (running->attempt <= cfg_.retries) {
@@ -274,9 +305,10 @@ std::string Orchestrator::run(const std::vector<std::string>& keys, const std::f
       ++w.deaths_in_a_row;
       if (w.deaths_in_a_row >= cfg_.max_consecutive_deaths) {
         w.retired = true;
-        stop_reason = fmt::format("the worker{} died {} times in a row without finishing a case ({}){}",
-                                  w.slot.empty() ? "" : " on slot " + w.slot, w.deaths_in_a_row, how,
-                                  log.empty() ? "" : "; its last stderr: " + log);
+        stop_reason =
+            fmt::format("the worker{} died {} times in a row without finishing a case ({}){}",
+                        w.slot.empty() ? "" : " on slot " + w.slot, w.deaths_in_a_row, how,
+                        log.empty() ? "" : "; its last stderr: " + log);
       }
     }
   };
@@ -299,11 +331,12 @@ std::string Orchestrator::run(const std::vector<std::string>& keys, const std::f
     Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(200);
     for (const Worker& w : workers) {
       if (w.alive && w.started) {
-        deadline = std::min(deadline, w.started_at + std::chrono::duration_cast<Clock::duration>(
-                                                         std::chrono::duration<double>(cfg_.timeout_s)));
+        deadline =
+            std::min(deadline, w.started_at + std::chrono::duration_cast<Clock::duration>(
+                                                  std::chrono::duration<double>(cfg_.timeout_s)));
       }
     }
-    std::optional<Event> e = events.pop_until(deadline);
+    std::deque<Event> batch = events.pop_all_until(deadline);
     const auto now = Clock::now();
     for (Worker& w : workers) {
       if (w.alive && w.started && !w.killed_for_timeout &&
@@ -313,38 +346,41 @@ std::string Orchestrator::run(const std::vector<std::string>& keys, const std::f
         w.group->terminate(kill_ec);  // SIGKILL to the whole group; the reader sees EOF
       }
     }
-    if (!e) continue;
-    Worker& w = workers[static_cast<std::size_t>(e->worker)];
-    if (e->generation != w.generation) continue;  // from a worker already replaced
-    if (e->eof) {
-      on_exit(w);
-      continue;
-    }
-    nlohmann::json j = nlohmann::json::parse(e->line, nullptr, false);
-    const std::string type = j.is_object() ? j.value("type", "") : "";
-    if (type == "hello") {
-      w.ready = true;
-    } else if (type == "fatal") {
-      stop_reason = "a worker could not start: " + j.value("error", std::string("?"));
-      w.retired = true;
-    } else if (type == "start") {
-      w.started = true;
-      w.started_at = Clock::now();
-    } else if (type == "result" && !w.queued.empty()) {
-      Item it = std::move(w.queued.front());
-      w.queued.pop_front();
-      w.started = false;
-      w.deaths_in_a_row = 0;
-      Outcome out;
-      try {
-        out = outcome_from_json(j.at("outcome"));
-      } catch (const std::exception& ex) {
-        out.status = Status::Error;
-        out.error = std::string("unreadable worker result: ") + ex.what();
+    for (Event& ev : batch) {
+      Event* e = &ev;
+      Worker& w = workers[static_cast<std::size_t>(e->worker)];
+      if (e->generation != w.generation) continue;  // from a worker already replaced
+      if (e->eof) {
+        on_exit(w);
+        continue;
       }
-      finish(w, std::move(it), std::move(out));
+      nlohmann::json j = nlohmann::json::parse(e->line, nullptr, false);
+      const std::string type = j.is_object() ? j.value("type", "") : "";
+      if (type == "hello") {
+        w.ready = true;
+      } else if (type == "fatal") {
+        stop_reason = "a worker could not start: " + j.value("error", std::string("?"));
+        w.retired = true;
+      } else if (type == "start") {
+        w.started = true;
+        w.started_at = Clock::now();
+      } else if (type == "result" && !w.queued.empty()) {
+        Item it = std::move(w.queued.front());
+        w.queued.pop_front();
+        w.started = false;
+        w.last_case_s = std::chrono::duration<double>(Clock::now() - w.started_at).count();
+        w.deaths_in_a_row = 0;
+        Outcome out;
+        try {
+          out = outcome_from_json(j.at("outcome"));
+        } catch (const std::exception& ex) {
+          out.status = Status::Error;
+          out.error = std::string("unreadable worker result: ") + ex.what();
+        }
+        finish(w, std::move(it), std::move(out));
+      }
+      // Anything else on stdout is not the protocol; ignore it rather than guess.
     }
-    // Anything else on stdout is not the protocol; ignore it rather than guess.
     bool all_retired = true;
     for (const Worker& x : workers) all_retired = all_retired && x.retired;
     if (all_retired) break;

@@ -14,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Keys: "ok-N" pass; "segv-N" / "abort-N" kill the worker with that signal; "hang-N" never
+// Keys: "ok-N" pass; "slow-N" pass after 20 ms (so that every worker gets some); "segv-N" / "abort-N" kill the worker with that signal; "hang-N" never
 // answers; "flaky-N" crashes the first time it runs and passes after; "exit" exits 3 between
 // cases. Each result's error carries $SLOT (the device binding) and the worker's pid.
 constexpr const char* kScript = R"sh(#!/bin/bash
@@ -25,6 +25,7 @@ while IFS= read -r key; do
     segv-*) kill -SEGV $$ ;;
     abort-*) echo "about to abort on $key" >&2; kill -ABRT $$ ;;
     hang-*) sleep 1000 ;;
+    slow-*) sleep 0.02 ;;
     flaky-*) if [ ! -e "$MARKS/$key" ]; then touch "$MARKS/$key"; kill -SEGV $$; fi ;;
   esac
   echo "{\"type\":\"result\",\"key\":\"$key\",\"outcome\":{\"key\":\"$key\",\"status\":\"PASS\",\"rtol\":0,\"atol\":0,\"max_abs_err\":0,\"max_rel_err\":0,\"mismatches\":0,\"numel\":0,\"max_ulp\":0,\"nan_inf_ok\":true,\"first_us\":1,\"median_us\":1,\"p10_us\":1,\"p90_us\":1,\"error\":\"slot=$SLOT pid=$$\"}}"
@@ -68,7 +69,7 @@ class OrchestratorTest : public ::testing::Test {
 
 TEST_F(OrchestratorTest, RunsEveryKeyOnceAcrossWorkers) {
   std::vector<std::string> keys;
-  for (int i = 0; i < 200; ++i) keys.push_back("ok-" + std::to_string(i));
+  for (int i = 0; i < 200; ++i) keys.push_back((i % 4 ? "ok-" : "slow-") + std::to_string(i));
   OrchestratorConfig cfg;
   cfg.workers = 3;
   auto done = run(keys, cfg);
@@ -132,7 +133,7 @@ TEST_F(OrchestratorTest, WorkersAreBoundToTheirDeviceSlots) {
   cfg.slots = {"4", "7"};
   cfg.device_env = "SLOT";
   std::vector<std::string> keys;
-  for (int i = 0; i < 50; ++i) keys.push_back("ok-" + std::to_string(i));
+  for (int i = 0; i < 50; ++i) keys.push_back("slow-" + std::to_string(i));
   auto done = run(keys, cfg);
   std::map<std::string, int> per_slot;
   for (const auto& [k, d] : done) {
