@@ -26,8 +26,8 @@ wall() {
 echo "orchestrator_bench: $(nproc) cores, $(date -u +%FT%TZ)"
 one=$(wall --suite harness/bench/suites/cpu_bound.yaml --workers 1)
 two=$(wall --suite harness/bench/suites/cpu_bound.yaml --workers 2)
-printf 'scaling    cpu_bound (64 cases): 1 worker %.2f s, 2 workers %.2f s: speed-up %.2fx (goal >= 1.8x)\n' \
-  "$one" "$two" "$(awk -v a="$one" -v b="$two" 'BEGIN { print a / b }')"
+printf 'scaling    cpu_bound (%s cases): 1 worker %.2f s, 2 workers %.2f s: speed-up %.2fx (goal >= 1.8x)\n' \
+  "$("$BIN" list --suite harness/bench/suites/cpu_bound.yaml --count)" "$one" "$two" "$(awk -v a="$one" -v b="$two" 'BEGIN { print a / b }')"
 
 # Throughput: the time per case once started, i.e. minus a run of one case (process start,
 # libtorch and suite loading), for both modes.
@@ -46,7 +46,8 @@ printf '           throughput per worker after start-up: %.2fx of in-process (go
   --benchmark_format=json 2>/dev/null | python3 -c '
 import json, sys
 for b in json.load(sys.stdin)["benchmarks"]:
-    rows, batch = b["name"].split("/")[1:3]
+    rows, batch, registered = b["name"].split("/")[1:4]
     batch = batch if batch != "0" else "4096 (the default)"
+    how = "cases registered first (as run does)" if registered == "1" else "case rows written with results"
     rate = b["items_per_second"] / 1e3
-    print(f"ingestion  {int(rows):,} results in batches of {batch}: {rate:.0f}k rows/s (goal >= 200k)")'
+    print(f"ingestion  {int(rows):,} results, batches of {batch}, {how}: {rate:.0f}k rows/s (goal >= 200k)")'

@@ -204,7 +204,7 @@ void configure_writer(sqlite3* db, const std::string& path) {
   exec_sql(db, path, "PRAGMA journal_mode = WAL");
   exec_sql(db, path, "PRAGMA synchronous = NORMAL");
   // Results arrive in hash order (case ids), so inserts touch the whole b-tree: a 64 MiB page
-  // cache keeps it in memory instead of re-reading pages (measured: 39k -> see docs/database.md).
+  // cache keeps it in memory instead of re-reading pages (BM_StoreIngest in harness/bench).
   exec_sql(db, path, "PRAGMA cache_size = -65536");
   exec_sql(db, path, "PRAGMA foreign_keys = ON");
 }
@@ -452,6 +452,24 @@ void Store::finish_run(std::int64_t run_id, const std::string& finished_at) {
   }
 }
 
+void Store::add_cases(const std::vector<const CaseKey*>& keys) {
+  std::vector<std::pair<std::int64_t, const CaseKey*>> rows;
+  rows.reserve(keys.size());
+  for (const CaseKey* k : keys) {
+    const std::int64_t id = as_signed(k->id());
+    if (!known_cases_.count(id)) rows.emplace_back(id, k);
+  }
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  Transaction tx(db_, path_);
+  Stmt insert_case(db_, path_, insert_sql("INSERT OR IGNORE", "cases", kCaseColumns));
+  for (const auto& [id, k] : rows) {
+    bind_case(insert_case, id, *k, k->str());
+    insert_case.exec();
+  }
+  tx.commit();
+  for (const auto& [id, k] : rows) known_cases_.insert(id);
+}
+
 void Store::add_result(std::int64_t run_id, const CaseKey& key, const Outcome& outcome) {
   if (pending_.empty()) pending_.reserve(static_cast<std::size_t>(std::min(batch_, 4096)));
   pending_.push_back({run_id, key, outcome});
@@ -478,6 +496,7 @@ void Store::flush() {
     std::string key;
     const Pending* p;
   };
+  std::vector<std::int64_t> written;
   std::vector<Row> rows;
   rows.reserve(pending_.size());
   for (const Pending& p : pending_) {
@@ -489,12 +508,16 @@ void Store::flush() {
     const Pending& p = *row.p;
     const std::string& key = row.key;
     const std::int64_t case_id = row.case_id;
-    bind_case(insert_case, case_id, p.key, key);
-    insert_case.exec();
+    if (!known_cases_.count(case_id)) {  // known only once committed: a rollback forgets it
+      bind_case(insert_case, case_id, p.key, key);
+      insert_case.exec();
+      written.push_back(case_id);
+    }
     bind_result(insert_result, p.run_id, case_id, p.outcome);
     insert_result.exec();
   }
   tx.commit();
+  known_cases_.insert(written.begin(), written.end());
   pending_.clear();
 }
 

@@ -128,6 +128,16 @@ int run(const RunOptions& opts) {
   if (o.golden_add && o.workers > 0) {
     throw UsageError("--golden-add writes the golden store from one process: use it with --workers 0");
   }
+  // Checked before anything is recorded: a bad option never leaves an empty run behind.
+  if (!o.devices.empty()) {
+    parse_slots(o.devices);
+    if (o.device_env.empty()) {
+      throw UsageError("--devices needs --device-env NAME (e.g. NEURON_RT_VISIBLE_CORES) to bind workers to them");
+    }
+  }
+  if (!o.plan.empty() && o.shard.empty() && o.resume == 0 && parse_shard("").second == 1) {
+    throw UsageError("--plan needs --shard i/N: which of the plan's shards this host runs");
+  }
   std::unique_ptr<Store> store;
   std::int64_t resume_id = o.resume;
   if (resume_id == 0 && o.run_id > 0 && std::filesystem::exists(o.db)) {
@@ -223,6 +233,12 @@ int run(const RunOptions& opts) {
                cases.size() - todo.size(), cases.size(), todo.size());
   }
 
+  {
+    std::vector<const CaseKey*> keys;
+    keys.reserve(todo.size());
+    for (const Case* c : todo) keys.push_back(&c->key);
+    store->add_cases(keys);  // once, in bulk: each result is then one insert
+  }
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   Progress progress(todo.size(), !o.quiet);
