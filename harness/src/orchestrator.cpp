@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -173,8 +174,9 @@ Orchestrator::Orchestrator(OrchestratorConfig cfg) : cfg_(std::move(cfg)) {}
 // Note [Orchestrator loop]: one thread per worker reads its stdout into a queue; this thread
 // owns all state. It keeps each worker's queue `pipeline` deep (a retry runs alone), watches the
 // running case's deadline, and turns a worker's death into CRASH or TIMEOUT for the case it had
-// started, requeueing what it had not started. A crashed or timed-out case is retried alone in a
-// fresh worker before its result is final.
+// started, requeueing what it had not started. A crashed or timed-out case is retried alone (on a
+// worker with nothing else queued: the dead one's replacement or another idle one) before its
+// result is final.
 std::string Orchestrator::run(const std::vector<std::string>& keys,
                               const std::function<void(CaseDone&&)>& done,
                               const std::function<bool()>& interrupted) {
@@ -394,7 +396,13 @@ std::string Orchestrator::run(const std::vector<std::string>& keys,
     }
     if (w.reader.joinable()) w.reader.join();
   }
-  if (remaining == 0) return "";
+  if (remaining == 0) {
+    // Every case has a result, but a slot may have been retired on the way: say so.
+    if (!stop_reason.empty() && stop_reason != "interrupted") {
+      std::fprintf(stderr, "gauntlet: warning: %s\n", stop_reason.c_str());
+    }
+    return "";
+  }
   return stop_reason.empty() ? "stopped" : stop_reason;
 }
 

@@ -367,6 +367,9 @@ TEST_F(SimE2E, KilledOrchestratorLosesNothingCommittedAndResumeFinishesTheRun) {
   EXPECT_NE(again.err.find(", 0 to run"), std::string::npos) << again.err;
   Result other = gauntlet("run --suite nightly --backend sim --quiet --run-id 7 --db " + db.string(), kExact);
   expect_one_line_error(other, "run 7 used --suite smoke, not nightly");
+  // Another release of the backend (default numerics, not the run's exact ones) is refused.
+  Result release = gauntlet("run --resume 7 --quiet --db " + db.string());
+  expect_one_line_error(release, "resume it with the same backend release and configuration");
 }
 
 TEST_F(SimE2E, PlannedShardsMergeIntoTheSingleRun) {

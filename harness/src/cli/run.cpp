@@ -177,6 +177,11 @@ int run(const RunOptions& opts) {
   const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
   const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
   std::unique_ptr<Backend> backend = make_backend(o.backend);
+  if (resumed && resumed->backend_version != backend->version()) {
+    throw UsageError(fmt::format("run {} ran backend {} {}, this one is {}: resume it with the same backend release "
+                                 "and configuration", resumed->id, resumed->backend, resumed->backend_version,
+                                 backend->version()));
+  }
   std::unique_ptr<GoldenStore> golden_store;
   if (!o.golden_store.empty()) {
     golden_store = GoldenStore::open(o.golden_store, o.golden_add ? GoldenStore::Mode::ReadWrite : GoldenStore::Mode::ReadOnly);
