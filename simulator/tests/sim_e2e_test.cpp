@@ -399,6 +399,17 @@ TEST_F(SimE2E, PlannedShardsMergeIntoTheSingleRun) {
     ASSERT_TRUE(merged.by_key.count(key)) << key;
     EXPECT_TRUE(same_metrics(b, merged.by_key.at(key))) << key;
   }
+  EXPECT_FALSE(merged.info.finished_at.empty());
+  // A shard that did not finish keeps the merged run unfinished, whichever order they come in.
+  {
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(shard_dbs[0].c_str(), &h), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(h, "UPDATE runs SET finished_at = ''", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(h);
+  }
+  const std::string partial = (dir_ / "partial.db").string();
+  ASSERT_EQ(gauntlet("merge " + shard_dbs[0] + " " + shard_dbs[1] + " --into " + partial).code, 0);
+  EXPECT_TRUE(read(partial).info.finished_at.empty());
   // A shard of another run is refused, and the merged database is left as it was.
   const std::string other = (dir_ / "other.db").string();
   ASSERT_EQ(gauntlet("run --suite smoke --backend cpu --quiet --filter 'op/add/*' --db " + other).code, 0);
