@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "gauntlet/catalog.h"
+#include "gauntlet/runner.h"
 #include <string>
 #include <vector>
 
@@ -86,6 +87,11 @@ std::string repro_command(const std::string& key, const std::string& backend, co
 // "i/N" (or GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS when `spec` is empty) -> {i, N}; {0, 1} for none.
 std::pair<int, int> parse_shard(const std::string& spec);
 std::string suites_dir_or_default(const std::string& dir);
+// The runner configuration `run` (in-process) and `worker` share: the suite files' judgement,
+// the timing repetitions, and the golden store options (a null store: compute every golden).
+RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations& expectations, int max_reps,
+                           GoldenStore* golden_store, bool golden_add, bool golden_always,
+                           const std::string& golden_release);
 // The cases of a suite after --filter and --shard; a filter that matches nothing is an error.
 std::vector<const Case*> select_cases(const Suite& suite, const std::string& filter, const std::string& shard);
 

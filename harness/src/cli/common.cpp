@@ -9,6 +9,21 @@ namespace gauntlet::cli {
 
 std::string suites_dir_or_default(const std::string& dir) { return dir.empty() ? default_suites_dir() : dir; }
 
+RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations& expectations, int max_reps,
+                           GoldenStore* golden_store, bool golden_add, bool golden_always,
+                           const std::string& golden_release) {
+  RunnerConfig cfg;
+  cfg.tolerances = &tolerances;
+  cfg.expectations = &expectations;
+  cfg.max_reps = max_reps;
+  cfg.golden_store = golden_store;
+  cfg.golden_add = golden_add;
+  cfg.golden_always = golden_always;
+  cfg.golden_release = golden_release;
+  if (golden_store) cfg.golden_reference = reference_identity();
+  return cfg;
+}
+
 std::string repro_command(const std::string& key, const std::string& backend, const std::string& suites_dir) {
   std::string cmd = fmt::format("gauntlet repro '{}' --backend {}", key, backend);
   if (!suites_dir.empty()) cmd += " --suites-dir " + suites_dir;

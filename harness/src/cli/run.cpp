@@ -250,15 +250,8 @@ int run(const RunOptions& opts) {
   Committer commit(*store, run_id);
   std::string stopped;
   if (o.workers == 0) {
-    RunnerConfig cfg;
-    cfg.tolerances = &tolerances;
-    cfg.expectations = &expectations;
-    cfg.max_reps = o.max_reps;
-    cfg.golden_store = golden_store.get();
-    cfg.golden_add = o.golden_add;
-    cfg.golden_always = o.golden_always;
-    cfg.golden_release = o.golden_release;
-    if (golden_store) cfg.golden_reference = reference_identity();
+    const RunnerConfig cfg = runner_config(tolerances, expectations, o.max_reps, golden_store.get(), o.golden_add,
+                                           o.golden_always, o.golden_release);
     for (const Case* c : todo) {
       if (g_interrupted) {
         stopped = "interrupted";

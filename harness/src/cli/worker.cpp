@@ -44,14 +44,8 @@ int worker(const WorkerOptions& o) {
     emit({{"type", "fatal"}, {"error", e.what()}});
     return 2;
   }
-  RunnerConfig cfg;
-  cfg.tolerances = &tolerances;
-  cfg.expectations = &expectations;
-  cfg.max_reps = o.max_reps;
-  cfg.golden_store = golden_store.get();
-  cfg.golden_always = o.golden_always;
-  cfg.golden_release = o.golden_release;
-  if (golden_store) cfg.golden_reference = reference_identity();
+  const RunnerConfig cfg = runner_config(tolerances, expectations, o.max_reps, golden_store.get(),
+                                         /*golden_add=*/false, o.golden_always, o.golden_release);
   emit({{"type", "hello"}, {"protocol", kWorkerProtocol}, {"pid", ::getpid()}, {"backend", backend->name()},
         {"backend_version", backend->version()}, {"backend_profile", backend->profile()},
         {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)}});
