@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <cctype>
+#include <charconv>
 
 namespace gauntlet {
 
@@ -76,13 +77,23 @@ KeyError::KeyError(std::string key, std::size_t pos, const std::string& what)
 std::string_view layout_name(Layout l) { return kLayouts[static_cast<unsigned>(l)]; }
 std::string_view mode_name(Mode m) { return kModes[static_cast<unsigned>(m)]; }
 
-std::string shape_str(const Shape& s) {
-  if (s.empty()) return "_";
-  std::string out;
+namespace {
+void append_shape(std::string& out, const Shape& s) {
+  if (s.empty()) {
+    out += '_';
+    return;
+  }
+  char buf[24];
   for (std::size_t i = 0; i < s.size(); ++i) {
     if (i) out += 'x';
-    out += std::to_string(s[i]);
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, s[i]).ptr);
   }
+}
+}  // namespace
+
+std::string shape_str(const Shape& s) {
+  std::string out;
+  append_shape(out, s);
   return out;
 }
 
@@ -93,14 +104,22 @@ std::int64_t numel(const Shape& s) {
 }
 
 std::string CaseKey::str() const {
-  std::string out = kind + "/" + target + "/" + std::string(dtype_name(dtype)) + "/";
+  // Built in place: keys are made for every result stored and every case listed.
+  std::string out;
+  out.reserve(64 + target.size());
+  out += kind;
+  out += '/';
+  out += target;
+  out += '/';
+  out += dtype_name(dtype);
+  out += '/';
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     if (i) out += ',';
-    out += shape_str(shapes[i]);
+    append_shape(out, shapes[i]);
   }
-  out += "/";
+  out += '/';
   out += layout_name(layout);
-  out += "/";
+  out += '/';
   out += mode_name(mode);
   if (!args.empty()) {
     out += '/';
@@ -108,7 +127,9 @@ std::string CaseKey::str() const {
     for (const auto& [k, v] : args) {
       if (!first) out += ',';
       first = false;
-      out += k + "=" + v;
+      out += k;
+      out += '=';
+      out += v;
     }
   }
   return out;

@@ -72,11 +72,23 @@ std::string Stmt::text() {
   return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, c))) : "";
 }
 
+std::string Stmt::blob() {
+  const int c = column_++;
+  const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, c));
+  return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, c))) : "";
+}
+
 void Stmt::bind_one(int v) { check(sqlite3_bind_int(stmt_, ++param_, v)); }
 void Stmt::bind_one(std::int64_t v) { check(sqlite3_bind_int64(stmt_, ++param_, v)); }
 void Stmt::bind_one(double v) { check(sqlite3_bind_double(stmt_, ++param_, v)); }
 void Stmt::bind_one(std::string_view v) {
   check(sqlite3_bind_text64(stmt_, ++param_, v.data(), v.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
+}
+void Stmt::bind_one(const Blob& v) {
+  check(sqlite3_bind_blob64(stmt_, ++param_, v.bytes.data(), v.bytes.size(), SQLITE_TRANSIENT));
+}
+void Stmt::bind_one(const Static& v) {
+  check(sqlite3_bind_text64(stmt_, ++param_, v.text.data(), v.text.size(), SQLITE_STATIC, SQLITE_UTF8));
 }
 void Stmt::check(int rc) const {
   if (rc != SQLITE_OK) fail(fail_, db_, path_, "cannot bind parameter " + std::to_string(param_));

@@ -154,7 +154,10 @@ void BM_StoreIngest(benchmark::State& state) {
     if (state.range(1) > 0) store->set_batch_size(static_cast<int>(state.range(1)));
     if (state.range(2) > 0) store->add_cases(keys);  // as `run` does before its cases start
     state.ResumeTiming();
-    for (std::size_t i = 0; i < n; ++i) store->add_result(run, suite.cases[i % suite.cases.size()].key, o);
+    for (std::size_t i = 0; i < n; ++i) {  // as `run` does: with the key text the catalog keeps
+      const Case& c = suite.cases[i % suite.cases.size()];
+      store->add_result(run, c.key, c.text, o);
+    }
     store->flush();
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(n));

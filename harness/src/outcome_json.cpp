@@ -56,6 +56,7 @@ nlohmann::json to_json(const Outcome& o) {
       {"sim_time_us", o.sim_time_us ? num(*o.sim_time_us) : nlohmann::json(nullptr)},
       {"device_slot", o.device_slot},
       {"flaky", o.flaky},
+      {"samples_us", o.timing.samples_us},
   };
 }
 
@@ -91,6 +92,7 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   if (j.contains("sim_time_us") && !j.at("sim_time_us").is_null()) o.sim_time_us = num_of(j.at("sim_time_us"));
   o.device_slot = j.value("device_slot", std::string());
   o.flaky = j.value("flaky", false);
+  o.timing.samples_us = j.value("samples_us", std::vector<double>{});
   return o;
 }
 

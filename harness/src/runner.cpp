@@ -237,6 +237,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     reps.push_back(us_since(t));
     spent_ms += reps.back() / 1000;
   }
+  out.timing.samples_us = reps;
   if (!reps.empty()) {
     std::sort(reps.begin(), reps.end());
     auto at_q = [&](double q) { return reps[static_cast<std::size_t>(q * double(reps.size() - 1) + 0.5)]; };

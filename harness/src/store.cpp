@@ -114,6 +114,12 @@ ALTER TABLE results ADD COLUMN flaky INTEGER NOT NULL DEFAULT 0;
 -- primary key (run_id, case_id) already finds a run's rows for counting by status.
 DROP INDEX IF EXISTS results_by_status;
 )sql",
+    // 3 -> 4: every steady-state repetition, for significance tests (Note [Stored samples]).
+    // (A WITHOUT ROWID results table was measured slower: case ids are hashes, so each batch
+    // scattered whole rows over the table's b-tree instead of appending them.)
+    R"sql(
+ALTER TABLE results ADD COLUMN samples BLOB;
+)sql",
 };
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration step per schema version");
@@ -129,7 +135,7 @@ constexpr std::string_view kResultColumns =
     "run_id, case_id, status, attempt, rtol, atol, tolerance_profile, max_abs_err, max_rel_err, "
     "mismatches, numel, mismatch_frac, max_ulp, nan_inf_ok, worst, error, reason, first_us, "
     "median_us, p10_us, p90_us, reps, peak_mem_bytes, fallback_ops, golden_source, golden_entry, "
-    "golden_us, sim_time_us, device_slot, flaky";
+    "golden_us, sim_time_us, device_slot, flaky, samples";
 
 // ---- Errors and SQLite helpers (gauntlet/sqlite.h), raising StoreError
 
@@ -206,7 +212,12 @@ void configure_writer(sqlite3* db, const std::string& path) {
   // Results arrive in hash order (case ids), so inserts touch the whole b-tree: a 64 MiB page
   // cache keeps it in memory instead of re-reading pages (BM_StoreIngest in harness/bench).
   exec_sql(db, path, "PRAGMA cache_size = -65536");
-  exec_sql(db, path, "PRAGMA foreign_keys = ON");
+  // Note [Foreign keys]: the schema declares them (`PRAGMA foreign_key_check` verifies a file),
+  // but the writer does not enforce them row by row: looking each result's case up at random in
+  // the cases table cost a quarter of ingestion. The store keeps them by construction instead:
+  // a batch inserts its cases before its results in one transaction, and flush() refuses a batch
+  // whose run does not exist.
+  exec_sql(db, path, "PRAGMA foreign_keys = OFF");
 }
 
 // ---- Rows
@@ -267,15 +278,50 @@ void bind_case(Stmt& s, std::int64_t id, const CaseKey& key, const std::string& 
          layout_name(key.layout), shapes_str(key.shapes), to_json(args));
 }
 
+// Note [Stored samples]: repetitions as float32 little-endian (24-bit mantissa: far finer than
+// timer noise), 4 bytes each, in the order they ran.
+std::string pack_samples(const std::vector<double>& samples) {
+  std::string out(samples.size() * 4, '\0');
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    const float f = static_cast<float>(samples[i]);
+    std::uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    for (int b = 0; b < 4; ++b) out[i * 4 + static_cast<std::size_t>(b)] = static_cast<char>((bits >> (8 * b)) & 0xff);
+  }
+  return out;
+}
+
+// fallback_ops as a JSON array. Most results have none and most op names need no escaping, so
+// those skip the JSON library (a third of the cost of ingesting a row).
+std::string ops_json(const std::vector<std::string>& ops) {
+  if (ops.empty()) return "[]";
+  const bool plain = std::all_of(ops.begin(), ops.end(), [](const std::string& op) {
+    return std::all_of(op.begin(), op.end(), [](char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; });
+  });
+  if (!plain) return to_json(json(ops));
+  std::string out = "[";
+  for (const std::string& op : ops) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    out += op;
+    out += '"';
+  }
+  return out + "]";
+}
+
+// Text that lives until the statement has run binds without a copy.
+sqlite::Static fixed(const std::string& text) { return sqlite::Static{text}; }
+
 void bind_result(Stmt& s, std::int64_t run_id, std::int64_t case_id, const Outcome& o) {
   const Metrics& m = o.metrics;
   const Timing& t = o.timing;
-  s.bind(run_id, case_id, status_name(o.status), o.attempt, o.rtol, o.atol, o.tolerance_profile,
-         m.max_abs_err, m.max_rel_err, m.mismatches, m.numel, m.mismatch_frac(), m.max_ulp,
-         int{m.nan_inf_ok}, m.worst, o.error, o.reason, t.first_us, t.median_us, t.p10_us, t.p90_us,
-         t.reps, o.peak_mem_bytes, to_json(o.fallback_ops), o.golden_source, o.golden_entry,
-         t.golden_us, o.sim_time_us.value_or(std::numeric_limits<double>::quiet_NaN()), o.device_slot,
-         int{o.flaky});
+  // `o` is pending until the batch commits, so its strings bind without copies.
+  s.bind(run_id, case_id, sqlite::Static{status_name(o.status)}, o.attempt, o.rtol, o.atol,
+         fixed(o.tolerance_profile), m.max_abs_err, m.max_rel_err, m.mismatches, m.numel, m.mismatch_frac(),
+         m.max_ulp, int{m.nan_inf_ok}, fixed(m.worst), fixed(o.error), fixed(o.reason), t.first_us, t.median_us,
+         t.p10_us, t.p90_us, t.reps, o.peak_mem_bytes, ops_json(o.fallback_ops), fixed(o.golden_source),
+         fixed(o.golden_entry), t.golden_us, o.sim_time_us.value_or(std::numeric_limits<double>::quiet_NaN()),
+         fixed(o.device_slot), int{o.flaky}, sqlite::Blob{pack_samples(t.samples_us)});
 }
 
 Status read_status(Stmt& s) {
@@ -295,6 +341,18 @@ std::vector<std::string> read_ops(Stmt& s) {
     fail(s.path(), "fallback_ops in results is not a JSON array of strings");
   }
   return ops.get<std::vector<std::string>>();
+}
+
+std::vector<double> unpack_samples(const std::string& bytes) {
+  std::vector<double> out(bytes.size() / 4);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    std::uint32_t bits = 0;
+    for (int b = 0; b < 4; ++b) bits |= std::uint32_t{static_cast<unsigned char>(bytes[i * 4 + static_cast<std::size_t>(b)])} << (8 * b);
+    float f;
+    std::memcpy(&f, &bits, 4);
+    out[i] = f;
+  }
+  return out;
 }
 
 // Reads "cases.key, <kResultColumns>".
@@ -332,6 +390,7 @@ StoredResult read_result(Stmt& s) {
   if (const double sim = s.real(); !std::isnan(sim)) o.sim_time_us = sim;
   o.device_slot = s.text();
   o.flaky = s.int64() != 0;
+  o.timing.samples_us = unpack_samples(s.blob());
   return r;
 }
 
@@ -471,8 +530,15 @@ void Store::add_cases(const std::vector<const CaseKey*>& keys) {
 }
 
 void Store::add_result(std::int64_t run_id, const CaseKey& key, const Outcome& outcome) {
+  add_result(run_id, key, key.str(), outcome);
+}
+
+void Store::add_result(std::int64_t run_id, const CaseKey& key, std::string text, Outcome outcome) {
   if (pending_.empty()) pending_.reserve(static_cast<std::size_t>(std::min(batch_, 4096)));
-  pending_.push_back({run_id, key, outcome});
+  const std::int64_t case_id = as_signed(key_id(text));
+  // The case's columns are needed only when this connection has not written the case yet.
+  std::unique_ptr<CaseKey> unknown = known_cases_.count(case_id) ? nullptr : std::make_unique<CaseKey>(key);
+  pending_.push_back({run_id, case_id, std::move(text), std::move(unknown), std::move(outcome)});
   if (static_cast<std::int64_t>(pending_.size()) >= batch_) {
     flush();
   }
@@ -485,35 +551,33 @@ void Store::flush() {
   if (pending_.empty()) {
     return;
   }
+  for (const Pending& p : pending_) {  // Note [Foreign keys]
+    if (known_runs_.count(p.run_id)) continue;
+    Stmt query(db_, path_, "SELECT count(*) FROM runs WHERE id = ?");
+    query.bind(p.run_id);
+    if (!query.step() || query.int64() == 0) {
+      fail(path_, "cannot store results: there is no run " + std::to_string(p.run_id));
+    }
+    known_runs_.insert(p.run_id);
+  }
   Transaction tx(db_, path_);
   Stmt insert_case(db_, path_, insert_sql("INSERT OR IGNORE", "cases", kCaseColumns));
   // REPLACE: a case run again in the same run (a retry) supersedes its earlier result.
   Stmt insert_result(db_, path_, insert_sql("INSERT OR REPLACE", "results", kResultColumns));
   // In case-id order: ids are hashes, so arrival order scatters the inserts over the whole
   // b-trees of cases and of the results' primary key; sorted, a batch walks them once.
-  struct Row {
-    std::int64_t case_id;
-    std::string key;
-    const Pending* p;
-  };
-  std::vector<std::int64_t> written;
-  std::vector<Row> rows;
+  std::vector<const Pending*> rows;
   rows.reserve(pending_.size());
-  for (const Pending& p : pending_) {
-    std::string key = p.key.str();
-    rows.push_back({as_signed(key_id(key)), std::move(key), &p});
-  }
-  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.case_id < b.case_id; });
-  for (const Row& row : rows) {
-    const Pending& p = *row.p;
-    const std::string& key = row.key;
-    const std::int64_t case_id = row.case_id;
-    if (!known_cases_.count(case_id)) {  // known only once committed: a rollback forgets it
-      bind_case(insert_case, case_id, p.key, key);
+  for (const Pending& p : pending_) rows.push_back(&p);
+  std::sort(rows.begin(), rows.end(), [](const Pending* a, const Pending* b) { return a->case_id < b->case_id; });
+  std::vector<std::int64_t> written;
+  for (const Pending* p : rows) {
+    if (p->key && !known_cases_.count(p->case_id)) {  // known only once committed: a rollback forgets it
+      bind_case(insert_case, p->case_id, *p->key, p->text);
       insert_case.exec();
-      written.push_back(case_id);
+      written.push_back(p->case_id);
     }
-    bind_result(insert_result, p.run_id, case_id, p.outcome);
+    bind_result(insert_result, p->run_id, p->case_id, p->outcome);
     insert_result.exec();
   }
   tx.commit();

@@ -133,7 +133,7 @@ Outcome sample_outcome() {
       "\ttab \xc3\xbcnic\xc3\xb6"
       "de nul\0byte"s;  // an embedded NUL too
   o.reason = "xfail: known <issue #12>";
-  o.timing = {123.5, 45.25, 40.0, kNaN, 17};
+  o.timing = {123.5, 45.25, 40.0, kNaN, 17, 0, {45.25, 44.5, 1e-3, 3.5e7}};
   o.peak_mem_bytes = std::int64_t{1} << 40;
   o.fallback_ops = {"aten::_foo", "aten::bar.out", "weird \"op\"\n"};
   o.attempt = 3;
@@ -169,6 +169,10 @@ void expect_same(const Outcome& got, const Outcome& want) {
   EXPECT_PRED2(same, got.timing.p10_us, want.timing.p10_us);
   EXPECT_PRED2(same, got.timing.p90_us, want.timing.p90_us);
   EXPECT_EQ(got.timing.reps, want.timing.reps);
+  ASSERT_EQ(got.timing.samples_us.size(), want.timing.samples_us.size());
+  for (std::size_t i = 0; i < want.timing.samples_us.size(); ++i) {  // stored as float32
+    EXPECT_FLOAT_EQ(got.timing.samples_us[i], want.timing.samples_us[i]);
+  }
   EXPECT_EQ(got.peak_mem_bytes, want.peak_mem_bytes);
   EXPECT_EQ(got.fallback_ops, want.fallback_ops);
   EXPECT_EQ(got.attempt, want.attempt);
@@ -486,7 +490,7 @@ TEST_F(StoreTest, NewDatabaseHasTheCurrentSchema) {
 }
 
 TEST_F(StoreTest, ASchemaOneDatabaseIsMigratedKeepingItsResults) {
-  // Make a schema-1 database: today's schema without the columns migrations 2 and 3 add.
+  // Make a schema-1 database: today's schema without the columns migrations 2 to 4 add.
   const std::string path = file("v1.db");
   std::int64_t run = 0;
   {
@@ -496,7 +500,7 @@ TEST_F(StoreTest, ASchemaOneDatabaseIsMigratedKeepingItsResults) {
   }
   {
     RawDb db(path);
-    for (const char* column : {"golden_source", "golden_entry", "golden_us", "device_slot", "flaky"}) {
+    for (const char* column : {"golden_source", "golden_entry", "golden_us", "device_slot", "flaky", "samples"}) {
       db.exec("ALTER TABLE results DROP COLUMN " + std::string(column));
     }
     db.exec("PRAGMA user_version = 1");

@@ -37,6 +37,9 @@ struct Timing {
   double p10_us = 0, p90_us = 0;
   int reps = 0;
   double golden_us = 0;  // obtaining the golden: computing it, or reading it from the store
+  // Every steady-state repetition in the order it ran (what a significance test compares);
+  // stored as float32.
+  std::vector<double> samples_us;
 };
 
 struct Outcome {

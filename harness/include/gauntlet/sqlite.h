@@ -21,6 +21,17 @@ using Fail = void (*)(const std::string& message);
 // Runs SQL that returns no rows (several statements allowed).
 void exec(Fail fail, sqlite3* db, const std::string& path, const std::string& sql);
 
+// Bytes bound as a BLOB (a plain string_view binds as TEXT).
+struct Blob {
+  std::string_view bytes;
+};
+
+// Text bound without a copy: it must stay alive and unchanged until the statement has run
+// (exec() or reset()).
+struct Static {
+  std::string_view text;
+};
+
 // A prepared statement whose parameters are bound, and whose columns are read, in order.
 class Stmt {
  public:
@@ -43,6 +54,7 @@ class Stmt {
   std::int64_t int64();
   double real();  // SQLite has no NaN: NULL reads back as NaN (binding NaN stores NULL)
   std::string text();
+  std::string blob();  // a BLOB's bytes ("" for NULL)
   void skip() { ++column_; }
 
  private:
@@ -53,6 +65,8 @@ class Stmt {
   void bind_one(std::string_view v);
   void bind_one(const std::string& v) { bind_one(std::string_view(v)); }
   void bind_one(const char* v) { bind_one(std::string_view(v)); }
+  void bind_one(const Blob& v);
+  void bind_one(const Static& v);
   void check(int rc) const;
 
   Fail fail_;

@@ -25,7 +25,7 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // What a run records about itself and its environment.
 struct RunInfo {
@@ -60,6 +60,8 @@ class Store {
 
   // Buffers results and writes them in one transaction per `batch` results (and on flush()).
   void add_result(std::int64_t run_id, const CaseKey& key, const Outcome& outcome);
+  // The same, given the key's text (key.str(), which the catalog keeps with each case).
+  void add_result(std::int64_t run_id, const CaseKey& key, std::string text, Outcome outcome);
   // Inserts the cases a run is about to store results for, in one transaction, so that storing a
   // result is then one insert, not two (what the orchestrator does before a run).
   void add_cases(const std::vector<const CaseKey*>& keys);
@@ -87,11 +89,14 @@ class Store {
   int batch_ = 4096;
   struct Pending {
     std::int64_t run_id;
-    CaseKey key;
+    std::int64_t case_id;
+    std::string text;              // the case key
+    std::unique_ptr<CaseKey> key;  // only for a case this connection has not written yet
     Outcome outcome;
   };
   std::vector<Pending> pending_;
   std::unordered_set<std::int64_t> known_cases_;  // case rows this connection has written
+  std::unordered_set<std::int64_t> known_runs_;   // runs this connection has seen exist
 };
 
 }  // namespace gauntlet

@@ -74,8 +74,8 @@ class Progress {
 class Committer {
  public:
   Committer(Store& store, std::int64_t run_id) : store_(store), run_id_(run_id), last_(Clock::now()) {}
-  void add(const CaseKey& key, const Outcome& o) {
-    store_.add_result(run_id_, key, o);
+  void add(const Case& c, Outcome o) {
+    store_.add_result(run_id_, c.key, c.text, std::move(o));
     if (Clock::now() - last_ > std::chrono::milliseconds(250)) {
       store_.flush();
       last_ = Clock::now();
@@ -258,8 +258,8 @@ int run(const RunOptions& opts) {
         break;
       }
       Outcome out = run_case(c->key, *backend, cfg);
-      commit.add(c->key, out);
       progress.add(out);
+      commit.add(*c, std::move(out));
     }
   } else if (!todo.empty()) {
     OrchestratorConfig oc;
@@ -291,8 +291,8 @@ int run(const RunOptions& opts) {
         [&](CaseDone&& d) {
           d.outcome.device_slot = d.slot;
           d.outcome.flaky = d.flaky;
-          commit.add(by_key.at(d.key)->key, d.outcome);
           progress.add(d.outcome);
+          commit.add(*by_key.at(d.key), std::move(d.outcome));
         },
         [] { return g_interrupted.load(); });
     std::error_code ec;
