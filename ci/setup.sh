@@ -9,7 +9,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev sqlite3
   libboost-dev libboost-filesystem-dev
-  libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libxxhash-dev libzstd-dev
+  libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libxxhash-dev libzstd-dev libxml2-utils
   # A one-node Slurm cluster for the sharded-run test (ci/slurm_test.sh, ci/slurm/cluster.sh).
   slurm-wlm slurmctld slurmd slurm-client munge
 )

@@ -2,23 +2,23 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <boost/process.hpp>
 #include <chrono>
-#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "gauntlet/outcome_json.h"
 
@@ -34,33 +34,8 @@ using Clock = std::chrono::steady_clock;
 // A line a worker wrote, or its end of output (it exited, crashed or was killed).
 struct Event {
   int worker = 0;
-  std::uint64_t generation = 0;  // which start of that worker slot the event belongs to
   bool eof = false;
   std::string line;
-};
-
-class EventQueue {
- public:
-  void push(Event e) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      q_.push_back(std::move(e));
-    }
-    cv_.notify_one();
-  }
-  // Everything queued, waiting until `deadline` for the first: one wake-up serves many lines.
-  std::deque<Event> pop_all_until(Clock::time_point deadline) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait_until(lock, deadline, [&] { return !q_.empty(); });
-    std::deque<Event> out;
-    out.swap(q_);
-    return out;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Event> q_;
 };
 
 struct Item {
@@ -79,7 +54,8 @@ struct Worker {
   std::unique_ptr<bp::ipstream> out;
   std::unique_ptr<bp::group> group;  // the worker and anything it started: killed together
   std::unique_ptr<bp::child> child;
-  std::thread reader;
+  std::string unread;     // output read but not yet a whole line
+  bool out_eof = false;  // its stdout has ended (the end was reported)
   fs::path err_log;
   bool ready = false, alive = false, killed_for_timeout = false;
   std::deque<Item> queued;  // sent, in order; the front one is running once `started`
@@ -110,6 +86,50 @@ std::string tail_lines(const fs::path& p, int n) {
   std::string out;
   for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
   return out;
+}
+
+// Note [Reading workers]: the orchestrator's one thread polls every worker's stdout and reads
+// what is there in one go: a worker writes two lines per case, and handing each line from a
+// reader thread to this one cost four context switches, which on trivial cases made the
+// orchestrator, not the worker, the bottleneck (ci/orchestrator_bench.sh).
+// Waits until `deadline` for output, then returns every whole line available, and an `eof`
+// event for each worker whose stdout ended.
+std::vector<Event> read_events(std::vector<Worker>& workers, Clock::time_point deadline) {
+  std::vector<pollfd> fds;
+  std::vector<Worker*> polled;
+  for (Worker& w : workers) {
+    if (!w.out || w.out_eof) continue;
+    fds.push_back({w.out->pipe().native_source(), POLLIN, 0});
+    polled.push_back(&w);
+  }
+  std::vector<Event> events;
+  if (fds.empty()) {
+    std::this_thread::sleep_until(std::min(deadline, Clock::now() + std::chrono::milliseconds(20)));
+    return events;
+  }
+  const auto wait = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  const int n = ::poll(fds.data(), fds.size(), static_cast<int>(std::max<long long>(0, wait)));
+  if (n <= 0) return events;  // timeout, or EINTR: the caller loops
+  char buf[1 << 16];
+  for (std::size_t i = 0; i < fds.size(); ++i) {
+    if (!fds[i].revents) continue;
+    Worker& w = *polled[i];
+    const ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+    if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (got > 0) w.unread.append(buf, static_cast<std::size_t>(got));
+    std::size_t begin = 0;
+    for (std::size_t nl; (nl = w.unread.find('\n', begin)) != std::string::npos; begin = nl + 1) {
+      events.push_back({w.index, false, w.unread.substr(begin, nl - begin)});
+    }
+    w.unread.erase(0, begin);
+    if (got <= 0) {  // the end: a last line without a newline still counts
+      if (!w.unread.empty()) events.push_back({w.index, false, std::move(w.unread)});
+      w.unread.clear();
+      w.out_eof = true;
+      events.push_back({w.index, true, {}});
+    }
+  }
+  return events;
 }
 
 }  // namespace
@@ -171,7 +191,7 @@ std::vector<std::string> parse_slots(const std::string& spec) {
 
 Orchestrator::Orchestrator(OrchestratorConfig cfg) : cfg_(std::move(cfg)) {}
 
-// Note [Orchestrator loop]: one thread per worker reads its stdout into a queue; this thread
+// Note [Orchestrator loop]: one thread reads every worker's stdout (Note [Reading workers]) and
 // owns all state. It keeps each worker's queue `pipeline` deep (a retry runs alone), watches the
 // running case's deadline, and turns a worker's death into CRASH or TIMEOUT for the case it had
 // started, requeueing what it had not started. A crashed or timed-out case is retried alone (on a
@@ -180,34 +200,33 @@ Orchestrator::Orchestrator(OrchestratorConfig cfg) : cfg_(std::move(cfg)) {}
 std::string Orchestrator::run(const std::vector<std::string>& keys,
                               const std::function<void(CaseDone&&)>& done,
                               const std::function<bool()>& interrupted) {
-  // A worker may die between our writes: its stdin then fails with EPIPE (the reader reports the
+  // A worker may die between our writes: its stdin then fails with EPIPE (reading its stdout reports the
   // death) instead of SIGPIPE killing the orchestrator.
   std::signal(SIGPIPE, SIG_IGN);
-  EventQueue events;
   std::deque<Item> pending;
   for (const auto& k : keys) pending.push_back(Item{k, 1, false, {}});
   std::size_t remaining = keys.size();
   const int n = std::max(
       1, std::min<int>(cfg_.workers, static_cast<int>(std::max<std::size_t>(keys.size(), 1))));
   std::vector<Worker> workers(static_cast<std::size_t>(n));
-  std::uint64_t generations = 0;
   std::error_code ec;
   fs::create_directories(cfg_.log_dir, ec);
 
   auto start = [&](Worker& w) {
-    if (w.reader.joinable()) w.reader.join();
-    w.generation = ++generations;
+    ++w.generation;
     w.in = std::make_unique<bp::opstream>();
     w.out = std::make_unique<bp::ipstream>();
     w.err_log = fs::path(cfg_.log_dir) / fmt::format("worker-{}-{}.stderr", w.index, w.generation);
     bp::environment env = boost::this_process::environment();
     if (!cfg_.device_env.empty() && !w.slot.empty()) env[cfg_.device_env] = w.slot;
     // Share the cores: N workers each running BLAS and OpenMP with every core would oversubscribe
-    // the host. A value the user set wins.
-    const unsigned threads =
-        std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(n));
+    // the host. A value the user set wins, and OMP_NUM_THREADS, when set, stands for the others
+    // too: libtorch takes its intra-op thread count from MKL_NUM_THREADS over OMP_NUM_THREADS, so
+    // setting only the former here would override the user's OMP_NUM_THREADS=1.
+    std::string threads = std::to_string(std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(n)));
+    if (auto user = env.find("OMP_NUM_THREADS"); user != env.end()) threads = user->to_string();
     for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}) {
-      if (env.find(var) == env.end()) env[var] = std::to_string(threads);
+      if (env.find(var) == env.end()) env[var] = threads;
     }
     std::vector<std::string> args = {"worker"};
     args.insert(args.end(), cfg_.worker_args.begin(), cfg_.worker_args.end());
@@ -223,11 +242,8 @@ std::string Orchestrator::run(const std::vector<std::string>& keys,
     w.ready = false;
     w.started = false;
     w.killed_for_timeout = false;
-    w.reader = std::thread([&events, &w, gen = w.generation, out = w.out.get()] {
-      std::string line;
-      while (std::getline(*out, line)) events.push({w.index, gen, false, line});
-      events.push({w.index, gen, true, {}});
-    });
+    w.unread.clear();
+    w.out_eof = false;
   };
   for (int i = 0; i < n; ++i) {
     Worker& w = workers[static_cast<std::size_t>(i)];
@@ -237,7 +253,7 @@ std::string Orchestrator::run(const std::vector<std::string>& keys,
   }
 
   auto send = [&](Worker& w) {
-    if (!w.alive || !w.ready || !*w.in) return;  // a broken stdin: the reader reports the death
+    if (!w.alive || !w.ready || !*w.in) return;  // a broken stdin: its stdout reports the death
     while (!pending.empty()) {
       if (!w.queued.empty() && (w.queued.front().alone || pending.front().alone)) break;
       // Queue ahead only for quick cases: it hides the round trip, but a queue of slow cases on
@@ -338,46 +354,50 @@ std::string Orchestrator::run(const std::vector<std::string>& keys,
                                                   std::chrono::duration<double>(cfg_.timeout_s)));
       }
     }
-    std::deque<Event> batch = events.pop_all_until(deadline);
+    std::vector<Event> batch = read_events(workers, deadline);
     const auto now = Clock::now();
     for (Worker& w : workers) {
       if (w.alive && w.started && !w.killed_for_timeout &&
           now - w.started_at > std::chrono::duration<double>(cfg_.timeout_s)) {
         w.killed_for_timeout = true;
         std::error_code kill_ec;
-        w.group->terminate(kill_ec);  // SIGKILL to the whole group; the reader sees EOF
+        w.group->terminate(kill_ec);  // SIGKILL to the whole group; its stdout ends
       }
     }
     for (Event& ev : batch) {
       Event* e = &ev;
       Worker& w = workers[static_cast<std::size_t>(e->worker)];
-      if (e->generation != w.generation) continue;  // from a worker already replaced
       if (e->eof) {
         on_exit(w);
         continue;
       }
-      nlohmann::json j = nlohmann::json::parse(e->line, nullptr, false);
-      const std::string type = j.is_object() ? j.value("type", "") : "";
-      if (type == "hello") {
+      WorkerMessage m;
+      std::string unreadable;
+      try {
+        m = parse_worker_message(e->line);
+      } catch (const std::exception& ex) {
+        m.type = "result";
+        unreadable = ex.what();
+      }
+      if (m.type == "hello") {
         w.ready = true;
-      } else if (type == "fatal") {
-        stop_reason = "a worker could not start: " + j.value("error", std::string("?"));
+      } else if (m.type == "fatal") {
+        stop_reason = "a worker could not start: " + (m.error.empty() ? std::string("?") : m.error);
         w.retired = true;
-      } else if (type == "start") {
+      } else if (m.type == "start") {
         w.started = true;
         w.started_at = Clock::now();
-      } else if (type == "result" && !w.queued.empty()) {
+      } else if (m.type == "result" && !w.queued.empty()) {
         Item it = std::move(w.queued.front());
         w.queued.pop_front();
         w.started = false;
         w.last_case_s = std::chrono::duration<double>(Clock::now() - w.started_at).count();
         w.deaths_in_a_row = 0;
-        Outcome out;
-        try {
-          out = outcome_from_json(j.at("outcome"));
-        } catch (const std::exception& ex) {
+        Outcome out = std::move(m.outcome);
+        if (!unreadable.empty()) {
+          out = Outcome{};
           out.status = Status::Error;
-          out.error = std::string("unreadable worker result: ") + ex.what();
+          out.error = "unreadable worker result: " + unreadable;
         }
         finish(w, std::move(it), std::move(out));
       }
@@ -394,7 +414,6 @@ std::string Orchestrator::run(const std::vector<std::string>& keys,
       if (!w.queued.empty() || !stop_reason.empty()) w.group->terminate(kill_ec);
       w.child->wait(kill_ec);
     }
-    if (w.reader.joinable()) w.reader.join();
   }
   if (remaining == 0) {
     // Every case has a result, but a slot may have been retired on the way: say so.

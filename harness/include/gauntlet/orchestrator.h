@@ -21,7 +21,7 @@ struct OrchestratorConfig {
   std::string device_env;
   double timeout_s = 60;  // per case, from its `start` line
   int retries = 1;        // a crashed or timed-out case runs again, alone, this many times
-  int pipeline = 4;       // keys queued per worker ahead of the one it runs
+  int pipeline = 16;      // keys queued per worker ahead of the one it runs
   // A slot whose worker dies this many times in a row without finishing a case is retired; when
   // every slot is retired the run stops and says why.
   int max_consecutive_deaths = 4;

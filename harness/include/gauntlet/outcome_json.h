@@ -11,9 +11,26 @@ namespace gauntlet {
 inline constexpr int kJsonSchemaVersion = 1;
 
 nlohmann::json to_json(const Outcome& o);
+// to_json(o) as compact text, written directly: what a worker sends after every case, where
+// building the JSON tree cost more than a trivial case itself (ci/orchestrator_bench.sh).
+std::string to_json_text(const Outcome& o);
+// `s` as a JSON string literal, quotes included (invalid UTF-8 replaced, as to_json's dump does).
+void append_json_string(std::string& out, std::string_view s);
 // JSON has no NaN or Infinity: non-finite numbers travel as the strings "nan", "inf", "-inf".
 nlohmann::json json_number(double v);
 double number_from_json(const nlohmann::json& j);
 Outcome outcome_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
+
+// A line of the worker protocol (Note [Worker protocol] in cli/worker.cpp), read with simdjson:
+// the orchestrator reads one per case, and building a JSON tree for it cost more than running a
+// trivial case (ci/orchestrator_bench.sh). Unreadable lines have type "".
+struct WorkerMessage {
+  std::string type;   // hello, start, result, fatal
+  std::string key;    // start, result
+  std::string error;  // fatal
+  Outcome outcome;    // result
+};
+// Throws std::runtime_error for a result whose outcome is malformed (a missing or mistyped field).
+WorkerMessage parse_worker_message(std::string_view line);
 
 }  // namespace gauntlet

@@ -81,6 +81,23 @@ struct MergeOptions {
   std::string into;
 };
 int merge(const MergeOptions& o);
+struct CompareOptions {
+  std::string db;
+  std::int64_t run = 0;             // 0: the latest run
+  std::string baseline = "auto";    // a run id, or auto: the previous release
+  std::string metric = "auto";      // auto | sim | host
+  double min_effect = 0.05;
+  double significance = 0.01;
+  int min_samples = 5;
+  double error_growth = 4.0;
+  int history = 8;
+  std::string waivers;              // waivers file (none: nothing is waived)
+  std::string gate;                 // accuracy,speed,coverage (empty: report only)
+  std::string markdown, junit, json;  // report files ("-": stdout)
+  int top = 50;
+  bool quiet = false;
+};
+int compare(const CompareOptions& o);
 
 // The one-line command that reproduces a case; every failure printed anywhere comes with it.
 std::string repro_command(const std::string& key, const std::string& backend, const std::string& suites_dir);

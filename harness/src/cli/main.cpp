@@ -112,6 +112,31 @@ int main(int argc, char** argv) {
   merge->add_option("inputs", mo.inputs, "shard databases")->required();
   merge->add_option("--into", mo.into, "the database to merge into (created if missing)")->required();
 
+  cli::CompareOptions co;
+  auto* compare = app.add_subcommand("compare", "judge a run against a baseline release: regressions, reports, gate");
+  compare->add_option("--db", co.db, "SQLite database holding both runs")->required();
+  compare->add_option("--run", co.run, "the candidate run id (default: the latest run)");
+  compare->add_option("--baseline", co.baseline, "baseline run id, or auto: the previous release of the same backend and suite")
+      ->capture_default_str();
+  compare->add_option("--metric", co.metric, "speed judged on: auto (simulated time when both runs have it, else host time) | sim | host")
+      ->capture_default_str();
+  compare->add_option("--min-effect", co.min_effect, "smallest speed change flagged (fraction)")->capture_default_str();
+  compare->add_option("--significance", co.significance, "Mann-Whitney U p-value below which a host-time change is significant")
+      ->capture_default_str();
+  compare->add_option("--min-samples", co.min_samples, "host time: repetitions needed on each side to judge a case")
+      ->capture_default_str();
+  compare->add_option("--error-growth", co.error_growth, "flag a passing case whose max_abs_err grew more than this factor")
+      ->capture_default_str();
+  compare->add_option("--history", co.history, "earlier releases used for noise bands and change points (0: none)")
+      ->capture_default_str();
+  compare->add_option("--waivers", co.waivers, "waivers file (docs/waivers.md)");
+  compare->add_option("--gate", co.gate, "exit 1 when regressions of these kinds remain: accuracy,speed,coverage");
+  compare->add_option("--markdown", co.markdown, "write the Markdown report here (- for stdout)");
+  compare->add_option("--junit", co.junit, "write the JUnit XML report here (- for stdout)");
+  compare->add_option("--json", co.json, "write the JSON report here (- for stdout)");
+  compare->add_option("--top", co.top, "rows per Markdown table")->capture_default_str();
+  compare->add_flag("--quiet", co.quiet, "print only the gate verdict");
+
   cli::BackendInfoOptions bo;
   auto* binfo = app.add_subcommand("backend-info", "what a backend reports: version, configuration, native kernels");
   binfo->add_option("--backend", bo.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
@@ -147,6 +172,7 @@ int main(int argc, char** argv) {
     }
     if (*plan) return cli::plan(pl);
     if (*merge) return cli::merge(mo);
+    if (*compare) return cli::compare(co);
     if (*show) return cli::show(so);
     if (*repro) return cli::repro(po);
     if (*binfo) return cli::backend_info(bo);

@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <unordered_map>
 
 #include "cli.h"
 #include "gauntlet/environment.h"
@@ -279,7 +280,7 @@ int run(const RunOptions& opts) {
     oc.timeout_s = o.timeout > 0 ? o.timeout : suite.timeout_s;
     oc.retries = o.retries;
     oc.log_dir = (std::filesystem::temp_directory_path() / fmt::format("gauntlet-{}-run{}", ::getpid(), run_id)).string();
-    std::map<std::string, const Case*> by_key;
+    std::unordered_map<std::string, const Case*> by_key;
     std::vector<std::string> keys;
     for (const Case* c : todo) {
       by_key[c->text] = c;

@@ -23,13 +23,20 @@ namespace gauntlet::cli {
 
 namespace {
 
-void emit(const nlohmann::json& j) {
-  std::cout << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n' << std::flush;
+// One line, one write(2): the orchestrator must see `start` even if the case then kills us.
+void emit_line(std::string line) {
+  line += '\n';
+  std::cout.write(line.data(), static_cast<std::streamsize>(line.size()));
+  std::cout.flush();
 }
+void emit(const nlohmann::json& j) { emit_line(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)); }
 
 }  // namespace
 
 int worker(const WorkerOptions& o) {
+  // Nothing else reads stdin or writes stdout through C stdio, so iostreams need not sync with it
+  // (getline was a getc call per character). Before any I/O, as the standard asks.
+  std::ios::sync_with_stdio(false);
   const std::string dir = suites_dir_or_default(o.suites_dir);
   std::unique_ptr<Backend> backend;
   std::unique_ptr<GoldenStore> golden_store;
@@ -49,10 +56,12 @@ int worker(const WorkerOptions& o) {
   emit({{"type", "hello"}, {"protocol", kWorkerProtocol}, {"pid", ::getpid()}, {"backend", backend->name()},
         {"backend_version", backend->version()}, {"backend_profile", backend->profile()},
         {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)}});
-  std::string line;
+  std::string line, message;
   while (std::getline(std::cin, line)) {
     if (line.empty()) continue;
-    emit({{"type", "start"}, {"key", line}});
+    message = "{\"type\":\"start\",\"key\":";
+    append_json_string(message, line);
+    emit_line(message + "}");
     Outcome out;
     try {
       out = run_case(CaseKey::parse(line), *backend, cfg);
@@ -61,7 +70,9 @@ int worker(const WorkerOptions& o) {
       out.status = Status::Error;
       out.error = std::string("invalid case key: ") + e.what();
     }
-    emit({{"type", "result"}, {"key", line}, {"outcome", to_json(out)}});
+    message = "{\"type\":\"result\",\"key\":";
+    append_json_string(message, line);
+    emit_line(message + ",\"outcome\":" + to_json_text(out) + "}");
   }
   return 0;
 }

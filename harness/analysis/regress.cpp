@@ -1,0 +1,537 @@
+#include "gauntlet/regress.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unordered_map>
+
+#include "gauntlet/sqlite.h"
+
+namespace gauntlet {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+void raise(const std::string& message) { throw CompareError(message); }
+
+class Stmt : public sqlite::Stmt {
+ public:
+  Stmt(sqlite3* db, const std::string& path, std::string_view sql) : sqlite::Stmt(raise, db, path, sql) {}
+};
+
+// Note [How a case compares]: one result per case per run, read a column at a time into this
+// compact record (the error text and the key are read later, only for findings), then the two
+// runs are merge-joined on case id.
+struct Row {
+  std::uint64_t case_id = 0;
+  Status status = Status::Pass;
+  double max_abs_err = 0, atol = 0;
+  double first_us = kNaN, median_us = kNaN, sim_time_us = kNaN, compile_ms = kNaN;
+  std::int64_t peak_mem = 0;
+  std::int64_t graph_breaks = -1, recompiles = -1;  // -1: not recorded
+  std::string fallback_ops;                          // JSON text, "[]" for none
+  std::string samples;                               // float32 little-endian (Note [Stored samples])
+};
+
+Status to_status(const std::string& path, const std::string& text) {
+  const auto s = parse_status(text);
+  if (!s) raise(fmt::format("{}: unknown status '{}' in results", path, text));
+  return *s;
+}
+
+std::vector<double> unpack(const std::string& bytes) {
+  std::vector<double> out(bytes.size() / 4);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    std::uint32_t bits = 0;
+    for (int b = 0; b < 4; ++b) {
+      bits |= std::uint32_t{static_cast<unsigned char>(bytes[i * 4 + static_cast<std::size_t>(b)])} << (8 * b);
+    }
+    float f;
+    std::memcpy(&f, &bits, 4);
+    out[i] = f;
+  }
+  return out;
+}
+
+// How bad a status is, for "did it get worse": a case that cannot run at all is worse than one
+// that runs and is wrong.
+int badness(Status s) {
+  switch (s) {
+    case Status::Pass:
+    case Status::XFail:
+    case Status::Skip:
+      return 0;
+    case Status::XPass:
+      return 0;  // judged on its own (Change::XPass)
+    case Status::Unsupported:
+      return 1;
+    case Status::Fail:
+      return 2;
+    case Status::Error:
+      return 3;
+    case Status::Timeout:
+      return 4;
+    case Status::Crash:
+      return 5;
+  }
+  return 0;
+}
+// Statuses whose timings mean something: the case ran to the end.
+bool timed(Status s) {
+  return s == Status::Pass || s == Status::Fail || s == Status::XFail || s == Status::XPass;
+}
+
+std::set<std::string> ops_of(const std::string& json_text) {
+  std::set<std::string> out;
+  const nlohmann::json j = nlohmann::json::parse(json_text, nullptr, false);
+  if (j.is_array()) {
+    for (const auto& op : j) {
+      if (op.is_string()) out.insert(op.get<std::string>());
+    }
+  }
+  return out;
+}
+
+std::string us_text(double us) {
+  if (us >= 1e6) return fmt::format("{:.3g} s", us / 1e6);
+  if (us >= 1e3) return fmt::format("{:.3g} ms", us / 1e3);
+  return fmt::format("{:.3g} µs", us);
+}
+std::string percent(double ratio) { return fmt::format("{:+.1f}%", (ratio - 1) * 100); }
+
+}  // namespace
+
+// ---- The database
+
+class CompareDb {
+ public:
+  explicit CompareDb(const std::string& path) : path_(path) {
+    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+      const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
+      sqlite3_close(db_);
+      raise(fmt::format("{}: cannot open database: {}", path, why));
+    }
+    sqlite3_busy_timeout(db_, 10000);
+    Stmt check(db_, path_, "SELECT value FROM meta WHERE key = 'application'");
+    if (!check.step() || check.text() != "gauntlet") raise(path + ": not a gauntlet database");
+    Stmt version(db_, path_, "PRAGMA user_version");
+    version.step();
+    schema_ = version.int64();
+  }
+  ~CompareDb() { sqlite3_close(db_); }
+  CompareDb(const CompareDb&) = delete;
+  CompareDb& operator=(const CompareDb&) = delete;
+
+  std::vector<RunRef> runs() {
+    Stmt q(db_, path_, "SELECT id, release, backend, backend_version, suite, started_at FROM runs ORDER BY id");
+    std::vector<RunRef> out;
+    while (q.step()) {
+      RunRef r;
+      r.id = q.int64();
+      r.release = q.text();
+      r.backend = q.text();
+      r.backend_version = q.text();
+      r.suite = q.text();
+      r.started_at = q.text();
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  std::vector<Row> rows(std::int64_t run) {
+    // samples exist from schema 4 on; graph_breaks, recompiles, compile_ms from schema 1.
+    const std::string samples = schema_ >= 4 ? "samples" : "NULL";
+    Stmt q(db_, path_,
+           "SELECT case_id, status, max_abs_err, atol, first_us, median_us, sim_time_us, compile_ms, peak_mem_bytes, "
+           "graph_breaks, recompiles, fallback_ops, " + samples + " FROM results WHERE run_id = ? ORDER BY case_id");
+    q.bind(run);
+    std::vector<Row> out;
+    while (q.step()) {
+      Row r;
+      r.case_id = static_cast<std::uint64_t>(q.int64());
+      r.status = to_status(path_, q.text());
+      r.max_abs_err = q.real();
+      r.atol = q.real();
+      r.first_us = q.real();
+      r.median_us = q.real();
+      r.sim_time_us = q.real();
+      r.compile_ms = q.real();
+      r.peak_mem = q.int64();
+      const double breaks = q.real(), recompiles = q.real();
+      r.graph_breaks = std::isnan(breaks) ? -1 : static_cast<std::int64_t>(breaks);
+      r.recompiles = std::isnan(recompiles) ? -1 : static_cast<std::int64_t>(recompiles);
+      r.fallback_ops = q.text();
+      r.samples = q.blob();
+      out.push_back(std::move(r));
+    }
+    // SQLite orders signed ids; the merge join below wants them as unsigned.
+    std::sort(out.begin(), out.end(), [](const Row& a, const Row& b) { return a.case_id < b.case_id; });
+    return out;
+  }
+
+  std::string key(std::uint64_t case_id) {
+    Stmt q(db_, path_, "SELECT key FROM cases WHERE id = ?");
+    q.bind(static_cast<std::int64_t>(case_id));
+    return q.step() ? q.text() : fmt::format("<case {:016x}>", case_id);
+  }
+  std::string error(std::int64_t run, std::uint64_t case_id) {
+    Stmt q(db_, path_, "SELECT error FROM results WHERE run_id = ? AND case_id = ?");
+    q.bind(run, static_cast<std::int64_t>(case_id));
+    return q.step() ? q.text() : "";
+  }
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  std::int64_t schema_ = 0;
+};
+
+// ---- Choosing the runs
+
+namespace {
+
+RunRef find_run(const std::vector<RunRef>& runs, std::int64_t id, const std::string& path) {
+  for (const RunRef& r : runs) {
+    if (r.id == id) return r;
+  }
+  raise(fmt::format("{}: no run {}", path, id));
+  return {};
+}
+
+// Note [Automatic baseline]: the latest run before the candidate of the same backend and suite
+// whose release differs: "the previous release". Runs of the candidate's own release (re-runs,
+// shards) are never its baseline.
+std::optional<RunRef> previous_release(const std::vector<RunRef>& runs, const RunRef& candidate) {
+  std::optional<RunRef> best;
+  for (const RunRef& r : runs) {
+    if (r.id >= candidate.id || r.backend != candidate.backend || r.suite != candidate.suite ||
+        r.release == candidate.release) {
+      continue;
+    }
+    best = r;  // ids grow with time
+  }
+  return best;
+}
+
+// The releases before the baseline, oldest first: the latest run of each, same backend and suite.
+std::vector<RunRef> history_runs(const std::vector<RunRef>& runs, const RunRef& baseline, int n) {
+  std::vector<RunRef> out;
+  std::set<std::string> seen = {baseline.release};
+  for (auto it = runs.rbegin(); it != runs.rend() && static_cast<int>(out.size()) < n; ++it) {
+    if (it->id >= baseline.id || it->backend != baseline.backend || it->suite != baseline.suite) continue;
+    if (!seen.insert(it->release).second) continue;
+    out.push_back(*it);
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+// The time a case is judged on, and which metric that is (Note [Speed metric]).
+struct Timed {
+  double value = kNaN;
+  bool sim = false;
+};
+Timed time_of(const Row& r, Metric m, bool other_has_sim) {
+  if (!timed(r.status)) return {};
+  const bool sim = m == Metric::Sim || (m == Metric::Auto && !std::isnan(r.sim_time_us) && other_has_sim);
+  if (sim) return {r.sim_time_us > 0 ? r.sim_time_us : kNaN, true};
+  return {r.median_us > 0 ? r.median_us : kNaN, false};
+}
+
+}  // namespace
+
+// ---- The suite's speed across releases
+
+namespace {
+
+// The geometric mean of b -> k ratios over the cases both timed, each on its metric.
+double step_geomean(const std::vector<Row>& from, const std::vector<Row>& to, Metric m) {
+  double log_sum = 0;
+  std::int64_t n = 0;
+  std::size_t i = 0, j = 0;
+  while (i < from.size() && j < to.size()) {
+    if (from[i].case_id < to[j].case_id) {
+      ++i;
+    } else if (to[j].case_id < from[i].case_id) {
+      ++j;
+    } else {
+      const Timed a = time_of(from[i], m, !std::isnan(to[j].sim_time_us));
+      const Timed b = time_of(to[j], m, !std::isnan(from[i].sim_time_us));
+      if (!std::isnan(a.value) && !std::isnan(b.value)) {
+        log_sum += std::log(b.value / a.value);
+        ++n;
+      }
+      ++i;
+      ++j;
+    }
+  }
+  return n ? std::exp(log_sum / double(n)) : 1.0;
+}
+
+// Note [Suite history]: the suite's speed across releases is a chained index, the oldest
+// release = 1 and each next one multiplied by the geomean of its ratios to the previous one over
+// the cases both timed, so that cases added or removed on the way do not move it. Change points
+// (E-Divisive) are looked for on its logarithm.
+void speed_history(RunComparison& c, const std::vector<RunRef>& history, const std::vector<std::vector<Row>>& past,
+                   const std::vector<Row>& base, const std::vector<Row>& cand, const CompareOptions& opt) {
+  std::vector<const std::vector<Row>*> series;
+  std::vector<std::string> releases;
+  for (std::size_t h = 0; h < past.size(); ++h) {
+    series.push_back(&past[h]);
+    releases.push_back(history[h].release);
+  }
+  series.push_back(&base);
+  releases.push_back(c.baseline.release);
+  series.push_back(&cand);
+  releases.push_back(c.candidate.release);
+  double index = 1;
+  std::vector<double> logs;
+  for (std::size_t s = 0; s < series.size(); ++s) {
+    if (s > 0) index *= step_geomean(*series[s - 1], *series[s], opt.metric);
+    c.speed.history.push_back({releases[s], index, false});
+    logs.push_back(std::log(index));
+  }
+  if (logs.size() >= 4) {
+    for (const stats::ChangePoint& cp : stats::e_divisive(logs)) c.speed.history[cp.index].change_point = true;
+  }
+}
+
+// Gate, then change kind, then the worst first (largest ratio; then by key, for stable reports).
+void sort_findings(std::vector<Finding>& findings) {
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+    if (a.change != b.change) return a.change < b.change;
+    const double ra = a.change == Change::Faster ? 1 / std::max(a.ratio, 1e-300) : a.ratio;
+    const double rb = b.change == Change::Faster ? 1 / std::max(b.ratio, 1e-300) : b.ratio;
+    if (ra != rb) return ra > rb;
+    return a.key < b.key;
+  });
+}
+
+}  // namespace
+
+// ---- The comparison
+
+RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id, std::optional<std::int64_t> baseline_id,
+                        const CompareOptions& opt) {
+  CompareDb db(db_path);
+  const std::vector<RunRef> runs = db.runs();
+  if (runs.empty()) raise(db_path + ": no runs");
+  RunComparison c;
+  c.options = opt;
+  c.candidate = find_run(runs, candidate_id ? candidate_id : runs.back().id, db_path);
+  if (baseline_id) {
+    c.baseline = find_run(runs, *baseline_id, db_path);
+  } else {
+    auto prev = previous_release(runs, c.candidate);
+    if (!prev) {
+      raise(fmt::format("{}: no baseline for run {}: no earlier release of backend '{}' on suite '{}' (pass --baseline RUN)",
+                        db_path, c.candidate.id, c.candidate.backend, c.candidate.suite));
+    }
+    c.baseline = *prev;
+  }
+  if (c.baseline.id == c.candidate.id) raise(fmt::format("{}: run {} compared with itself", db_path, c.candidate.id));
+
+  const std::vector<Row> base = db.rows(c.baseline.id);
+  const std::vector<Row> cand = db.rows(c.candidate.id);
+  c.baseline_cases = static_cast<std::int64_t>(base.size());
+  c.candidate_cases = static_cast<std::int64_t>(cand.size());
+  for (const Row& r : base) ++c.baseline_counts[r.status];
+  for (const Row& r : cand) ++c.candidate_counts[r.status];
+
+  // Noise bands from history (Note [Noise bands]): per case, log ratios between consecutive
+  // releases of the metric it is judged on.
+  const std::vector<RunRef> history = opt.history > 0 ? history_runs(runs, c.baseline, opt.history) : std::vector<RunRef>{};
+  std::vector<std::vector<Row>> past;
+  for (const RunRef& h : history) past.push_back(db.rows(h.id));
+
+  struct Pending {
+    std::uint64_t case_id;
+    Finding f;
+    bool needs_error = false;
+  };
+  std::vector<Pending> found;
+  auto add = [&](std::uint64_t id, Change change, double b, double k, double ratio, double p, std::string detail,
+                 bool needs_error = false) {
+    Finding f;
+    f.change = change;
+    f.baseline = b;
+    f.candidate = k;
+    f.ratio = ratio;
+    f.p_value = p;
+    f.detail = std::move(detail);
+    found.push_back({id, std::move(f), needs_error});
+  };
+
+  std::vector<double> ratios;
+  std::int64_t sim_judged = 0, host_judged = 0;
+  // Per history run, an index from case id to row, built once.
+  std::vector<std::unordered_map<std::uint64_t, const Row*>> past_index(past.size());
+  for (std::size_t h = 0; h < past.size(); ++h) {
+    past_index[h].reserve(past[h].size());
+    for (const Row& r : past[h]) past_index[h][r.case_id] = &r;
+  }
+
+  std::size_t i = 0, j = 0;
+  while (i < base.size() || j < cand.size()) {
+    if (j == cand.size() || (i < base.size() && base[i].case_id < cand[j].case_id)) {
+      const Row& b = base[i++];
+      add(b.case_id, Change::Missing, 0, 0, 0, -1,
+          fmt::format("in baseline run {} ({}), not in candidate run {}", c.baseline.id, status_name(b.status),
+                      c.candidate.id));
+      continue;
+    }
+    if (i == base.size() || cand[j].case_id < base[i].case_id) {
+      const Row& k = cand[j++];
+      add(k.case_id, Change::New, 0, 0, 0, -1, fmt::format("new in the candidate: {}", status_name(k.status)));
+      continue;
+    }
+    const Row& b = base[i++];
+    const Row& k = cand[j++];
+    ++c.common_cases;
+
+    // Accuracy.
+    if (k.status == Status::XPass && b.status != Status::XPass) {
+      add(k.case_id, Change::XPass, 0, 0, 0, -1,
+          fmt::format("{} -> XPASS: the expected failure passes; the expectation is stale", status_name(b.status)));
+    } else if (badness(k.status) > badness(b.status)) {
+      add(k.case_id, Change::StatusChange, 0, 0, 0, -1,
+          fmt::format("{} -> {}", status_name(b.status), status_name(k.status)), true);
+    } else if (badness(k.status) == 0 && badness(b.status) > 0) {
+      add(k.case_id, Change::Fixed, 0, 0, 0, -1,
+          fmt::format("{} -> {}", status_name(b.status), status_name(k.status)));
+    } else if (b.status == Status::Pass && k.status == Status::Pass && k.atol >= 0) {
+      // Note [Error growth]: a passing case whose max_abs_err grew more than error_growth times;
+      // errors under 1% of the absolute tolerance are too small to judge (exact kernels give 0).
+      const double floor = 0.01 * (std::isnan(k.atol) ? 0 : k.atol);
+      const double from = std::max(std::isnan(b.max_abs_err) ? 0 : b.max_abs_err, floor);
+      if (!std::isnan(k.max_abs_err) && k.max_abs_err > floor && from > 0 && k.max_abs_err > opt.error_growth * from) {
+        add(k.case_id, Change::ErrorGrowth, b.max_abs_err, k.max_abs_err, k.max_abs_err / from, -1,
+            fmt::format("max_abs_err {:.3g} -> {:.3g} ({:.1f}x, more than {:g}x), still passing", b.max_abs_err,
+                        k.max_abs_err, k.max_abs_err / from, opt.error_growth));
+      }
+    }
+
+    // Coverage.
+    if (k.fallback_ops != b.fallback_ops && k.fallback_ops != "[]") {
+      const std::set<std::string> before = ops_of(b.fallback_ops), now = ops_of(k.fallback_ops);
+      std::vector<std::string> added;
+      std::set_difference(now.begin(), now.end(), before.begin(), before.end(), std::back_inserter(added));
+      if (!added.empty()) {
+        add(k.case_id, Change::NewFallback, static_cast<double>(before.size()), static_cast<double>(now.size()), 0, -1,
+            fmt::format("falls back to the CPU: {}", fmt::join(added, ", ")));
+      }
+    }
+    if (b.graph_breaks >= 0 && k.graph_breaks > b.graph_breaks) {
+      add(k.case_id, Change::GraphBreaks, double(b.graph_breaks), double(k.graph_breaks), 0, -1,
+          fmt::format("graph breaks {} -> {}", b.graph_breaks, k.graph_breaks));
+    }
+    if (b.recompiles >= 0 && k.recompiles > b.recompiles) {
+      add(k.case_id, Change::Recompiles, double(b.recompiles), double(k.recompiles), 0, -1,
+          fmt::format("recompiles {} -> {}", b.recompiles, k.recompiles));
+    }
+    if (b.compile_ms > 0 && k.compile_ms > b.compile_ms * (1 + opt.coverage_growth) &&
+        k.compile_ms - b.compile_ms >= opt.first_run_min_ms) {
+      add(k.case_id, Change::CompileTime, b.compile_ms, k.compile_ms, k.compile_ms / b.compile_ms, -1,
+          fmt::format("compile time {} -> {} ({})", us_text(b.compile_ms * 1e3), us_text(k.compile_ms * 1e3),
+                      percent(k.compile_ms / b.compile_ms)));
+    }
+    // Note [First run]: host time of one call is noisy; only changes of at least first_run_min_ms
+    // (compilation, not timer jitter) are judged, and only where the first run means something:
+    // on cases with a compile step, or when speed is judged on host time. (On a simulator, an
+    // eager case's host first-call time measures the host, not the release.)
+    const bool judge_first_run = b.compile_ms >= 0 || opt.metric == Metric::Host;
+    if (judge_first_run && timed(b.status) && timed(k.status) && b.first_us > 0 &&
+        k.first_us > b.first_us * (1 + opt.coverage_growth) &&
+        k.first_us - b.first_us >= opt.first_run_min_ms * 1e3) {
+      add(k.case_id, Change::FirstRun, b.first_us, k.first_us, k.first_us / b.first_us, -1,
+          fmt::format("first run {} -> {} ({})", us_text(b.first_us), us_text(k.first_us), percent(k.first_us / b.first_us)));
+    }
+    if (b.peak_mem > 0 && k.peak_mem > b.peak_mem * (1 + opt.memory_growth) &&
+        k.peak_mem - b.peak_mem >= opt.memory_min_bytes) {
+      add(k.case_id, Change::PeakMemory, double(b.peak_mem), double(k.peak_mem), double(k.peak_mem) / double(b.peak_mem), -1,
+          fmt::format("peak memory {} -> {} bytes ({})", b.peak_mem, k.peak_mem,
+                      percent(double(k.peak_mem) / double(b.peak_mem))));
+    }
+
+    // Speed.
+    const Timed tb = time_of(b, opt.metric, !std::isnan(k.sim_time_us));
+    const Timed tk = time_of(k, opt.metric, !std::isnan(b.sim_time_us));
+    if (std::isnan(tb.value) || std::isnan(tk.value)) {
+      if (timed(b.status) && timed(k.status)) ++c.speed.unjudged;
+      continue;
+    }
+    const double ratio = tk.value / tb.value;
+    double p = -1;
+    bool significant = true;
+    if (!tk.sim) {
+      const std::vector<double> sb = unpack(b.samples), sk = unpack(k.samples);
+      if (static_cast<int>(sb.size()) < opt.min_samples || static_cast<int>(sk.size()) < opt.min_samples) {
+        ++c.speed.unjudged;
+        continue;
+      }
+      p = stats::mann_whitney_u(sk, sb).p_value;
+      significant = p < opt.significance;
+      ++host_judged;
+    } else {
+      ++sim_judged;
+    }
+    ratios.push_back(ratio);
+    // The case's own noise across releases, when history has it.
+    std::string band_text;
+    if (!past.empty()) {
+      std::vector<double> series;
+      for (std::size_t h = 0; h < past.size(); ++h) {
+        auto it = past_index[h].find(k.case_id);
+        if (it == past_index[h].end()) continue;
+        const Timed t = time_of(*it->second, tk.sim ? Metric::Sim : Metric::Host, true);
+        if (!std::isnan(t.value)) series.push_back(t.value);
+      }
+      series.push_back(tb.value);
+      std::vector<double> log_ratios;
+      for (std::size_t s = 1; s < series.size(); ++s) log_ratios.push_back(std::log(series[s] / series[s - 1]));
+      const stats::NoiseBand band = stats::noise_band(log_ratios, opt.noise_k);
+      if (std::isfinite(band.half_width)) {
+        significant = significant && stats::outside(band, std::log(ratio));
+        band_text = fmt::format(", noise band ±{:.1f}%", (std::exp(band.half_width) - 1) * 100);
+      }
+    }
+    const double effect = 1 + opt.min_effect;
+    const char* what = tk.sim ? "sim time" : "median";
+    if (significant && ratio > effect) {
+      add(k.case_id, Change::Slower, tb.value, tk.value, ratio, p,
+          fmt::format("{} {} -> {} ({}{})", what, us_text(tb.value), us_text(tk.value), percent(ratio), band_text));
+    } else if (significant && ratio < 1 / effect) {
+      add(k.case_id, Change::Faster, tb.value, tk.value, ratio, p,
+          fmt::format("{} {} -> {} ({}{})", what, us_text(tb.value), us_text(tk.value), percent(ratio), band_text));
+    }
+  }
+
+  // The suite's speed: the geomean over the cases both runs timed (Note [Fixed denominator]).
+  c.speed.metric = sim_judged >= host_judged ? "sim" : "host";
+  c.speed.compared = static_cast<std::int64_t>(ratios.size());
+  if (!ratios.empty()) c.speed.geomean = stats::bootstrap_geomean(ratios, opt.bootstrap_resamples);
+  speed_history(c, history, past, base, cand, opt);
+
+  // Keys and error texts, only for what is reported.
+  for (Pending& p : found) {
+    p.f.key = db.key(p.case_id);
+    if (p.needs_error) {
+      std::string error = db.error(c.candidate.id, p.case_id);
+      if (auto nl = error.find('\n'); nl != std::string::npos) error.resize(nl);
+      if (error.size() > 200) error = error.substr(0, 197) + "...";
+      if (!error.empty()) p.f.detail += ": " + error;
+    }
+    c.findings.push_back(std::move(p.f));
+  }
+  sort_findings(c.findings);
+  return c;
+}
+
+}  // namespace gauntlet

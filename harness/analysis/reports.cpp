@@ -1,0 +1,819 @@
+#include "gauntlet/reports.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace gauntlet {
+
+namespace {
+
+using Json = nlohmann::ordered_json;  // keys in the order written: the report reads top-down
+
+// status_name is defined in gauntlet_core (harness/src/outcome.cpp), which this library does
+// not link; the same spellings, indexed by Status.
+constexpr std::string_view kStatusNames[] = {"PASS",        "FAIL", "ERROR", "CRASH", "TIMEOUT",
+                                             "UNSUPPORTED", "SKIP", "XFAIL", "XPASS"};
+static_assert(std::size(kStatusNames) == std::size(kAllStatuses));
+std::string_view status_text(Status s) { return kStatusNames[static_cast<unsigned>(s)]; }
+
+constexpr Change kAllChanges[] = {Change::StatusChange, Change::ErrorGrowth, Change::XPass,
+                                  Change::NewFallback,  Change::GraphBreaks, Change::Recompiles,
+                                  Change::CompileTime,  Change::FirstRun,    Change::PeakMemory,
+                                  Change::Missing,      Change::Slower,      Change::Faster,
+                                  Change::Fixed,        Change::New};
+
+// The changes in the order findings are sorted: by gate, then by change.
+std::vector<Change> changes_by_gate() {
+  std::vector<Change> out;
+  for (Gate g : kAllGates) {
+    for (Change ch : kAllChanges) {
+      if (change_gate(ch) == g) out.push_back(ch);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text: UTF-8, Markdown, XML, shell.
+
+constexpr char32_t kReplacement = 0xFFFD;
+
+// Calls f(code point) for each code point of UTF-8 text. A byte that does not start a valid
+// sequence (stray continuation, overlong form, surrogate, above U+10FFFF, truncated) gives one
+// U+FFFD, and decoding resumes at the next byte.
+template <class F>
+void for_each_code_point(std::string_view s, F&& f) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    if (b0 < 0x80) {
+      f(static_cast<char32_t>(b0));
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    char32_t cp = 0, min = 0;
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+      len = 2, cp = b0 & 0x1Fu, min = 0x80;
+    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+      len = 3, cp = b0 & 0x0Fu, min = 0x800;
+    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+      len = 4, cp = b0 & 0x07u, min = 0x10000;
+    }
+    bool ok = len > 0 && i + len <= s.size();
+    for (std::size_t k = 1; ok && k < len; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      ok = (b & 0xC0u) == 0x80u;
+      cp = (cp << 6) | (b & 0x3Fu);
+    }
+    ok = ok && cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    f(ok ? cp : kReplacement);
+    i += ok ? len : 1;
+  }
+}
+
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+// Markdown lines are one line each: tab, newline and carriage return become spaces, other
+// control characters U+FFFD.
+char32_t md_clean(char32_t cp) {
+  if (cp == '\t' || cp == '\n' || cp == '\r') return ' ';
+  if (cp < 0x20 || cp == 0x7F) return kReplacement;
+  return cp;
+}
+
+// Text in a Markdown paragraph or table cell, shown as written: `|` would end a cell, `\`, `` ` ``
+// and `*` start escapes, code and emphasis, `<` and `&` raw HTML and entities (a key or an error
+// message with "<script>" is shown, never interpreted). `_` is left alone: GitHub does not
+// emphasise inside words, and keys and details are full of snake_case.
+std::string md_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for_each_code_point(s, [&out](char32_t cp) {
+    cp = md_clean(cp);
+    switch (cp) {
+      case '\\':
+      case '|':
+      case '`':
+      case '*':
+        out += '\\';
+        out += static_cast<char>(cp);
+        return;
+      case '<':
+        out += "&lt;";
+        return;
+      case '&':
+        out += "&amp;";
+        return;
+      default:
+        append_utf8(out, cp);
+    }
+  });
+  return out;
+}
+
+// A code span that may sit in a table cell. Inside code spans nothing is an escape, except that
+// GitHub splits table cells on `|` before parsing spans and honours `\|` there. A key holding
+// backticks gets a fence one longer than its longest run of them, padded with spaces (which
+// CommonMark strips).
+std::string md_code(std::string_view s) {
+  std::string body;
+  std::size_t run = 0, longest = 0;
+  for_each_code_point(s, [&](char32_t cp) {
+    cp = md_clean(cp);
+    run = cp == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+    if (cp == '|') {
+      body += "\\|";
+    } else {
+      append_utf8(body, cp);
+    }
+  });
+  if (body.empty()) return "(empty)";
+  const std::string fence(longest + 1, '`');
+  const bool pad = longest > 0 || (body.front() == ' ' && body.back() == ' ');
+  return pad ? fence + " " + body + " " + fence : fence + body + fence;
+}
+
+// A word for a POSIX shell: as is when it holds only characters no shell treats specially,
+// else single-quoted (a ' inside becomes '\'').
+std::string shell_quote(std::string_view s) {
+  std::string out = "'";
+  for (char ch : s) {
+    if (ch == '\'') {
+      out += "'\\''";
+    } else {
+      out += ch;
+    }
+  }
+  return out + "'";
+}
+
+std::string shell_word(std::string_view s) {
+  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
+    const auto u = static_cast<unsigned char>(ch);
+    return std::isalnum(u) || std::string_view("_-.,/:=+@%").find(ch) != std::string_view::npos;
+  });
+  return plain ? std::string(s) : shell_quote(s);
+}
+
+std::string plural(std::int64_t n, std::string_view noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values.
+
+std::string format_time(double us) {
+  const double a = std::abs(us);
+  if (a < 1e3) return fmt::format("{:.4g} µs", us);
+  if (a < 1e6) return fmt::format("{:.4g} ms", us / 1e3);
+  return fmt::format("{:.4g} s", us / 1e6);
+}
+
+std::string format_bytes(double bytes) {
+  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  std::size_t unit = 0;
+  while (std::abs(bytes) >= 1024 && unit + 1 < std::size(kUnits)) {
+    bytes /= 1024;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.4g} {}", bytes, kUnits[unit]);
+}
+
+// A compared value in its unit; empty for the changes whose values mean nothing on their own
+// (status changes, missing and new cases: their detail says what changed).
+std::string format_value(Change c, double v) {
+  switch (c) {
+    case Change::StatusChange:
+    case Change::XPass:
+    case Change::Fixed:
+    case Change::Missing:
+    case Change::New:
+      return "";
+    default:
+      break;
+  }
+  if (!std::isfinite(v)) return "n/a";
+  switch (c) {
+    case Change::ErrorGrowth:
+      return fmt::format("{:.3g}", v);
+    case Change::Slower:
+    case Change::Faster:
+    case Change::CompileTime:
+    case Change::FirstRun:
+      return format_time(v);
+    case Change::PeakMemory:
+      return format_bytes(v);
+    default:  // fallback ops, graph breaks, recompiles: counts
+      return fmt::format("{:.0f}", v);
+  }
+}
+
+// "812.5 µs → 1.02 ms", or "" when the change's values mean nothing on their own.
+std::string values_text(const Finding& f) {
+  const std::string b = format_value(f.change, f.baseline);
+  if (b.empty()) return "";
+  return b + " → " + format_value(f.change, f.candidate);
+}
+
+bool meaningful_ratio(double r) { return std::isfinite(r) && r > 0; }
+bool has_p_value(double p) { return std::isfinite(p) && p >= 0; }
+
+std::string ratio_text(double r) {
+  if (!meaningful_ratio(r)) return "";
+  return r < 100 ? fmt::format("{:.3f}x", r) : fmt::format("{:.4g}x", r);
+}
+
+std::string p_text(double p) { return has_p_value(p) ? fmt::format("{:.2g}", p) : ""; }
+
+// "reason (owner, until 2025-06-30, waivers.yaml:12)" / "expired 2024-01-31: reason (owner,
+// waivers.yaml:7)"; empty parts left out.
+std::string waiver_text(const WaiverRef& w) {
+  std::vector<std::string> parts;
+  if (!w.owner.empty()) parts.push_back(w.owner);
+  if (!w.expired && !w.expires.empty()) parts.push_back("until " + w.expires);
+  if (!w.where.empty()) parts.push_back(w.where);
+  std::string out = w.expired ? "EXPIRED " + w.expires + ": " : "";
+  out += w.reason.empty() ? "no reason given" : w.reason;
+  if (!parts.empty()) out += " (" + join(parts, ", ") + ")";
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gates.
+
+// The gates asked for, each once, in kAllGates order.
+std::vector<Gate> normalized(const std::vector<Gate>& gates) {
+  std::vector<Gate> out;
+  for (Gate g : kAllGates) {
+    if (std::find(gates.begin(), gates.end(), g) != gates.end()) out.push_back(g);
+  }
+  return out;
+}
+
+bool asked(const std::vector<Gate>& gates, Gate g) {
+  return std::find(gates.begin(), gates.end(), g) != gates.end();
+}
+
+// Fails the build: see "gating" at the top of reports.h.
+bool gates_build(const Finding& f, const std::vector<Gate>& gates) {
+  return f.gating() && asked(gates, change_gate(f.change));
+}
+
+bool waived(const Finding& f) { return is_regression(f.change) && f.waiver && !f.waiver->expired; }
+
+std::string gate_list(const std::vector<Gate>& gates) {
+  std::vector<std::string> names;
+  for (Gate g : gates) names.emplace_back(gate_name(g));
+  return names.empty() ? "none" : join(names, ",");
+}
+
+std::string run_title(const RunRef& r) {
+  return r.release.empty() ? fmt::format("run {}", r.id) : r.release;
+}
+
+std::string show_command(const ReportOptions& o, std::int64_t run) {
+  return fmt::format("gauntlet show --db {} --run {}", shell_word(o.db_path), run);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Markdown.
+
+using Rows = std::vector<const Finding*>;
+
+// A table of at most `top` rows, then "... and N more"; "None." when there are no rows. The line
+// after a table is separated by a blank line, else GitHub would read it as one more row.
+template <class RowFn>
+void md_table(std::string& out, std::string_view header, const Rows& rows, int top, RowFn row) {
+  if (rows.empty()) {
+    out += "None.\n\n";
+    return;
+  }
+  out += header;
+  const std::size_t shown = std::min(rows.size(), static_cast<std::size_t>(std::max(top, 0)));
+  for (std::size_t i = 0; i < shown; ++i) out += row(*rows[i]);
+  if (shown < rows.size()) {
+    out += fmt::format("\n... and {} more (see the JSON report)\n", rows.size() - shown);
+  }
+  out += "\n";
+}
+
+void md_regressions(std::string& out, const RunComparison& c, const Rows& rows, int top) {
+  constexpr std::string_view kHeader =
+      "| Case | Change | Detail | Baseline → Candidate | Ratio | p | Waiver | Repro |\n"
+      "|---|---|---|---|--:|--:|---|---|\n";
+  md_table(out, kHeader, rows, top, [&c](const Finding& f) {
+    return fmt::format(
+        "| {} | {} | {} | {} | {} | {} | {} | {} |\n", md_code(f.key), change_name(f.change),
+        md_text(f.detail), values_text(f), ratio_text(f.ratio), p_text(f.p_value),
+        f.waiver ? md_text(waiver_text(*f.waiver)) : "", md_code(repro_command(c, f)));
+  });
+}
+
+void md_header(std::string& out, const RunComparison& c, const ReportOptions& o) {
+  const RunRef &b = c.baseline, &k = c.candidate;
+  out += fmt::format("# gauntlet compare: {} vs {} ({}, {})\n\n", md_text(run_title(k)),
+                     md_text(run_title(b)), md_text(k.backend), md_text(k.suite));
+  out += "| | Baseline | Candidate |\n|---|---|---|\n";
+  auto row = [&out](std::string_view what, const std::string& x, const std::string& y) {
+    out += fmt::format("| {} | {} | {} |\n", what, x, y);
+  };
+  row("Release", md_text(b.release), md_text(k.release));
+  row("Run", std::to_string(b.id), std::to_string(k.id));
+  auto backend = [](const RunRef& r) {
+    return md_code(r.backend) + (r.backend_version.empty() ? "" : " " + md_text(r.backend_version));
+  };
+  row("Backend", backend(b), backend(k));
+  row("Suite", md_text(b.suite), md_text(k.suite));
+  row("Started", md_text(b.started_at), md_text(k.started_at));
+  row("Cases", std::to_string(c.baseline_cases), std::to_string(c.candidate_cases));
+  out += fmt::format("\n{} in both runs.", plural(c.common_cases, "case"));
+  if (!o.db_path.empty()) {
+    out += fmt::format(" Database {}: {}, {}.", md_code(o.db_path), md_code(show_command(o, b.id)),
+                       md_code(show_command(o, k.id)));
+  }
+  out += "\n\n";
+}
+
+void md_counts(std::string& out, const RunComparison& c, const std::vector<Gate>& gates) {
+  out += "## Statuses\n\n| Status | Baseline | Candidate | Change |\n|---|--:|--:|--:|\n";
+  for (Status s : kAllStatuses) {
+    const auto b = c.baseline_counts.find(s), k = c.candidate_counts.find(s);
+    if (b == c.baseline_counts.end() && k == c.candidate_counts.end()) continue;
+    const std::int64_t nb = b == c.baseline_counts.end() ? 0 : b->second;
+    const std::int64_t nk = k == c.candidate_counts.end() ? 0 : k->second;
+    out += fmt::format("| {} | {} | {} | {} |\n", status_text(s), nb, nk,
+                       nk == nb ? std::string("0") : fmt::format("{:+d}", nk - nb));
+  }
+  out += "\n## Findings by kind\n\n";
+  if (c.findings.empty()) {
+    out += "No findings: the candidate matches the baseline.\n\n";
+    return;
+  }
+  out +=
+      "Gating: a regression not waived (or whose waiver expired), in a gate asked for.\n\n"
+      "| Change | Gate | Findings | Waived | Gating |\n|---|---|--:|--:|--:|\n";
+  for (Change ch : changes_by_gate()) {
+    std::int64_t n = 0, w = 0, g = 0;
+    for (const Finding& f : c.findings) {
+      if (f.change != ch) continue;
+      ++n;
+      w += waived(f);
+      g += gates_build(f, gates);
+    }
+    if (n == 0) continue;
+    const Gate gate = change_gate(ch);
+    std::string gate_cell(gate_name(gate));
+    if (!is_regression(ch)) {
+      gate_cell += " (not a regression)";
+    } else if (!asked(gates, gate)) {
+      gate_cell += " (not asked)";
+    }
+    const bool reg = is_regression(ch);
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", change_name(ch), gate_cell, n,
+                       reg ? std::to_string(w) : "—", reg ? std::to_string(g) : "—");
+  }
+  out += "\n";
+}
+
+void md_speed(std::string& out, const SpeedSummary& s) {
+  out += "## Speed\n\n";
+  const stats::Interval& g = s.geomean;
+  const std::string metric = s.metric.empty() ? "unknown" : md_text(s.metric);
+  if (s.compared == 0 || !std::isfinite(g.estimate)) {
+    out += fmt::format("Metric: {} time. No case was timed by both runs: no geomean.", metric);
+  } else {
+    std::string ratio = fmt::format("{:.3f}x", g.estimate);
+    if (std::isfinite(g.lo) && std::isfinite(g.hi)) {
+      ratio += fmt::format(" [{:.3f}, {:.3f}]", g.lo, g.hi);
+    }
+    const double pct = std::abs(g.estimate - 1) * 100;
+    const std::string direction =
+        fmt::format("{:.1f}", pct) == "0.0"
+            ? "no change"
+            : fmt::format("{:.1f}% {}", pct, g.estimate > 1 ? "slower" : "faster");
+    out += fmt::format(
+        "Metric: {} time. Geomean of candidate / baseline over the {} both runs timed: "
+        "**{}** (95% confidence interval), {}.",
+        metric, plural(s.compared, "case"), ratio, direction);
+  }
+  out += fmt::format(" {} unjudged (timed on one side only, or too few repetitions).\n\n",
+                     plural(s.unjudged, "case"));
+  if (s.history.empty()) {
+    out += "No history of earlier releases.\n\n";
+    return;
+  }
+  out += "| Release | Index | |\n|---|--:|---|\n";
+  for (const SpeedSummary::Point& p : s.history) {
+    out += fmt::format("| {} | {:.3f} | {} |\n", md_text(p.release), p.index,
+                       p.change_point ? "**change point**" : "");
+  }
+  out +=
+      "\nIndex: the chained geomean of release-to-release ratios, the oldest release = 1; a change "
+      "point is where the series shifts (E-Divisive).\n\n";
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Public.
+
+std::string xml_escape(std::string_view s, bool attribute) {
+  std::string out;
+  out.reserve(s.size());
+  for_each_code_point(s, [&](char32_t cp) {
+    switch (cp) {
+      case '&':
+        out += "&amp;";
+        return;
+      case '<':
+        out += "&lt;";
+        return;
+      case '>':
+        out += "&gt;";
+        return;
+      case '"':
+        out += attribute ? "&quot;" : "\"";
+        return;
+      case '\'':
+        out += attribute ? "&apos;" : "'";
+        return;
+      case '\r':
+        out += "&#13;";
+        return;
+      case '\t':
+      case '\n':
+        if (attribute) {
+          out += fmt::format("&#{};", static_cast<unsigned>(cp));
+        } else {
+          out += static_cast<char>(cp);
+        }
+        return;
+      default:
+        break;
+    }
+    // XML 1.0 Char: #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF];
+    // the decoder already excludes surrogates and values above U+10FFFF.
+    if (cp < 0x20 || cp == 0xFFFE || cp == 0xFFFF) cp = kReplacement;
+    append_utf8(out, cp);
+  });
+  return out;
+}
+
+std::string repro_command(const RunComparison& c, const Finding& f) {
+  std::string cmd = "gauntlet repro " + shell_quote(f.key);
+  if (!c.candidate.backend.empty()) cmd += " --backend " + shell_word(c.candidate.backend);
+  return cmd;
+}
+
+GateVerdict gate_verdict(const RunComparison& c, const std::vector<Gate>& gates_asked) {
+  const std::vector<Gate> gates = normalized(gates_asked);
+  std::map<Gate, std::int64_t> failing;
+  std::int64_t waived_n = 0, expired = 0, outside = 0;
+  for (const Finding& f : c.findings) {
+    if (!is_regression(f.change)) continue;
+    const Gate g = change_gate(f.change);
+    if (!asked(gates, g)) {
+      outside += f.gating();
+    } else if (f.gating()) {
+      ++failing[g];
+      expired += f.waiver.has_value();
+    } else {
+      ++waived_n;
+    }
+  }
+  std::vector<std::string> reasons;
+  for (Gate g : gates) {
+    if (failing[g] > 0)
+      reasons.push_back(plural(failing[g], std::string(gate_name(g)) + " regression"));
+  }
+  std::vector<std::string> notes;
+  if (waived_n > 0) notes.push_back(fmt::format("{} waived", waived_n));
+  if (expired > 0) notes.push_back(fmt::format("{} with an expired waiver", expired));
+  if (outside > 0) notes.push_back(plural(outside, "regression") + " outside the gates");
+
+  GateVerdict v;
+  v.exit_code = reasons.empty() ? 0 : 1;
+  v.summary = fmt::format("gate {}: {}: {}", gate_list(gates), reasons.empty() ? "PASS" : "FAIL",
+                          reasons.empty() ? "no gating regressions" : join(reasons, ", "));
+  if (!notes.empty()) v.summary += " (" + join(notes, ", ") + ")";
+  return v;
+}
+
+std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
+  const std::vector<Gate> gates = normalized(o.gates);
+  std::string out;
+  md_header(out, c, o);
+
+  const GateVerdict verdict = gate_verdict(c, gates);
+  out += fmt::format("**{}** (exit code {}): {}\n\n", verdict.exit_code ? "FAIL" : "PASS",
+                     verdict.exit_code, md_text(verdict.summary));
+
+  md_counts(out, c, gates);
+  md_speed(out, c.speed);
+
+  // Each finding in exactly one section: waived regressions under Waived, whatever their kind.
+  Rows by_gate[3], missing, waived_rows, others;
+  std::int64_t missing_total = 0;
+  for (const Finding& f : c.findings) {
+    missing_total += f.change == Change::Missing;
+    if (!is_regression(f.change)) {
+      others.push_back(&f);
+    } else if (waived(f)) {
+      waived_rows.push_back(&f);
+    } else if (f.change == Change::Missing) {
+      missing.push_back(&f);
+    } else {
+      by_gate[static_cast<unsigned>(change_gate(f.change))].push_back(&f);
+    }
+  }
+  constexpr std::string_view kTitles[] = {"Accuracy regressions", "Speed regressions",
+                                          "Coverage regressions"};
+  for (Gate g : kAllGates) {
+    const Rows& rows = by_gate[static_cast<unsigned>(g)];
+    out += fmt::format("## {} ({})\n\n", kTitles[static_cast<unsigned>(g)], rows.size());
+    if (!asked(gates, g)) {
+      out += fmt::format("Not gated: `--gate {}` was not asked for.\n\n", gate_name(g));
+    }
+    md_regressions(out, c, rows, o.top);
+  }
+
+  out += fmt::format("## Missing cases ({})\n\n", missing_total);
+  if (missing_total == 0) {
+    out += "Every case of the baseline has a result in the candidate.\n\n";
+  } else {
+    const std::int64_t waived_missing = missing_total - static_cast<std::int64_t>(missing.size());
+    out += fmt::format(
+        "{} of the baseline {} no result in the candidate{}. {}, "
+        "and the speed geomean's denominator excludes {}: it is over the {} both runs "
+        "timed.\n\n",
+        plural(missing_total, "case"), missing_total == 1 ? "has" : "have",
+        waived_missing ? fmt::format(" ({} waived, listed under Waived)", waived_missing) : "",
+        missing_total == 1 ? "It counts as a coverage regression"
+                           : "They count as coverage regressions",
+        missing_total == 1 ? "it" : "them", plural(c.speed.compared, "case"));
+    if (!asked(gates, Gate::Coverage)) {
+      out += "Not gated: `--gate coverage` was not asked for.\n\n";
+    }
+    md_regressions(out, c, missing, o.top);
+  }
+
+  out += fmt::format("## Waived ({})\n\n", waived_rows.size());
+  md_regressions(out, c, waived_rows, o.top);
+
+  out += fmt::format("## Fixed / faster / new ({})\n\n", others.size());
+  if (!others.empty()) {
+    std::int64_t n[3] = {0, 0, 0};
+    for (const Finding* f : others) {
+      ++n[f->change == Change::Fixed ? 0 : f->change == Change::Faster ? 1 : 2];
+    }
+    out += fmt::format("{} fixed, {} faster, {} new.\n\n", n[0], n[1], n[2]);
+  }
+  constexpr std::string_view kOthersHeader =
+      "| Case | Change | Detail | Baseline → Candidate | Ratio | p |\n"
+      "|---|---|---|---|--:|--:|\n";
+  md_table(out, kOthersHeader, others, o.top, [](const Finding& f) {
+    return fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(f.key), change_name(f.change),
+                       md_text(f.detail), values_text(f), ratio_text(f.ratio), p_text(f.p_value));
+  });
+
+  out += fmt::format("---\ngauntlet {} · json_schema_version {}\n",
+                     o.gauntlet_version.empty() ? "(unknown version)" : md_text(o.gauntlet_version),
+                     c.json_schema_version);
+  return out;
+}
+
+std::string junit_report(const RunComparison& c, const ReportOptions& o) {
+  const std::vector<Gate> gates = normalized(o.gates);
+  const GateVerdict verdict = gate_verdict(c, gates);
+  const std::string suite = c.candidate.suite.empty() ? "gauntlet" : c.candidate.suite;
+  auto attr = [](std::string_view s) { return xml_escape(s, true); };
+  auto text = [](std::string_view s) { return xml_escape(s, false); };
+
+  std::string body;
+  std::int64_t total_tests = 0, total_failures = 0, total_skipped = 0;
+  for (Gate g : kAllGates) {
+    std::string cases;
+    std::int64_t tests = 0, failures = 0, skipped = 0;
+    for (const Finding& f : c.findings) {
+      if (change_gate(f.change) != g) continue;
+      ++tests;
+      cases += fmt::format("    <testcase classname=\"{}.{}\" name=\"{}\">\n", attr(suite),
+                           gate_name(g), attr(f.key));
+      const std::string what = fmt::format("{}: {}", change_name(f.change), f.detail);
+      if (!is_regression(f.change)) {
+        cases += fmt::format("      <system-out>{}</system-out>\n", text(what));
+      } else if (gates_build(f, gates)) {
+        ++failures;
+        std::string message = what;
+        if (f.waiver) message += " (" + waiver_text(*f.waiver) + ")";
+        std::string detail = f.detail;
+        if (const std::string v = values_text(f); !v.empty()) detail += "\nvalues: " + v;
+        if (meaningful_ratio(f.ratio)) detail += "\nratio: " + ratio_text(f.ratio);
+        if (has_p_value(f.p_value)) detail += "\np-value: " + p_text(f.p_value);
+        if (f.waiver) detail += "\nwaiver: " + waiver_text(*f.waiver);
+        detail += "\nrepro: " + repro_command(c, f);
+        cases += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
+                             attr(message), change_name(f.change), text(detail));
+      } else {
+        ++skipped;
+        std::string message;
+        if (waived(f)) {
+          const WaiverRef& w = *f.waiver;
+          std::vector<std::string> parts;
+          if (!w.owner.empty()) parts.push_back(w.owner);
+          if (!w.expires.empty()) parts.push_back("expires " + w.expires);
+          if (!w.where.empty()) parts.push_back(w.where);
+          message = "waived: " + (w.reason.empty() ? "no reason given" : w.reason);
+          if (!parts.empty()) message += " (" + join(parts, ", ") + ")";
+        } else {
+          message = fmt::format("not gated (--gate {} not asked for): {}", gate_name(g), what);
+        }
+        cases += fmt::format("      <skipped message=\"{}\"/>\n", attr(message));
+      }
+      cases += "    </testcase>\n";
+    }
+    body += fmt::format(
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n"
+        "    <properties>\n",
+        gate_name(g), tests, failures, skipped);
+    auto property = [&body, &attr](std::string_view name, const std::string& value) {
+      body += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", name, attr(value));
+    };
+    property("json_schema_version", std::to_string(c.json_schema_version));
+    property("gauntlet_version", o.gauntlet_version);
+    property("baseline_release", c.baseline.release);
+    property("baseline_run", std::to_string(c.baseline.id));
+    property("candidate_release", c.candidate.release);
+    property("candidate_run", std::to_string(c.candidate.id));
+    property("backend", c.candidate.backend);
+    property("suite", c.candidate.suite);
+    property("gated", asked(gates, g) ? "true" : "false");
+    property("gate_verdict", verdict.summary);
+    body += "    </properties>\n" + cases + "  </testsuite>\n";
+    total_tests += tests;
+    total_failures += failures;
+    total_skipped += skipped;
+  }
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<testsuites name=\"gauntlet compare\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
+      "skipped=\"{}\">\n{}</testsuites>\n",
+      total_tests, total_failures, total_skipped, body);
+}
+
+std::string json_report(const RunComparison& c, const ReportOptions& o) {
+  const std::vector<Gate> gates = normalized(o.gates);
+  auto number = [](double x) { return std::isfinite(x) ? Json(x) : Json(nullptr); };
+  auto run = [](const RunRef& r, std::int64_t cases) {
+    return Json{{"id", r.id},           {"release", r.release},
+                {"backend", r.backend}, {"backend_version", r.backend_version},
+                {"suite", r.suite},     {"started_at", r.started_at},
+                {"cases", cases}};
+  };
+
+  Json j;
+  j["json_schema_version"] = c.json_schema_version;
+  j["gauntlet_version"] = o.gauntlet_version;
+  j["baseline"] = run(c.baseline, c.baseline_cases);
+  j["candidate"] = run(c.candidate, c.candidate_cases);
+  const CompareOptions& co = c.options;
+  j["options"] = Json{{"metric", metric_name(co.metric)},
+                      {"min_effect", co.min_effect},
+                      {"significance", co.significance},
+                      {"min_samples", co.min_samples},
+                      {"error_growth", co.error_growth},
+                      {"coverage_growth", co.coverage_growth},
+                      {"memory_growth", co.memory_growth},
+                      {"history", co.history},
+                      {"noise_k", co.noise_k},
+                      {"bootstrap_resamples", co.bootstrap_resamples},
+                      {"db", o.db_path}};
+
+  Json& counts = j["counts"];
+  counts["cases"] = Json{
+      {"baseline", c.baseline_cases}, {"candidate", c.candidate_cases}, {"common", c.common_cases}};
+  counts["status"] = Json::object();
+  for (Status s : kAllStatuses) {
+    const auto b = c.baseline_counts.find(s), k = c.candidate_counts.find(s);
+    if (b == c.baseline_counts.end() && k == c.candidate_counts.end()) continue;
+    counts["status"][std::string(status_text(s))] =
+        Json{{"baseline", b == c.baseline_counts.end() ? 0 : b->second},
+             {"candidate", k == c.candidate_counts.end() ? 0 : k->second}};
+  }
+  counts["changes"] = Json::object();
+  for (Change ch : kAllChanges) {
+    std::int64_t n = 0, w = 0, g = 0;
+    for (const Finding& f : c.findings) {
+      if (f.change != ch) continue;
+      ++n;
+      w += waived(f);
+      g += gates_build(f, gates);
+    }
+    counts["changes"][std::string(change_name(ch))] = Json{{"gate", gate_name(change_gate(ch))},
+                                                           {"regression", is_regression(ch)},
+                                                           {"findings", n},
+                                                           {"waived", w},
+                                                           {"gating", g}};
+  }
+  counts["gates"] = Json::object();
+  const std::map<Gate, std::int64_t> unwaived = c.gating_counts();
+  for (Gate g : kAllGates) {
+    std::int64_t regressions = 0, w = 0;
+    for (const Finding& f : c.findings) {
+      if (change_gate(f.change) != g || !is_regression(f.change)) continue;
+      ++regressions;
+      w += waived(f);
+    }
+    const auto it = unwaived.find(g);
+    const std::int64_t u = it == unwaived.end() ? 0 : it->second;
+    counts["gates"][std::string(gate_name(g))] = Json{{"asked", asked(gates, g)},
+                                                      {"regressions", regressions},
+                                                      {"waived", w},
+                                                      {"unwaived", u},
+                                                      {"gating", asked(gates, g) ? u : 0}};
+  }
+
+  const SpeedSummary& s = c.speed;
+  Json history = Json::array();
+  for (const SpeedSummary::Point& p : s.history) {
+    history.push_back(
+        Json{{"release", p.release}, {"index", number(p.index)}, {"change_point", p.change_point}});
+  }
+  j["speed"] = Json{{"metric", s.metric},
+                    {"compared", s.compared},
+                    {"unjudged", s.unjudged},
+                    {"geomean", Json{{"estimate", number(s.geomean.estimate)},
+                                     {"lo", number(s.geomean.lo)},
+                                     {"hi", number(s.geomean.hi)}}},
+                    {"history", history}};
+
+  const GateVerdict verdict = gate_verdict(c, gates);
+  Json gate_names = Json::array();
+  for (Gate g : gates) gate_names.push_back(gate_name(g));
+  j["gate"] =
+      Json{{"gates", gate_names}, {"exit_code", verdict.exit_code}, {"summary", verdict.summary}};
+
+  Json findings = Json::array();
+  for (const Finding& f : c.findings) {
+    Json waiver = nullptr;
+    if (f.waiver) {
+      waiver = Json{{"where", f.waiver->where},
+                    {"reason", f.waiver->reason},
+                    {"owner", f.waiver->owner},
+                    {"expires", f.waiver->expires},
+                    {"expired", f.waiver->expired}};
+    }
+    findings.push_back(Json{{"key", f.key},
+                            {"change", change_name(f.change)},
+                            {"gate", gate_name(change_gate(f.change))},
+                            {"regression", is_regression(f.change)},
+                            {"gating", gates_build(f, gates)},
+                            {"baseline", number(f.baseline)},
+                            {"candidate", number(f.candidate)},
+                            {"ratio", meaningful_ratio(f.ratio) ? Json(f.ratio) : Json(nullptr)},
+                            {"p_value", has_p_value(f.p_value) ? Json(f.p_value) : Json(nullptr)},
+                            {"detail", f.detail},
+                            {"waiver", waiver},
+                            {"repro", repro_command(c, f)}});
+  }
+  j["findings"] = std::move(findings);
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace gauntlet

@@ -1,0 +1,138 @@
+// Regression detection: a candidate run judged against a baseline run, and against the history of
+// releases before it (docs/regressions.md). No torch: the database is read through
+// gauntlet/sqlite.h, a column at a time, so that two runs of a million results compare in seconds.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gauntlet/outcome.h"
+#include "gauntlet/stats.h"
+
+namespace gauntlet {
+
+// A comparison that cannot be made: unreadable database, no such run, no baseline. One line.
+class CompareError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What a regression threatens; `--gate` names the kinds that fail a build.
+enum class Gate : std::uint8_t { Accuracy, Speed, Coverage };
+inline constexpr Gate kAllGates[] = {Gate::Accuracy, Gate::Speed, Gate::Coverage};
+std::string_view gate_name(Gate g);                      // accuracy, speed, coverage
+std::optional<Gate> parse_gate(std::string_view name);  // case-insensitive
+
+// One kind of change between the baseline's result of a case and the candidate's.
+enum class Change : std::uint8_t {
+  // accuracy
+  StatusChange,  // a passing status (PASS, XFAIL, SKIP) became a failure or UNSUPPORTED
+  ErrorGrowth,   // still passing, but the error grew past the documented factor
+  XPass,         // an expected failure passes: the expectation is stale
+  // coverage
+  NewFallback,     // ops that fall back to the CPU now and did not before
+  GraphBreaks,     // more graph breaks
+  Recompiles,      // more recompiles
+  CompileTime,     // compile time up
+  FirstRun,        // first-run latency up (compile included)
+  PeakMemory,      // peak device memory up
+  Missing,         // in the baseline, not in the candidate (the denominator is fixed)
+  // speed
+  Slower,
+  // not regressions, reported for the record
+  Faster,
+  Fixed,  // a failing status became a passing one
+  New,    // in the candidate, not in the baseline
+};
+std::string_view change_name(Change c);  // status-change, error-growth, ..., new
+Gate change_gate(Change c);              // which --gate it belongs to (Faster: speed, ...)
+bool is_regression(Change c);            // false for Faster, Fixed, New
+
+// The waiver that covers a regression (gauntlet/waivers.h): reported, and gating only when expired.
+struct WaiverRef {
+  std::string where;  // "waivers.yaml:12"
+  std::string reason, owner, expires;  // expires: YYYY-MM-DD
+  bool expired = false;
+};
+
+struct Finding {
+  std::string key;  // the case key
+  Change change = Change::StatusChange;
+  double baseline = 0, candidate = 0;  // the values compared (time in µs, error, bytes, counts)
+  double ratio = 0;                    // candidate / baseline where meaningful, else 0
+  double p_value = -1;                 // of the significance test, when one was made (-1: none)
+  std::string detail;  // one line: "PASS -> FAIL: max_abs_err 0.5 (rtol 1.3e-06, atol 1e-05)"
+  std::optional<WaiverRef> waiver;
+  // A regression that fails the gate of its kind: not waived, or waived by an expired waiver.
+  bool gating() const { return is_regression(change) && (!waiver || waiver->expired); }
+};
+
+// Which time a speed comparison judges.
+enum class Metric : std::uint8_t {
+  Auto,  // simulated time when both runs have it for the case, else host time
+  Sim,   // the backend's device time (simulated on `sim`): deterministic, no repetitions
+  Host,  // host wall time of the steady-state repetitions
+};
+std::string_view metric_name(Metric m);
+std::optional<Metric> parse_metric(std::string_view name);
+
+struct CompareOptions {
+  Metric metric = Metric::Auto;
+  double min_effect = 0.05;    // a speed change smaller than 5% is never flagged
+  double significance = 0.01;  // Mann-Whitney U p-value below which a change is significant
+  int min_samples = 5;         // host time: fewer repetitions on either side cannot be judged
+  double error_growth = 4.0;   // a passing case's max_abs_err growing more than 4x is flagged
+  double coverage_growth = 0.25;  // compile time and first-run latency up more than 25%
+  double first_run_min_ms = 1.0;  // ... and by at least this much (Note [First run])
+  double memory_growth = 0.10;    // peak memory up more than 10%
+  std::int64_t memory_min_bytes = 64 << 10;  // ... and by at least 64 KiB
+  int history = 8;             // earlier releases used for noise bands and change points (0: none)
+  double noise_k = 3.0;        // noise band half-width in robust standard deviations
+  int bootstrap_resamples = 2000;
+};
+
+// A run as the comparison names it.
+struct RunRef {
+  std::int64_t id = 0;
+  std::string release, backend, backend_version, suite, started_at;
+};
+
+// A suite-level speed summary: the geometric mean of candidate/baseline ratios over the cases
+// both runs timed, with its bootstrap confidence interval, and the series across releases.
+struct SpeedSummary {
+  std::string metric;  // "sim" or "host" (the one most cases used)
+  std::int64_t compared = 0;    // cases in the geomean
+  std::int64_t unjudged = 0;    // timed on one side only, or too few repetitions
+  stats::Interval geomean;      // ratio candidate / baseline
+  struct Point {
+    std::string release;
+    double index = 1;  // chained geomean index, the oldest release = 1
+    bool change_point = false;
+  };
+  std::vector<Point> history;  // oldest first, the candidate last
+};
+
+struct RunComparison {
+  int json_schema_version = 1;
+  RunRef baseline, candidate;
+  CompareOptions options;
+  std::int64_t baseline_cases = 0, candidate_cases = 0, common_cases = 0;
+  std::map<Status, std::int64_t> baseline_counts, candidate_counts;
+  std::vector<Finding> findings;  // sorted by gate, change, then severity (worst first)
+  SpeedSummary speed;
+  // Regressions that fail the gates asked for (after waivers), by gate.
+  std::map<Gate, std::int64_t> gating_counts() const;
+};
+
+// Compares run `candidate` (0: the latest run) with `baseline` (none: the previous release of
+// the same backend and suite, Note [Automatic baseline]) in the database at `db_path`, opened
+// read-only. Waivers are applied by the caller (gauntlet/waivers.h). Throws CompareError.
+RunComparison compare_runs(const std::string& db_path, std::int64_t candidate, std::optional<std::int64_t> baseline,
+                        const CompareOptions& options);
+
+}  // namespace gauntlet

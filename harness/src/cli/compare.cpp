@@ -1,0 +1,123 @@
+// gauntlet compare: a run judged against a baseline release (docs/regressions.md).
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli.h"
+#include "gauntlet/regress.h"
+#include "gauntlet/reports.h"
+#include "gauntlet/waivers.h"
+
+namespace gauntlet::cli {
+
+namespace {
+
+std::vector<Gate> parse_gates(const std::string& spec) {
+  std::vector<Gate> gates;
+  std::stringstream in(spec);
+  for (std::string name; std::getline(in, name, ',');) {
+    if (name.empty()) continue;
+    if (name == "all") return {std::begin(kAllGates), std::end(kAllGates)};
+    auto g = parse_gate(name);
+    if (!g) throw UsageError(fmt::format("--gate: unknown kind '{}' (accuracy, speed, coverage or all)", name));
+    if (std::find(gates.begin(), gates.end(), *g) == gates.end()) gates.push_back(*g);
+  }
+  return gates;
+}
+
+// Writes a report to `path` ("-": stdout); a report that cannot be written is an error, after
+// the others were written.
+void write_report(const std::string& path, const std::string& text, const char* what) {
+  if (path == "-") {
+    std::cout << text;
+    return;
+  }
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) throw UsageError(fmt::format("{}: cannot write the {} report", path, what));
+}
+
+}  // namespace
+
+int compare(const CompareOptions& o) {
+  ::gauntlet::CompareOptions opt;
+  const auto metric = parse_metric(o.metric);
+  if (!metric) throw UsageError(fmt::format("--metric: unknown metric '{}' (auto, sim or host)", o.metric));
+  opt.metric = *metric;
+  if (!(o.min_effect >= 0)) throw UsageError("--min-effect must be >= 0");
+  if (!(o.significance > 0 && o.significance < 1)) throw UsageError("--significance must be in (0, 1)");
+  if (o.min_samples < 2) throw UsageError("--min-samples must be >= 2");
+  if (!(o.error_growth > 1)) throw UsageError("--error-growth must be > 1");
+  if (o.history < 0) throw UsageError("--history must be >= 0");
+  opt.min_effect = o.min_effect;
+  opt.significance = o.significance;
+  opt.min_samples = o.min_samples;
+  opt.error_growth = o.error_growth;
+  opt.history = o.history;
+  const std::vector<Gate> gates = parse_gates(o.gate);
+  std::optional<std::int64_t> baseline;
+  if (o.baseline != "auto") {
+    try {
+      std::size_t used = 0;
+      baseline = std::stoll(o.baseline, &used);
+      if (used != o.baseline.size()) throw std::invalid_argument(o.baseline);
+    } catch (const std::exception&) {
+      throw UsageError(fmt::format("--baseline: '{}' is neither a run id nor auto", o.baseline));
+    }
+  }
+  // Waivers first: a malformed file is reported before any work.
+  Waivers waivers;
+  try {
+    if (!o.waivers.empty()) waivers = Waivers::load(o.waivers);
+  } catch (const WaiverError& e) {
+    throw UsageError(e.what());
+  }
+
+  RunComparison c;
+  try {
+    c = compare_runs(o.db, o.run, baseline, opt);
+  } catch (const CompareError& e) {
+    throw UsageError(e.what());
+  }
+  const std::string today = today_utc();
+  for (Finding& f : c.findings) {
+    if (is_regression(f.change)) f.waiver = waivers.match(f.key, f.change, change_gate(f.change), today);
+  }
+
+  ReportOptions ro;
+  ro.gates = gates;
+  ro.db_path = o.db;
+  ro.top = o.top;
+  ro.gauntlet_version = GAUNTLET_VERSION_STRING;
+  if (!o.markdown.empty()) write_report(o.markdown, markdown_report(c, ro), "Markdown");
+  if (!o.junit.empty()) write_report(o.junit, junit_report(c, ro), "JUnit");
+  if (!o.json.empty()) write_report(o.json, json_report(c, ro), "JSON");
+
+  const GateVerdict verdict = gate_verdict(c, gates);
+  if (!o.quiet) {
+    std::map<Change, std::int64_t> by_change;
+    for (const Finding& f : c.findings) ++by_change[f.change];
+    auto count = [&](Change ch) { return by_change.count(ch) ? by_change.at(ch) : 0; };
+    fmt::print("compare: run {} ({} {}) vs baseline run {} ({}), suite {}: {} cases in both, {} missing, {} new\n",
+               c.candidate.id, c.candidate.backend, c.candidate.release, c.baseline.id, c.baseline.release,
+               c.candidate.suite, c.common_cases, count(Change::Missing), count(Change::New));
+    if (c.speed.compared > 0) {
+      fmt::print("speed ({} time): geomean {:.4f}x [{:.4f}, {:.4f}] over {} cases ({} unjudged)\n", c.speed.metric,
+                 c.speed.geomean.estimate, c.speed.geomean.lo, c.speed.geomean.hi, c.speed.compared, c.speed.unjudged);
+    }
+    for (const auto& [change, n] : by_change) {
+      if (change == Change::New) continue;
+      fmt::print("  {:<14} {:>7}{}\n", change_name(change), n, is_regression(change) ? "" : "  (not a regression)");
+    }
+    for (const Waiver* w : waivers.unused(c.findings)) {
+      fmt::print("note: waiver {} ({}) matched nothing: remove it?\n", w->where, w->pattern);
+    }
+  }
+  fmt::print("{}\n", verdict.summary);
+  return verdict.exit_code;
+}
+
+}  // namespace gauntlet::cli
