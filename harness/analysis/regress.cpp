@@ -371,6 +371,15 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
 
   std::vector<double> ratios;
   std::int64_t sim_judged = 0, host_judged = 0;
+  // A case both runs timed, judged once the host drift is known (Note [Host drift]).
+  struct SpeedCase {
+    std::uint64_t case_id;
+    double base, cand;
+    bool sim;
+    std::vector<double> base_samples, cand_samples;
+    stats::NoiseBand band;
+  };
+  std::vector<SpeedCase> speed_cases;
   // Per history run, an index from case id to row, built once.
   std::vector<std::unordered_map<std::uint64_t, const Row*>> past_index(past.size());
   for (std::size_t h = 0; h < past.size(); ++h) {
@@ -443,10 +452,10 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
                       percent(k.compile_ms / b.compile_ms)));
     }
     // Note [First run]: host time of one call is noisy; only changes of at least first_run_min_ms
-    // (compilation, not timer jitter) are judged, and only where the first run means something:
-    // on cases with a compile step, or when speed is judged on host time. (On a simulator, an
-    // eager case's host first-call time measures the host, not the release.)
-    const bool judge_first_run = b.compile_ms >= 0 || opt.metric == Metric::Host;
+    // (compilation, not timer jitter) are judged, and only on cases with a compile step: an eager
+    // case's first call is its steady state plus allocation, already judged as speed, and on a
+    // simulator its host time measures the host, not the release.
+    const bool judge_first_run = b.compile_ms >= 0;
     if (judge_first_run && timed(b.status) && timed(k.status) && b.first_us > 0 &&
         k.first_us > b.first_us * (1 + opt.coverage_growth) &&
         k.first_us - b.first_us >= opt.first_run_min_ms * 1e3) {
@@ -467,24 +476,21 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
       if (timed(b.status) && timed(k.status)) ++c.speed.unjudged;
       continue;
     }
-    const double ratio = tk.value / tb.value;
-    double p = -1;
-    bool significant = true;
+    SpeedCase sc{k.case_id, tb.value, tk.value, tk.sim, {}, {}, {}};
     if (!tk.sim) {
-      const std::vector<double> sb = unpack(b.samples), sk = unpack(k.samples);
-      if (static_cast<int>(sb.size()) < opt.min_samples || static_cast<int>(sk.size()) < opt.min_samples) {
+      sc.base_samples = unpack(b.samples);
+      sc.cand_samples = unpack(k.samples);
+      if (static_cast<int>(sc.base_samples.size()) < opt.min_samples ||
+          static_cast<int>(sc.cand_samples.size()) < opt.min_samples) {
         ++c.speed.unjudged;
         continue;
       }
-      p = stats::mann_whitney_u(sk, sb).p_value;
-      significant = p < opt.significance;
       ++host_judged;
     } else {
       ++sim_judged;
     }
-    ratios.push_back(ratio);
+    ratios.push_back(tk.value / tb.value);
     // The case's own noise across releases, when history has it.
-    std::string band_text;
     if (!past.empty()) {
       std::vector<double> series;
       for (std::size_t h = 0; h < past.size(); ++h) {
@@ -496,20 +502,48 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
       series.push_back(tb.value);
       std::vector<double> log_ratios;
       for (std::size_t s = 1; s < series.size(); ++s) log_ratios.push_back(std::log(series[s] / series[s - 1]));
-      const stats::NoiseBand band = stats::noise_band(log_ratios, opt.noise_k);
-      if (std::isfinite(band.half_width)) {
-        significant = significant && stats::outside(band, std::log(ratio));
-        band_text = fmt::format(", noise band ±{:.1f}%", (std::exp(band.half_width) - 1) * 100);
-      }
+      sc.band = stats::noise_band(log_ratios, opt.noise_k);
     }
-    const double effect = 1 + opt.min_effect;
-    const char* what = tk.sim ? "sim time" : "median";
-    if (significant && ratio > effect) {
-      add(k.case_id, Change::Slower, tb.value, tk.value, ratio, p,
-          fmt::format("{} {} -> {} ({}{})", what, us_text(tb.value), us_text(tk.value), percent(ratio), band_text));
-    } else if (significant && ratio < 1 / effect) {
-      add(k.case_id, Change::Faster, tb.value, tk.value, ratio, p,
-          fmt::format("{} {} -> {} ({}{})", what, us_text(tb.value), us_text(tk.value), percent(ratio), band_text));
+    speed_cases.push_back(std::move(sc));
+  }
+
+  // Note [Host drift]: two runs hours apart see different hosts (load, clocks, caches), which
+  // moves every case's host time alike; within-run repetitions cannot see it, so a test on them
+  // alone flags whole suites. Each host-timed case is judged relative to the drift, the median
+  // ratio over all host-timed cases; a change of the whole suite shows in the suite geomean and
+  // is judged there (a finding of its own), and --confirm re-measures flagged cases side by side.
+  // Simulated time is deterministic: no drift.
+  double drift = 1;
+  {
+    std::vector<double> host_ratios;
+    for (const SpeedCase& sc : speed_cases) {
+      if (!sc.sim) host_ratios.push_back(sc.cand / sc.base);
+    }
+    if (host_ratios.size() >= 20) drift = stats::median(host_ratios);
+    c.speed.drift = drift;
+  }
+  const double effect = 1 + opt.min_effect;
+  for (SpeedCase& sc : speed_cases) {
+    const double raw = sc.cand / sc.base;
+    double ratio = raw, p = -1;
+    bool significant = true;
+    if (!sc.sim) {
+      ratio = raw / drift;
+      for (double& v : sc.cand_samples) v /= drift;
+      p = stats::mann_whitney_u(sc.cand_samples, sc.base_samples).p_value;
+      significant = p < opt.significance;
+    }
+    std::string band_text;
+    if (std::isfinite(sc.band.half_width)) {
+      significant = significant && stats::outside(sc.band, std::log(ratio));
+      band_text = fmt::format(", noise band ±{:.1f}%", (std::exp(sc.band.half_width) - 1) * 100);
+    }
+    const std::string drift_text = !sc.sim && drift != 1 ? fmt::format(", {} after host drift", percent(ratio)) : "";
+    const char* what = sc.sim ? "sim time" : "median";
+    if (significant && (ratio > effect || ratio < 1 / effect)) {
+      add(sc.case_id, ratio > effect ? Change::Slower : Change::Faster, sc.base, sc.cand, ratio, p,
+          fmt::format("{} {} -> {} ({}{}{})", what, us_text(sc.base), us_text(sc.cand), percent(raw), drift_text,
+                      band_text));
     }
   }
 
@@ -518,6 +552,21 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
   c.speed.compared = static_cast<std::int64_t>(ratios.size());
   if (!ratios.empty()) c.speed.geomean = stats::bootstrap_geomean(ratios, opt.bootstrap_resamples);
   speed_history(c, history, past, base, cand, opt);
+  // The whole suite slower (or faster) past the minimum effect with confidence: its own finding,
+  // keyed "suite:<name>", so that a release slowing every case alike is flagged (Note [Host drift]).
+  if (c.speed.compared > 0 && (c.speed.geomean.lo > effect || c.speed.geomean.hi < 1 / effect)) {
+    const bool slower = c.speed.geomean.lo > effect;
+    Finding f;
+    f.key = "suite:" + c.candidate.suite;
+    f.change = slower ? Change::Slower : Change::Faster;
+    f.baseline = 1;
+    f.candidate = c.speed.geomean.estimate;
+    f.ratio = c.speed.geomean.estimate;
+    f.detail = fmt::format("the suite's {} time geomean over {} cases: {:.4f}x [{:.4f}, {:.4f}] ({})", c.speed.metric,
+                           c.speed.compared, c.speed.geomean.estimate, c.speed.geomean.lo, c.speed.geomean.hi,
+                           percent(c.speed.geomean.estimate));
+    c.findings.push_back(std::move(f));
+  }
 
   // Keys and error texts, only for what is reported.
   for (Pending& p : found) {

@@ -432,8 +432,12 @@ void md_speed(std::string& out, const SpeedSummary& s) {
         "**{}** (95% confidence interval), {}.",
         metric, plural(s.compared, "case"), ratio, direction);
   }
-  out += fmt::format(" {} unjudged (timed on one side only, or too few repetitions).\n\n",
-                     plural(s.unjudged, "case"));
+  out += fmt::format(" {} unjudged (timed on one side only, or too few repetitions).", plural(s.unjudged, "case"));
+  if (s.drift != 1) {
+    out += fmt::format(" Host drift between the runs: {:+.1f}% (the median ratio; cases are judged relative to it).",
+                       (s.drift - 1) * 100);
+  }
+  out += "\n\n";
   if (s.history.empty()) {
     out += "No history of earlier releases.\n\n";
     return;
@@ -778,6 +782,7 @@ std::string json_report(const RunComparison& c, const ReportOptions& o) {
   j["speed"] = Json{{"metric", s.metric},
                     {"compared", s.compared},
                     {"unjudged", s.unjudged},
+                    {"drift", number(s.drift)},
                     {"geomean", Json{{"estimate", number(s.geomean.estimate)},
                                      {"lo", number(s.geomean.lo)},
                                      {"hi", number(s.geomean.hi)}}},

@@ -228,14 +228,27 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
 
   // Steady state: repeat while cheap. Note: speed methodology proper (warm-up, min time,
   // Google Benchmark) belongs to `gauntlet bench`; this is the per-case figure every run keeps.
+  // Note [Timing methodology] in runner.h.
   std::vector<double> reps;
-  double spent_ms = out.timing.first_us / 1000;
-  while (static_cast<int>(reps.size()) < cfg.max_reps && spent_ms < cfg.max_time_ms) {
+  double spent_ms = out.timing.first_us / 1000, timed_ms = 0;
+  for (int i = 0; i < cfg.warmup && cfg.max_reps > 0 && spent_ms < cfg.max_time_ms; ++i) {
+    auto t = Clock::now();
+    execute(def, key, device_inputs);
+    backend.synchronize();
+    spent_ms += us_since(t) / 1000;
+  }
+  auto more = [&] {
+    const int n = static_cast<int>(reps.size());
+    if (n >= cfg.max_reps || spent_ms >= cfg.max_time_ms) return false;
+    return n < cfg.min_reps || timed_ms < cfg.min_time_ms;
+  };
+  while (more()) {
     auto t = Clock::now();
     execute(def, key, device_inputs);
     backend.synchronize();
     reps.push_back(us_since(t));
     spent_ms += reps.back() / 1000;
+    timed_ms += reps.back() / 1000;
   }
   out.timing.samples_us = reps;
   if (!reps.empty()) {

@@ -108,6 +108,7 @@ struct SpeedSummary {
   std::string metric;  // "sim" or "host" (the one most cases used)
   std::int64_t compared = 0;    // cases in the geomean
   std::int64_t unjudged = 0;    // timed on one side only, or too few repetitions
+  double drift = 1;             // host time: the median ratio the cases were judged against
   stats::Interval geomean;      // ratio candidate / baseline
   struct Point {
     std::string release;

@@ -15,8 +15,16 @@ namespace gauntlet {
 struct RunnerConfig {
   const ToleranceTable* tolerances = nullptr;   // null: per-dtype defaults
   const Expectations* expectations = nullptr;   // null: nothing skipped or expected to fail
-  int max_reps = 3;          // steady-state repetitions after the first call (0: time the first only)
-  double max_time_ms = 20;   // stop repeating once the repetitions took this long
+  // Note [Timing methodology]: the first call is timed on its own (first_us: allocation,
+  // compilation, caches); `warmup` more calls run untimed; then the case repeats at least
+  // `min_reps` times and until the repetitions took `min_time_ms`, but never more than `max_reps`
+  // times nor once the case has taken `max_time_ms` in all (the cap wins). Every repetition is
+  // kept (samples_us) for significance tests.
+  int warmup = 0;
+  int min_reps = 5;
+  int max_reps = 1000;       // 0: time the first call only
+  double min_time_ms = 0;
+  double max_time_ms = 20;
   // Precomputed goldens (Note [Golden store]): used when present and intact, else computed.
   GoldenStore* golden_store = nullptr;
   bool golden_add = false;      // write goldens the store lacks (needs a writable store)

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "gauntlet/catalog.h"
+#include "gauntlet/regress.h"
 #include "gauntlet/runner.h"
 #include <string>
 #include <vector>
@@ -21,6 +22,13 @@ struct ListOptions {
   std::string suite, filter, suites_dir, shard;
   bool count = false, json = false, ops = false, suites = false;
 };
+// How each case is timed (Note [Timing methodology] in runner.h): run and worker take the same.
+struct TimingOptions {
+  int reps = 5;             // --reps: repetitions at least (0: time the first call only)
+  double min_time_ms = 0;   // --min-time
+  double max_time_ms = 20;  // --max-time
+  int warmup = 0;           // --warmup
+};
 struct RunOptions {
   std::string suite, backend = "cpu", db, filter, release, build_id, suites_dir, shard;
   int workers = -1;  // -1: one per device slot, else one per core; 0: in-process
@@ -34,7 +42,7 @@ struct RunOptions {
   std::string golden_store, golden_release;
   bool golden_add = false, golden_always = false;
   bool gate = false, quiet = false;
-  int max_reps = 3;
+  TimingOptions timing;
 };
 struct GoldenOptions {
   std::string action;  // build, verify, freeze, gc
@@ -68,7 +76,7 @@ inline constexpr int kWorkerProtocol = 1;  // Note [Worker protocol] in worker.c
 struct WorkerOptions {
   std::string backend = "cpu", suites_dir, golden_store, golden_release;
   bool golden_always = false;
-  int max_reps = 3;
+  TimingOptions timing;
 };
 int worker(const WorkerOptions& o);
 struct PlanOptions {
@@ -96,8 +104,26 @@ struct CompareOptions {
   std::string markdown, junit, json;  // report files ("-": stdout)
   int top = 50;
   bool quiet = false;
+  // --confirm (Note [Confirmation] in confirm.cpp)
+  bool confirm = false;
+  std::string baseline_backend, candidate_backend;  // default: the runs' backends
+  std::vector<std::string> baseline_env, candidate_env;
+  int confirm_rounds = 6;
+  TimingOptions confirm_timing{10, 5, 200, 1};
 };
 int compare(const CompareOptions& o);
+struct ConfirmOptions {
+  std::string baseline_backend, candidate_backend, suites_dir;
+  std::vector<std::string> baseline_env, candidate_env;  // NAME=VALUE
+  int rounds = 6;
+  TimingOptions timing;
+  bool verbose = true;
+};
+struct ConfirmResult {
+  int confirmed = 0, dropped = 0;
+};
+// Re-measures the host-time speed findings of `c` and drops those not confirmed.
+ConfirmResult confirm_speed(RunComparison& c, const ::gauntlet::CompareOptions& opt, const ConfirmOptions& o);
 
 // The one-line command that reproduces a case; every failure printed anywhere comes with it.
 std::string repro_command(const std::string& key, const std::string& backend, const std::string& suites_dir);
@@ -106,7 +132,8 @@ std::pair<int, int> parse_shard(const std::string& spec);
 std::string suites_dir_or_default(const std::string& dir);
 // The runner configuration `run` (in-process) and `worker` share: the suite files' judgement,
 // the timing repetitions, and the golden store options (a null store: compute every golden).
-RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations& expectations, int max_reps,
+std::string self_exe();  // this gauntlet binary
+RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations& expectations, const TimingOptions& timing,
                            GoldenStore* golden_store, bool golden_add, bool golden_always,
                            const std::string& golden_release);
 // The cases of a suite after --filter and --shard; a filter that matches nothing is an error.

@@ -1,21 +1,33 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "cli.h"
 #include "gauntlet/catalog.h"
 
 namespace gauntlet::cli {
 
+std::string self_exe() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw UsageError("cannot find the gauntlet binary (/proc/self/exe): " + ec.message());
+  return p.string();
+}
+
 std::string suites_dir_or_default(const std::string& dir) { return dir.empty() ? default_suites_dir() : dir; }
 
-RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations& expectations, int max_reps,
+RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations& expectations, const TimingOptions& timing,
                            GoldenStore* golden_store, bool golden_add, bool golden_always,
                            const std::string& golden_release) {
   RunnerConfig cfg;
   cfg.tolerances = &tolerances;
   cfg.expectations = &expectations;
-  cfg.max_reps = max_reps;
+  cfg.min_reps = timing.reps;
+  cfg.max_reps = timing.reps > 0 ? 1000 : 0;
+  cfg.min_time_ms = timing.min_time_ms;
+  cfg.max_time_ms = timing.max_time_ms;
+  cfg.warmup = timing.warmup;
   cfg.golden_store = golden_store;
   cfg.golden_add = golden_add;
   cfg.golden_always = golden_always;

@@ -82,6 +82,22 @@ int compare(const CompareOptions& o) {
   } catch (const CompareError& e) {
     throw UsageError(e.what());
   }
+  if (o.confirm) {
+    if (o.confirm_rounds < 1) throw UsageError("--confirm-rounds must be >= 1");
+    ConfirmOptions co;
+    co.baseline_backend = o.baseline_backend.empty() ? c.baseline.backend : o.baseline_backend;
+    co.candidate_backend = o.candidate_backend.empty() ? c.candidate.backend : o.candidate_backend;
+    co.baseline_env = o.baseline_env;
+    co.candidate_env = o.candidate_env;
+    co.rounds = o.confirm_rounds;
+    co.timing = o.confirm_timing;
+    co.verbose = !o.quiet;
+    const ConfirmResult r = confirm_speed(c, opt, co);
+    if (!o.quiet && r.confirmed + r.dropped > 0) {
+      fmt::print("confirm: {} speed findings confirmed, {} dropped (A/B over {} rounds)\n", r.confirmed, r.dropped,
+                 co.rounds);
+    }
+  }
   const std::string today = today_utc();
   for (Finding& f : c.findings) {
     if (is_regression(f.change)) f.waiver = waivers.match(f.key, f.change, change_gate(f.change), today);

@@ -35,7 +35,15 @@ int main(int argc, char** argv) {
   run->add_option("--release", ro.release, "release name recorded with the run");
   run->add_option("--build-id", ro.build_id, "build id recorded with the run");
   run->add_option("--suites-dir", ro.suites_dir, "where suites live");
-  run->add_option("--reps", ro.max_reps, "steady-state timing repetitions per case")->capture_default_str();
+  auto add_timing = [](CLI::App* sub, cli::TimingOptions& t) {
+    sub->add_option("--reps", t.reps, "timed repetitions per case at least, after the first call (0: time the first call only)")
+        ->capture_default_str();
+    sub->add_option("--min-time", t.min_time_ms, "repeat until the repetitions took this many ms")->capture_default_str();
+    sub->add_option("--max-time", t.max_time_ms, "stop repeating once the case took this many ms (wins over the others)")
+        ->capture_default_str();
+    sub->add_option("--warmup", t.warmup, "untimed calls between the first call and the repetitions")->capture_default_str();
+  };
+  add_timing(run, ro.timing);
   run->add_flag("--gate", ro.gate, "exit 1 when any case fails (FAIL, ERROR, CRASH, TIMEOUT, XPASS)");
   run->add_flag("--quiet", ro.quiet, "no progress line");
   run->add_option("--workers", ro.workers,
@@ -136,6 +144,13 @@ int main(int argc, char** argv) {
   compare->add_option("--json", co.json, "write the JSON report here (- for stdout)");
   compare->add_option("--top", co.top, "rows per Markdown table")->capture_default_str();
   compare->add_flag("--quiet", co.quiet, "print only the gate verdict");
+  compare->add_flag("--confirm", co.confirm,
+                    "re-run flagged host-time speed cases alternating baseline and candidate (A B B A ...); keep confirmed flags");
+  compare->add_option("--baseline-backend", co.baseline_backend, "--confirm: the baseline release's backend (default: the baseline run's)");
+  compare->add_option("--candidate-backend", co.candidate_backend, "--confirm: the candidate release's backend (default: the run's)");
+  compare->add_option("--baseline-env", co.baseline_env, "--confirm: NAME=VALUE set for the baseline's worker (repeatable)");
+  compare->add_option("--candidate-env", co.candidate_env, "--confirm: NAME=VALUE set for the candidate's worker (repeatable)");
+  compare->add_option("--confirm-rounds", co.confirm_rounds, "--confirm: A/B rounds per case")->capture_default_str();
 
   cli::BackendInfoOptions bo;
   auto* binfo = app.add_subcommand("backend-info", "what a backend reports: version, configuration, native kernels");
@@ -146,7 +161,7 @@ int main(int argc, char** argv) {
   auto* worker = app.add_subcommand("worker", "run the case keys read on stdin, answer JSON lines (used by run)");
   worker->add_option("--backend", wo.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
   worker->add_option("--suites-dir", wo.suites_dir, "where expectations.yaml and tolerances.yaml live");
-  worker->add_option("--reps", wo.max_reps, "steady-state timing repetitions per case")->capture_default_str();
+  add_timing(worker, wo.timing);
   worker->add_option("--golden-store", wo.golden_store, "use precomputed goldens from this store");
   worker->add_option("--golden-release", wo.golden_release, "judge against the goldens release R froze");
   worker->add_flag("--golden-always", wo.golden_always, "read every stored golden");

@@ -89,13 +89,6 @@ class Committer {
   Clock::time_point last_;
 };
 
-std::string self_exe() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw UsageError("cannot find the gauntlet binary (/proc/self/exe): " + ec.message());
-  return p.string();
-}
-
 // What a resumed run takes from the run it resumes: everything that decides its cases.
 void adopt_run(RunOptions& o, const RunInfo& info) {
   const auto cfg = nlohmann::json::parse(info.config_json, nullptr, false);
@@ -114,13 +107,20 @@ void adopt_run(RunOptions& o, const RunInfo& info) {
   std::string shard = cfg.value("shard_spec", std::string());
   take(o.shard, shard, "shard");
   if (o.suites_dir.empty()) o.suites_dir = cfg.value("suites_dir", std::string());
-  o.max_reps = cfg.value("reps", o.max_reps);
+  o.timing.reps = cfg.value("reps", o.timing.reps);
+  o.timing.min_time_ms = cfg.value("min_time_ms", o.timing.min_time_ms);
+  o.timing.max_time_ms = cfg.value("max_time_ms", o.timing.max_time_ms);
+  o.timing.warmup = cfg.value("warmup", o.timing.warmup);
 }
 
 }  // namespace
 
 int run(const RunOptions& opts) {
   RunOptions o = opts;
+  if (o.timing.reps < 0 || o.timing.warmup < 0) throw UsageError("--reps and --warmup must be >= 0");
+  if (!(o.timing.min_time_ms >= 0) || !(o.timing.max_time_ms > 0)) {
+    throw UsageError("--min-time must be >= 0 and --max-time > 0 (milliseconds)");
+  }
   if (o.in_process) o.workers = 0;
   if (o.workers < 0) {
     o.workers = !o.devices.empty() ? static_cast<int>(parse_slots(o.devices).size())
@@ -219,7 +219,10 @@ int run(const RunOptions& opts) {
     info.started_at = utc_now();
     info.config_json = nlohmann::json{{"suites_dir", dir},
                                       {"suite_file", o.suite},
-                                      {"reps", o.max_reps},
+                                      {"reps", o.timing.reps},
+                                      {"min_time_ms", o.timing.min_time_ms},
+                                      {"max_time_ms", o.timing.max_time_ms},
+                                      {"warmup", o.timing.warmup},
                                       {"cases", cases.size()},
                                       {"plan", o.plan},
                                       {"shard_spec", o.shard},
@@ -251,7 +254,7 @@ int run(const RunOptions& opts) {
   Committer commit(*store, run_id);
   std::string stopped;
   if (o.workers == 0) {
-    const RunnerConfig cfg = runner_config(tolerances, expectations, o.max_reps, golden_store.get(), o.golden_add,
+    const RunnerConfig cfg = runner_config(tolerances, expectations, o.timing, golden_store.get(), o.golden_add,
                                            o.golden_always, o.golden_release);
     for (const Case* c : todo) {
       if (g_interrupted) {
@@ -265,7 +268,9 @@ int run(const RunOptions& opts) {
   } else if (!todo.empty()) {
     OrchestratorConfig oc;
     oc.exe = self_exe();
-    oc.worker_args = {"--backend", o.backend, "--suites-dir", dir, "--reps", std::to_string(o.max_reps)};
+    oc.worker_args = {"--backend", o.backend, "--suites-dir", dir, "--reps", std::to_string(o.timing.reps),
+                      "--min-time", fmt::format("{}", o.timing.min_time_ms), "--max-time",
+                      fmt::format("{}", o.timing.max_time_ms), "--warmup", std::to_string(o.timing.warmup)};
     if (!o.golden_store.empty()) {
       oc.worker_args.insert(oc.worker_args.end(), {"--golden-store", o.golden_store});
       if (!o.golden_release.empty()) oc.worker_args.insert(oc.worker_args.end(), {"--golden-release", o.golden_release});

@@ -51,7 +51,7 @@ int worker(const WorkerOptions& o) {
     emit({{"type", "fatal"}, {"error", e.what()}});
     return 2;
   }
-  const RunnerConfig cfg = runner_config(tolerances, expectations, o.max_reps, golden_store.get(),
+  const RunnerConfig cfg = runner_config(tolerances, expectations, o.timing, golden_store.get(),
                                          /*golden_add=*/false, o.golden_always, o.golden_release);
   emit({{"type", "hello"}, {"protocol", kWorkerProtocol}, {"pid", ::getpid()}, {"backend", backend->name()},
         {"backend_version", backend->version()}, {"backend_profile", backend->profile()},
