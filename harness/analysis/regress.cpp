@@ -559,9 +559,7 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
     Finding f;
     f.key = "suite:" + c.candidate.suite;
     f.change = slower ? Change::Slower : Change::Faster;
-    f.baseline = 1;
-    f.candidate = c.speed.geomean.estimate;
-    f.ratio = c.speed.geomean.estimate;
+    f.ratio = c.speed.geomean.estimate;  // a ratio of geomeans: no baseline and candidate times
     f.detail = fmt::format("the suite's {} time geomean over {} cases: {:.4f}x [{:.4f}, {:.4f}] ({})", c.speed.metric,
                            c.speed.compared, c.speed.geomean.estimate, c.speed.geomean.lo, c.speed.geomean.hi,
                            percent(c.speed.geomean.estimate));

@@ -142,6 +142,7 @@ std::string md_text(std::string_view s) {
 // backticks gets a fence one longer than its longest run of them, padded with spaces (which
 // CommonMark strips).
 std::string md_code(std::string_view s) {
+  if (s.empty()) return "";
   std::string body;
   std::size_t run = 0, longest = 0;
   for_each_code_point(s, [&](char32_t cp) {
@@ -500,6 +501,8 @@ std::string xml_escape(std::string_view s, bool attribute) {
 }
 
 std::string repro_command(const RunComparison& c, const Finding& f) {
+  // A whole-suite finding (key "suite:<name>") has no single case to rerun.
+  if (f.key.rfind("suite:", 0) == 0) return "";
   std::string cmd = "gauntlet repro " + shell_quote(f.key);
   if (!c.candidate.backend.empty()) cmd += " --backend " + shell_word(c.candidate.backend);
   return cmd;

@@ -1,15 +1,21 @@
 // Harness benchmarks. BM_HarnessCase/<op> runs a case through run_case (inputs, golden, device
 // run, comparison) with no timing repetitions; BM_BareLoop/<op> does the same work written
 // directly with ATen (random inputs, fp64 golden, the op in the case dtype, allclose). Their
-// ratio is the harness's overhead per case (ci/bench.sh prints it).
+// ratio is the harness's overhead per case (ci/bench.sh prints it). BM_CompareRuns and
+// BM_CompareReports time `gauntlet compare` on two runs of a million results (ci/compare_bench.sh).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "gauntlet/catalog.h"
+#include "gauntlet/regress.h"
+#include "gauntlet/reports.h"
 #include "gauntlet/runner.h"
 #include "gauntlet/store.h"
 
@@ -170,6 +176,208 @@ BENCHMARK(BM_StoreIngest)
     ->Args({100000, 0, 1})
     ->Args({100000, 100000, 1})
     ->Unit(benchmark::kMillisecond);
+
+// ---- Comparing two runs (gauntlet compare) ----
+
+// Note [Compare benchmark database]: two runs of n results each on backend "sim", suite "bench":
+// baseline release 2.4.0 (run 1) and candidate 2.5.0 (run 2), written through the Store one run
+// after the other, as `run` writes them. Keys op/bench<i % 500>/f32/<i>/contig/eager (valid keys;
+// the store never looks ops up). Cases 0 .. n-1 in the baseline, m .. n+m-1 in the candidate
+// (m = n / 10,000: m missing, m new). Statuses: 1% FAIL or ERROR in both runs, about 300 cases
+// changing status (nearly all PASS -> FAIL/ERROR). Timed cases have sim_time_us, median_us and 5
+// samples; 0.5% of the candidate's cases are 10-30% slower, the others within 1% (sim and host;
+// host samples spread 8%). Fallback ops on 0.1% of cases, about 100 new in the candidate; about 50
+// errors grow 8x. Building it takes about half a minute for n = 1,000,000 (500 MB), so it is kept
+// in /tmp and rebuilt only when missing, of another schema, another row count or an older version
+// of this generator (kCompareDbVersion, in the runs' config_json).
+constexpr int kCompareDbVersion = 4;
+
+std::string compare_db_path(std::int64_t n) {
+  const std::string size = n % 1000000 == 0 ? std::to_string(n / 1000000) + "M"
+                           : n % 1000 == 0  ? std::to_string(n / 1000) + "k"
+                                            : std::to_string(n);
+  return "/tmp/gauntlet_bench_compare_" + size + ".sqlite";
+}
+
+std::string compare_db_config(std::int64_t n) {
+  return "{\"bench_compare_db\": " + std::to_string(kCompareDbVersion) + ", \"results\": " + std::to_string(n) + "}";
+}
+
+// A deterministic number in [0, 1) for case i and a salt (splitmix64).
+double unit(std::int64_t i, std::uint64_t salt) {
+  std::uint64_t z = static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL + salt * 0xbf58476d1ce4e5b9ULL + 1;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+// Case i's result in run `cand` (false: the baseline) of a database of n results per run.
+Outcome compare_outcome(std::int64_t i, bool cand, std::int64_t n) {
+  Outcome o;
+  const std::int64_t r = i % 200;
+  o.status = r == 7 ? Status::Fail : r == 13 ? Status::Error : Status::Pass;
+  if (cand && unit(i, 1) < 300.0 / static_cast<double>(n)) {  // a status change
+    o.status = o.status != Status::Pass ? Status::Pass : unit(i, 2) < 0.5 ? Status::Fail : Status::Error;
+  }
+  o.rtol = 1.3e-6;
+  o.atol = 1e-5;
+  o.tolerance_profile = "default";
+  o.metrics.numel = i;
+  o.golden_source = "computed";
+  o.device_slot = "sim:0";
+  o.peak_mem_bytes = 4096 * (1 + i % 64);
+  if (o.status == Status::Error) {
+    o.error = "RuntimeError: sim: kernel launch failed (case " + std::to_string(i) + ")\n  at sim::launch";
+    return o;  // never ran: no metrics, no timings
+  }
+  o.metrics.max_abs_err = 1e-7 * (1 + unit(i, 3));
+  if (cand && unit(i, 4) < 50.0 / static_cast<double>(n)) o.metrics.max_abs_err *= 8;  // error growth
+  if (o.status == Status::Fail) {
+    o.metrics.max_abs_err = 0.5;
+    o.metrics.mismatches = 1;
+    o.metrics.worst = "out0[3]";
+    o.error = "max_abs_err 0.5 > atol 1e-05 + rtol 1.3e-06 * |golden| at out0[3]";
+  }
+  o.metrics.max_rel_err = o.metrics.max_abs_err;
+  if (i % 1000 == 3) o.fallback_ops.push_back("aten::cumsum.out");
+  if (cand && unit(i, 5) < 100.0 / static_cast<double>(n)) o.fallback_ops.push_back("aten::sort.values");
+  // Timings: the baseline's per-case time, the candidate's 0.5% slower by 10-30%, else within noise.
+  const double base_us = 5 + 200 * unit(i, 6);
+  const double slower = cand && unit(i, 7) < 0.005 ? 1.1 + 0.2 * unit(i, 8) : 1.0;
+  o.sim_time_us = 0.8 * base_us * slower * (cand ? 1 + 0.02 * (unit(i, 9) - 0.5) : 1.0);
+  const double host_us = base_us * slower * (1 + 0.02 * (unit(i, cand ? 10 : 11) - 0.5));
+  for (std::uint64_t s = 0; s < 5; ++s) {
+    o.timing.samples_us.push_back(host_us * (1 + 0.08 * (unit(i, (cand ? 20 : 30) + s) - 0.5)));
+  }
+  std::vector<double> sorted = o.timing.samples_us;
+  std::sort(sorted.begin(), sorted.end());
+  o.timing.median_us = sorted[2];
+  o.timing.p10_us = sorted[0];
+  o.timing.p90_us = sorted[4];
+  o.timing.reps = 5;
+  o.timing.first_us = 3 * host_us + 20;
+  o.timing.golden_us = 2 * host_us;
+  return o;
+}
+
+// Whether the file at `path` is a database this generator wrote for n results per run.
+bool compare_db_ok(const std::string& path, std::int64_t n) {
+  if (!std::filesystem::exists(path)) return false;
+  try {
+    auto store = Store::open(path, Store::OpenMode::ReadOnly);  // fails on another schema version
+    const std::vector<RunInfo> runs = store->runs();
+    if (runs.size() != 2) return false;
+    for (const RunInfo& run : runs) {
+      if (run.config_json != compare_db_config(n)) return false;
+      std::int64_t rows = 0;
+      for (const auto& [status, count] : store->status_counts(run.id)) rows += count;
+      if (rows != n) return false;
+    }
+    return true;
+  } catch (const StoreError&) {
+    return false;
+  }
+}
+
+// The path of the database of Note [Compare benchmark database] for n, built when needed (into
+// a temporary file renamed at the end, so that an interrupted build leaves nothing to reuse).
+std::string compare_db(std::int64_t n) {
+  static std::map<std::int64_t, std::string> checked;  // once per process
+  if (auto it = checked.find(n); it != checked.end()) return it->second;
+  const std::string path = compare_db_path(n);
+  if (!compare_db_ok(path, n)) {
+    const std::string tmp = path + ".tmp";
+    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((tmp + suffix).c_str());
+    {
+      auto store = Store::open(tmp, Store::OpenMode::ReadWrite);
+      store->set_batch_size(65536);
+      RunInfo info;
+      info.backend = "sim";
+      info.backend_version = "sim 1.0";
+      info.suite = "bench";
+      info.config_json = compare_db_config(n);
+      info.release = "2.4.0";
+      info.started_at = "2025-01-01T00:00:00Z";
+      const std::int64_t base = store->begin_run(info);
+      info.release = "2.5.0";
+      info.started_at = "2025-02-01T00:00:00Z";
+      const std::int64_t cand = store->begin_run(info);
+      const std::int64_t m = std::max<std::int64_t>(n / 10000, 1);
+      // One run after the other, as two `gauntlet run`s write them (each run's rows together).
+      constexpr std::int64_t kChunk = 65536;
+      for (const std::int64_t run : {base, cand}) {
+        const std::int64_t begin = run == base ? 0 : m, end = run == base ? n : n + m;
+        for (std::int64_t first = begin; first < end; first += kChunk) {
+          const std::int64_t last = std::min(first + kChunk, end);
+          std::vector<CaseKey> keys(static_cast<std::size_t>(last - first));
+          std::vector<const CaseKey*> pointers;
+          for (std::int64_t i = first; i < last; ++i) {
+            CaseKey& k = keys[static_cast<std::size_t>(i - first)];
+            k.target = "bench" + std::to_string(i % 500);
+            k.shapes = {{i}};
+            pointers.push_back(&k);
+          }
+          store->add_cases(pointers);  // as `run` does; cases already there are skipped
+          for (std::int64_t i = first; i < last; ++i) {
+            const CaseKey& k = keys[static_cast<std::size_t>(i - first)];
+            store->add_result(run, k, k.str(), compare_outcome(i, run == cand, n));
+          }
+        }
+        store->finish_run(run, run == base ? "2025-01-01T01:00:00Z" : "2025-02-01T01:00:00Z");
+      }
+    }  // closing checkpoints the WAL into the file
+    std::filesystem::rename(tmp, path);
+    for (const char* suffix : {"-wal", "-shm"}) std::remove((path + suffix).c_str());
+  }
+  return checked[n] = path;
+}
+
+// Args: results per run, metric (0 auto, the default: sim time here; 2 host: a Mann-Whitney U
+// test per case). Default options otherwise (history 8; the database has no earlier release).
+// Items are results read, both runs.
+void BM_CompareRuns(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  const std::string path = compare_db(n);
+  CompareOptions opt;
+  opt.metric = static_cast<Metric>(state.range(1));
+  std::size_t findings = 0;
+  for (auto _ : state) {
+    RunComparison c = compare_runs(path, 0, std::nullopt, opt);
+    findings = c.findings.size();
+    benchmark::DoNotOptimize(c.findings.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 2 * n);
+  state.SetLabel(std::string(metric_name(opt.metric)) + ": " + std::to_string(findings) + " findings");
+}
+BENCHMARK(BM_CompareRuns)
+    ->Args({1000000, static_cast<int>(Metric::Auto)})
+    ->Args({100000, static_cast<int>(Metric::Auto)})
+    ->Args({1000000, static_cast<int>(Metric::Host)})
+    ->Unit(benchmark::kMillisecond);
+
+// The JSON and Markdown reports of BM_CompareRuns's comparison (metric auto), as `gauntlet
+// compare --json --markdown` writes them with no gate. Items are findings.
+void BM_CompareReports(benchmark::State& state) {
+  const std::int64_t n = state.range(0);
+  static std::map<std::int64_t, RunComparison> comparisons;
+  if (!comparisons.count(n)) comparisons[n] = compare_runs(compare_db(n), 0, std::nullopt, CompareOptions{});
+  const RunComparison& c = comparisons[n];
+  ReportOptions ro;
+  ro.db_path = compare_db_path(n);
+  ro.gauntlet_version = "bench";
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    const std::string json = json_report(c, ro);
+    const std::string markdown = markdown_report(c, ro);
+    bytes = json.size() + markdown.size();
+    benchmark::DoNotOptimize(json.data());
+    benchmark::DoNotOptimize(markdown.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * c.findings.size()));
+  state.SetLabel(std::to_string(c.findings.size()) + " findings, " + std::to_string(bytes / 1024) + " KiB");
+}
+BENCHMARK(BM_CompareReports)->Arg(1000000)->Arg(100000)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace gauntlet

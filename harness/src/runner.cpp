@@ -278,6 +278,31 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
 // The message is kept without the C++ backtrace. Then the catalog's expectation applies:
 // SKIP never runs; an xfail case that fails (FAIL/ERROR/UNSUPPORTED) is XFAIL, one that passes
 // XPASS, or keeps its status when the entry is not strict.
+namespace {
+class Prepared final : public PreparedCase {
+ public:
+  Prepared(const CaseKey& key, Backend& backend) : key_(key), backend_(backend) {
+    if (auto problem = validate_key(key)) throw std::invalid_argument("invalid case: " + *problem);
+    def_ = find_op_def(key.target);
+    for (const auto& t : make_inputs(key, def_->spec)) inputs_.push_back(backend.to_device(apply_layout(t, key.layout)));
+  }
+  void call() override {
+    execute(*def_, key_, inputs_);
+    backend_.synchronize();
+  }
+
+ private:
+  CaseKey key_;
+  Backend& backend_;
+  const OpDef* def_ = nullptr;
+  std::vector<at::Tensor> inputs_;
+};
+}  // namespace
+
+std::unique_ptr<PreparedCase> prepare_case(const CaseKey& key, Backend& backend) {
+  return std::make_unique<Prepared>(key, backend);
+}
+
 Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, CaseDetail* detail) {
   Expectation expect;
   if (cfg.expectations) expect = cfg.expectations->lookup(key.str(), backend.profile());

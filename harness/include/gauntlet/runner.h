@@ -2,6 +2,7 @@
 // at the case boundary (Note [Outcome classification] in runner.cpp).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -52,5 +53,15 @@ struct CaseDetail {
 
 Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& config,
                  CaseDetail* detail = nullptr);
+
+// A case ready to be called again and again on its backend: inputs made and on the device. What
+// `gauntlet bench` hands to Google Benchmark.
+class PreparedCase {
+ public:
+  virtual ~PreparedCase() = default;
+  virtual void call() = 0;  // runs the case's op(s) once and synchronizes the device
+};
+// Throws what making the inputs throws (an invalid key, an op the backend refuses).
+std::unique_ptr<PreparedCase> prepare_case(const CaseKey& key, Backend& backend);
 
 }  // namespace gauntlet

@@ -112,6 +112,14 @@ struct CompareOptions {
   TimingOptions confirm_timing{10, 5, 200, 1};
 };
 int compare(const CompareOptions& o);
+struct BenchOptions {
+  std::string suite, backend = "cpu", db, filter, shard, release, build_id, suites_dir;
+  std::string out;  // Google Benchmark's JSON
+  int repetitions = 10;
+  double min_time_s = 0.01;
+  bool quiet = false;
+};
+int bench(const BenchOptions& o);
 struct ConfirmOptions {
   std::string baseline_backend, candidate_backend, suites_dir;
   std::vector<std::string> baseline_env, candidate_env;  // NAME=VALUE

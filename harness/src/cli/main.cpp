@@ -152,6 +152,21 @@ int main(int argc, char** argv) {
   compare->add_option("--candidate-env", co.candidate_env, "--confirm: NAME=VALUE set for the candidate's worker (repeatable)");
   compare->add_option("--confirm-rounds", co.confirm_rounds, "--confirm: A/B rounds per case")->capture_default_str();
 
+  cli::BenchOptions be;
+  auto* bench = app.add_subcommand("bench", "time a suite's cases with Google Benchmark and store them as a run");
+  bench->add_option("--suite", be.suite, "suite name or .yaml path")->required();
+  bench->add_option("--db", be.db, "SQLite database to write (created if missing)")->required();
+  bench->add_option("--backend", be.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
+  bench->add_option("--filter", be.filter, "gtest-style globs on case keys");
+  bench->add_option("--shard", be.shard, "i/N: only the i-th of N shards");
+  bench->add_option("--release", be.release, "release name recorded with the run");
+  bench->add_option("--build-id", be.build_id, "build id recorded with the run");
+  bench->add_option("--suites-dir", be.suites_dir, "where suites live");
+  bench->add_option("--out", be.out, "write Google Benchmark's JSON here");
+  bench->add_option("--repetitions", be.repetitions, "repetitions per case (one sample each)")->capture_default_str();
+  bench->add_option("--min-time", be.min_time_s, "seconds each repetition runs at least")->capture_default_str();
+  bench->add_flag("--quiet", be.quiet, "no per-benchmark lines");
+
   cli::BackendInfoOptions bo;
   auto* binfo = app.add_subcommand("backend-info", "what a backend reports: version, configuration, native kernels");
   binfo->add_option("--backend", bo.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
@@ -188,6 +203,7 @@ int main(int argc, char** argv) {
     if (*plan) return cli::plan(pl);
     if (*merge) return cli::merge(mo);
     if (*compare) return cli::compare(co);
+    if (*bench) return cli::bench(be);
     if (*show) return cli::show(so);
     if (*repro) return cli::repro(po);
     if (*binfo) return cli::backend_info(bo);

@@ -1,0 +1,141 @@
+// gauntlet bench: a suite's cases timed by Google Benchmark, stored as a run (docs/regressions.md).
+//
+// Note [Bench]: each case first runs as `run` runs it (accuracy, first call, peak memory,
+// fallbacks), in this process; the cases that ran are then registered with Google Benchmark at
+// run time, one benchmark per case key, and timed in repetitions of at least --min-time each.
+// Every repetition's time per iteration becomes one sample (samples_us), its median, p10 and p90
+// the case's steady state, so that `gauntlet compare --metric host` judges them. Google
+// Benchmark's own JSON is kept (--out). Timing in one process with no isolation: bench is for
+// cases that pass `run` (a crash stops the bench; what was stored before it stays).
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "gauntlet/environment.h"
+#include "gauntlet/runner.h"
+#include "gauntlet/store.h"
+
+namespace gauntlet::cli {
+
+namespace {
+
+// Collects every repetition Google Benchmark reports, and shows progress unless quiet.
+class Collector : public benchmark::ConsoleReporter {
+ public:
+  explicit Collector(bool quiet) : quiet_(quiet) {}
+  bool ReportContext(const Context& context) override { return quiet_ || ConsoleReporter::ReportContext(context); }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.run_type != Run::RT_Iteration || r.error_occurred || r.iterations == 0) continue;
+      // Seconds per iteration of this repetition, from the accumulated real time.
+      samples_[r.run_name.function_name].push_back(r.real_accumulated_time / static_cast<double>(r.iterations) * 1e6);
+    }
+    if (!quiet_) ConsoleReporter::ReportRuns(runs);
+  }
+  std::map<std::string, std::vector<double>>& samples() { return samples_; }
+
+ private:
+  bool quiet_;
+  std::map<std::string, std::vector<double>> samples_;
+};
+
+double quantile_sorted(const std::vector<double>& v, double q) {
+  return v[static_cast<std::size_t>(q * double(v.size() - 1) + 0.5)];
+}
+
+bool ran(Status s) { return s == Status::Pass || s == Status::Fail || s == Status::XFail || s == Status::XPass; }
+
+}  // namespace
+
+int bench(const BenchOptions& o) {
+  if (o.repetitions < 2) throw UsageError("--repetitions must be >= 2 (each repetition is one sample)");
+  if (!(o.min_time_s > 0)) throw UsageError("--min-time must be > 0 (seconds per repetition)");
+  const std::string dir = suites_dir_or_default(o.suites_dir);
+  const Suite suite = load_suite(o.suite, dir);
+  const std::vector<const Case*> cases = select_cases(suite, o.filter, o.shard);
+  if (cases.empty()) throw UsageError(fmt::format("--suite {} --filter '{}': no cases", o.suite, o.filter));
+  const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
+  const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
+  std::unique_ptr<Backend> backend = make_backend(o.backend);
+  auto store = Store::open(o.db, Store::OpenMode::ReadWrite);
+
+  RunInfo info;
+  describe_environment(info);
+  info.release = o.release;
+  info.build_id = o.build_id;
+  info.backend = backend->name();
+  info.backend_version = backend->version();
+  info.suite = suite.name;
+  info.filter = o.filter;
+  info.started_at = utc_now();
+  info.config_json = nlohmann::json{{"suites_dir", dir},
+                                    {"suite_file", o.suite},
+                                    {"bench", {{"repetitions", o.repetitions}, {"min_time_s", o.min_time_s},
+                                               {"google_benchmark_json", o.out}}},
+                                    {"cases", cases.size()},
+                                    {"backend_profile", backend->profile()},
+                                    {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)}}
+                         .dump();
+  const std::int64_t run_id = store->begin_run(info);
+
+  // Accuracy and the first call, as `run` does (a few repetitions only: Google Benchmark times).
+  TimingOptions quick;
+  quick.reps = 2;
+  const RunnerConfig cfg = runner_config(tolerances, expectations, quick, nullptr, false, false, "");
+  std::vector<Outcome> outcomes;
+  std::vector<std::unique_ptr<PreparedCase>> prepared(cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    outcomes.push_back(run_case(cases[i]->key, *backend, cfg));
+    if (!ran(outcomes.back().status)) continue;
+    try {
+      prepared[i] = prepare_case(cases[i]->key, *backend);
+    } catch (const std::exception&) {
+      continue;  // it ran once; whatever stops it now is in its outcome already
+    }
+    PreparedCase* p = prepared[i].get();
+    benchmark::RegisterBenchmark(cases[i]->text.c_str(), [p](benchmark::State& state) {
+      for (auto _ : state) p->call();
+    })->UseRealTime();
+  }
+
+  // Google Benchmark reads its settings from argv.
+  std::vector<std::string> args = {"gauntlet-bench", fmt::format("--benchmark_min_time={}", o.min_time_s),
+                                   fmt::format("--benchmark_repetitions={}", o.repetitions)};
+  if (!o.out.empty()) args.insert(args.end(), {"--benchmark_out=" + o.out, "--benchmark_out_format=json"});
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  benchmark::Initialize(&argc, argv.data());
+  Collector collector(o.quiet);
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  benchmark::Shutdown();
+
+  std::int64_t timed = 0;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    Outcome& out = outcomes[i];
+    auto it = collector.samples().find(cases[i]->text);
+    if (it != collector.samples().end() && !it->second.empty()) {
+      std::vector<double> sorted = it->second;
+      std::sort(sorted.begin(), sorted.end());
+      out.timing.samples_us = it->second;
+      out.timing.reps = static_cast<int>(sorted.size());
+      out.timing.median_us = quantile_sorted(sorted, 0.5);
+      out.timing.p10_us = quantile_sorted(sorted, 0.1);
+      out.timing.p90_us = quantile_sorted(sorted, 0.9);
+      ++timed;
+    }
+    store->add_result(run_id, cases[i]->key, cases[i]->text, std::move(out));
+  }
+  store->finish_run(run_id, utc_now());
+  fmt::print("bench: run {} in {}: {} cases, {} timed by Google Benchmark ({} repetitions of >= {} s each){}\n", run_id,
+             o.db, cases.size(), timed, o.repetitions, o.min_time_s,
+             o.out.empty() ? "" : "; its JSON: " + o.out);
+  return 0;
+}
+
+}  // namespace gauntlet::cli
