@@ -5,7 +5,8 @@
 #      (simulator faults `kind=sleep`, each sized to 20% of its case's baseline median); the share of
 #      those cases flagged slower (goal >= 90%).
 # Both with and without `compare --confirm` (A/B re-runs of flagged cases).
-# Usage: ci/host_noise_bench.sh [BUILD_DIR]   Environment: SUITE (smoke), FILTER (all), TARGETS (40),
+# Usage: ci/host_noise_bench.sh [BUILD_DIR]   Environment: SUITE (harness/bench/suites/host_noise.yaml),
+#        FILTER (all), TARGETS (24: one case per op and dtype), KEEP (keep the databases),
 #        RUN_ARGS (timing options of the runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,13 +14,13 @@ BUILD_DIR="${1:-build/dev}"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then cmake --preset dev; fi
 cmake --build "$BUILD_DIR" --target gauntlet gauntlet_sim -j"$(nproc)" >/dev/null
 BIN="$BUILD_DIR/harness/gauntlet"
-SUITE="${SUITE:-smoke}"
+SUITE="${SUITE:-harness/bench/suites/host_noise.yaml}"
 FILTER="${FILTER:-*}"
-TARGETS="${TARGETS:-40}"
+TARGETS="${TARGETS:-24}"
 # One worker: workers side by side share the host and perturb each other's timings.
 RUN_ARGS="${RUN_ARGS:---reps 10 --min-time 2 --max-time 200 --workers 1}"
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+[ -n "${KEEP:-}" ] && echo "keeping $TMP" || trap 'rm -rf "$TMP"' EXIT
 DB="$TMP/noise.db"
 export GAUNTLET_SIM_VERSION=sim-noise-bench  # the same release name for every run: one library
 
@@ -34,23 +35,30 @@ run a
 run b
 echo "two clean runs took $(($(date +%s) - start)) s"
 
-# Sleep targets: eager forward contiguous PASS cases of distinct ops with a baseline median of at
-# least 0.3 ms (so that 20% is well above the sleep's own granularity), one rule per case matching
+# Sleep targets: eager forward contiguous PASS cases, one per op and dtype, of ops with a simulator kernel and a baseline median of at
+# least 1 ms (so that 20% is far above the sleep's own granularity, ~60 µs), one rule per case matching
 # its op, dtype and input size exactly.
 python3 - "$DB" "$TARGETS" "$BIN" >"$TMP/targets.txt" <<'EOF'
 import sqlite3, subprocess, sys
 db, n, binary = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+import json
+# Ops the simulator runs with its own kernel (a fault acts in the kernel; composite ops decompose
+# before it and fallbacks bypass it), named as the op table names them.
+info = json.loads(subprocess.run([binary, "backend-info", "--backend", "sim", "--json"], capture_output=True,
+                                 text=True, check=True).stdout)
+kernels = {k.split(".")[0] for k in info["kernels"]}
 aten = {}
 for line in subprocess.run([binary, "list", "--ops"], capture_output=True, text=True, check=True).stdout.splitlines():
     parts = line.split()
-    aten[parts[0]] = parts[1]
+    if parts[1] in kernels:
+        aten[parts[0]] = parts[1]
 rows = sqlite3.connect(db).execute(
     "SELECT c.key, c.target, c.dtype, c.shapes, r.median_us FROM results r JOIN cases c ON c.id = r.case_id "
-    "WHERE r.run_id = 1 AND r.status = 'PASS' AND c.mode = 'eager' AND c.layout = 'contig' AND r.median_us >= 300 "
+    "WHERE r.run_id = 1 AND r.status = 'PASS' AND c.mode = 'eager' AND c.layout = 'contig' AND r.median_us >= 1000 "
     "ORDER BY r.median_us").fetchall()
 seen = set()
 for key, target, dtype, shapes, median in rows:
-    if target in seen or target not in aten:
+    if (target, dtype) in seen or target not in aten:
         continue
     numel = 0
     for shape in shapes.split(","):
@@ -58,8 +66,10 @@ for key, target, dtype, shapes, median in rows:
         for d in shape.split("x"):
             size *= int(d) if d not in ("_", "") else 1
         numel = max(numel, size)
-    seen.add(target)
-    print(f"{key}\top={aten[target]},dtype={dtype},min_numel={numel},max_numel={numel},kind=sleep,factor={0.2 * median / 1000:.4f}")
+    seen.add((target, dtype))
+    # A rule names the op or one of its overloads (aten::abs.out): both.
+    rule = f"dtype={dtype},min_numel={numel},max_numel={numel},kind=sleep,factor={0.2 * median / 1000:.4f}"
+    print(f"{key}\top={aten[target]},{rule};op={aten[target]}.*,{rule}")
     if len(seen) == n:
         break
 EOF

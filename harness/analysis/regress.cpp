@@ -61,15 +61,16 @@ std::vector<double> unpack(const std::string& bytes) {
 }
 
 // How bad a status is, for "did it get worse": a case that cannot run at all is worse than one
-// that runs and is wrong.
+// that runs and is wrong. An expected failure counts as a failure here: a case a non-strict
+// expectation covers goes PASS -> XFAIL when it breaks, and that is a regression to report.
 int badness(Status s) {
   switch (s) {
     case Status::Pass:
-    case Status::XFail:
     case Status::Skip:
       return 0;
     case Status::XPass:
       return 0;  // judged on its own (Change::XPass)
+    case Status::XFail:
     case Status::Unsupported:
       return 1;
     case Status::Fail:
@@ -522,16 +523,48 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
     if (host_ratios.size() >= 20) drift = stats::median(host_ratios);
     c.speed.drift = drift;
   }
+  // Note [Population noise]: repetitions within a run miss the noise between runs, and two runs
+  // rarely come with a history. The cases themselves measure it: most do not change between two
+  // releases, so the spread of their log ratios, among cases of similar duration (ten bins by
+  // baseline time: short cases are noisier), is the between-run noise. A host-timed case is
+  // flagged only outside noise_k robust standard deviations of its bin (at least 50 cases a bin).
+  std::vector<double> bin_sigma;  // per bin of host cases, sorted by baseline time
+  std::vector<double> bin_upper;  // the largest baseline time of each bin
+  {
+    std::vector<std::pair<double, double>> host;  // (baseline time, log ratio after drift)
+    for (const SpeedCase& sc : speed_cases) {
+      if (!sc.sim) host.emplace_back(sc.base, std::log(sc.cand / sc.base / drift));
+    }
+    std::sort(host.begin(), host.end());
+    const std::size_t bins = std::min<std::size_t>(10, host.size() / 50);
+    for (std::size_t b = 0; b < bins; ++b) {
+      const std::size_t lo = host.size() * b / bins, hi = host.size() * (b + 1) / bins;
+      std::vector<double> logs;
+      for (std::size_t i = lo; i < hi; ++i) logs.push_back(host[i].second);
+      const double mid = stats::median(logs);
+      for (double& v : logs) v = std::abs(v - mid);
+      bin_sigma.push_back(1.4826 * stats::median(logs));
+      bin_upper.push_back(host[hi - 1].first);
+    }
+  }
+  auto population_sigma = [&](double base) {
+    if (bin_sigma.empty()) return 0.0;
+    const auto it = std::lower_bound(bin_upper.begin(), bin_upper.end(), base);
+    return bin_sigma[std::min<std::size_t>(static_cast<std::size_t>(it - bin_upper.begin()), bin_sigma.size() - 1)];
+  };
   const double effect = 1 + opt.min_effect;
   for (SpeedCase& sc : speed_cases) {
     const double raw = sc.cand / sc.base;
     double ratio = raw, p = -1;
     bool significant = true;
+    std::string noise_text;
     if (!sc.sim) {
       ratio = raw / drift;
       for (double& v : sc.cand_samples) v /= drift;
       p = stats::mann_whitney_u(sc.cand_samples, sc.base_samples).p_value;
-      significant = p < opt.significance;
+      const double sigma = opt.population_noise ? population_sigma(sc.base) : 0.0;
+      significant = p < opt.significance && std::abs(std::log(ratio)) > opt.noise_k * sigma;
+      if (sigma > 0) noise_text = fmt::format(", between-run noise ±{:.1f}%", (std::exp(opt.noise_k * sigma) - 1) * 100);
     }
     std::string band_text;
     if (std::isfinite(sc.band.half_width)) {
@@ -542,8 +575,8 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
     const char* what = sc.sim ? "sim time" : "median";
     if (significant && (ratio > effect || ratio < 1 / effect)) {
       add(sc.case_id, ratio > effect ? Change::Slower : Change::Faster, sc.base, sc.cand, ratio, p,
-          fmt::format("{} {} -> {} ({}{}{})", what, us_text(sc.base), us_text(sc.cand), percent(raw), drift_text,
-                      band_text));
+          fmt::format("{} {} -> {} ({}{}{}{})", what, us_text(sc.base), us_text(sc.cand), percent(raw), drift_text,
+                      noise_text, band_text));
     }
   }
 

@@ -500,6 +500,10 @@ std::string xml_escape(std::string_view s, bool attribute) {
   return out;
 }
 
+std::string markdown_text(std::string_view s) { return md_text(s); }
+std::string markdown_code(std::string_view s) { return md_code(s); }
+std::string shell_argument(std::string_view s) { return shell_word(s); }
+
 std::string repro_command(const RunComparison& c, const Finding& f) {
   // A whole-suite finding (key "suite:<name>") has no single case to rerun.
   if (f.key.rfind("suite:", 0) == 0) return "";

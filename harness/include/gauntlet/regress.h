@@ -95,6 +95,10 @@ struct CompareOptions {
   std::int64_t memory_min_bytes = 1 << 20;
   int history = 8;             // earlier releases used for noise bands and change points (0: none)
   double noise_k = 3.0;        // noise band half-width in robust standard deviations
+  // Host time: judge each case against the between-run noise of cases like it (Note [Population
+  // noise]). Off when --confirm re-measures the flagged cases: the screen then keeps every
+  // significant change past the minimum effect, and the A/B re-runs decide.
+  bool population_noise = true;
   int bootstrap_resamples = 2000;
 };
 

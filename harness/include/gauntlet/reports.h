@@ -77,4 +77,14 @@ std::string repro_command(const RunComparison& c, const Finding& f);
 // U+FFFD.
 std::string xml_escape(std::string_view s, bool attribute = true);
 
+// Text in a Markdown paragraph or table cell, shown as written: `|`, `\`, `` ` `` and `*` escaped,
+// `<` and `&` as entities, newlines and tabs as spaces, invalid UTF-8 as U+FFFD.
+std::string markdown_text(std::string_view s);
+// A Markdown code span that may sit in a table cell (fenced past any backticks in `s`, `|`
+// escaped); "" for empty text.
+std::string markdown_code(std::string_view s);
+// A word for a POSIX shell: as is when no shell treats any of its characters specially, else
+// single-quoted (as the `gauntlet show --db` commands of the Markdown report quote the database).
+std::string shell_argument(std::string_view s);
+
 }  // namespace gauntlet

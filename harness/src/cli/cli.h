@@ -120,6 +120,15 @@ struct BenchOptions {
   bool quiet = false;
 };
 int bench(const BenchOptions& o);
+// `report` (named apart from gauntlet::ReportOptions, the compare reports' options).
+struct ReportCommandOptions {
+  bool weekly = false;       // the only report so far
+  std::string db;
+  std::string since, until;  // YYYY-MM-DD; default: the 7 days ending today (GAUNTLET_TODAY)
+  std::string backend, suite;
+  std::string markdown, json;  // report files ("-": stdout)
+};
+int report(const ReportCommandOptions& o);
 struct ConfirmOptions {
   std::string baseline_backend, candidate_backend, suites_dir;
   std::vector<std::string> baseline_env, candidate_env;  // NAME=VALUE

@@ -57,6 +57,7 @@ int compare(const CompareOptions& o) {
   opt.min_samples = o.min_samples;
   opt.error_growth = o.error_growth;
   opt.history = o.history;
+  opt.population_noise = !o.confirm;  // Note [Population noise]
   const std::vector<Gate> gates = parse_gates(o.gate);
   std::optional<std::int64_t> baseline;
   if (o.baseline != "auto") {

@@ -152,6 +152,18 @@ int main(int argc, char** argv) {
   compare->add_option("--candidate-env", co.candidate_env, "--confirm: NAME=VALUE set for the candidate's worker (repeatable)");
   compare->add_option("--confirm-rounds", co.confirm_rounds, "--confirm: A/B rounds per case")->capture_default_str();
 
+  cli::ReportCommandOptions rp;
+  auto* report = app.add_subcommand("report", "summarise a database: --weekly, the last 7 days across releases, with change points");
+  report->add_flag("--weekly", rp.weekly, "the releases of a week per backend and suite: rates, speed index, regressions, change points")
+      ->required();
+  report->add_option("--db", rp.db, "SQLite database, opened read-only")->required();
+  report->add_option("--since", rp.since, "first day, YYYY-MM-DD (default: 6 days before --until)");
+  report->add_option("--until", rp.until, "last day, YYYY-MM-DD (default: today, UTC, or $GAUNTLET_TODAY)");
+  report->add_option("--backend", rp.backend, "only runs of this backend (runs.backend: sim, plugin:<path.so>)");
+  report->add_option("--suite", rp.suite, "only runs of this suite");
+  report->add_option("--markdown", rp.markdown, "write the Markdown report here (- for stdout)");
+  report->add_option("--json", rp.json, "write the JSON report here (- for stdout)");
+
   cli::BenchOptions be;
   auto* bench = app.add_subcommand("bench", "time a suite's cases with Google Benchmark and store them as a run");
   bench->add_option("--suite", be.suite, "suite name or .yaml path")->required();
@@ -203,6 +215,7 @@ int main(int argc, char** argv) {
     if (*plan) return cli::plan(pl);
     if (*merge) return cli::merge(mo);
     if (*compare) return cli::compare(co);
+    if (*report) return cli::report(rp);
     if (*bench) return cli::bench(be);
     if (*show) return cli::show(so);
     if (*repro) return cli::repro(po);
