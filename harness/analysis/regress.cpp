@@ -11,6 +11,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "gauntlet/samples.h"
 #include "gauntlet/sqlite.h"
 
 namespace gauntlet {
@@ -37,27 +38,13 @@ struct Row {
   std::int64_t peak_mem = 0;
   std::int64_t graph_breaks = -1, recompiles = -1;  // -1: not recorded
   std::string fallback_ops;                          // JSON text, "[]" for none
-  std::string samples;                               // float32 little-endian (Note [Stored samples])
+  std::string samples;                               // gauntlet/samples.h
 };
 
 Status to_status(const std::string& path, const std::string& text) {
   const auto s = parse_status(text);
   if (!s) raise(fmt::format("{}: unknown status '{}' in results", path, text));
   return *s;
-}
-
-std::vector<double> unpack(const std::string& bytes) {
-  std::vector<double> out(bytes.size() / 4);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    std::uint32_t bits = 0;
-    for (int b = 0; b < 4; ++b) {
-      bits |= std::uint32_t{static_cast<unsigned char>(bytes[i * 4 + static_cast<std::size_t>(b)])} << (8 * b);
-    }
-    float f;
-    std::memcpy(&f, &bits, 4);
-    out[i] = f;
-  }
-  return out;
 }
 
 // How bad a status is, for "did it get worse": a case that cannot run at all is worse than one
@@ -479,8 +466,8 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
     }
     SpeedCase sc{k.case_id, tb.value, tk.value, tk.sim, {}, {}, {}};
     if (!tk.sim) {
-      sc.base_samples = unpack(b.samples);
-      sc.cand_samples = unpack(k.samples);
+      sc.base_samples = unpack_samples(b.samples);
+      sc.cand_samples = unpack_samples(k.samples);
       if (static_cast<int>(sc.base_samples.size()) < opt.min_samples ||
           static_cast<int>(sc.cand_samples.size()) < opt.min_samples) {
         ++c.speed.unjudged;

@@ -298,6 +298,21 @@ bool gates_build(const Finding& f, const std::vector<Gate>& gates) {
 
 bool waived(const Finding& f) { return is_regression(f.change) && f.waiver && !f.waiver->expired; }
 
+// Findings of one change kind: how many, how many waived, how many fail the gates asked for.
+struct ChangeCounts {
+  std::int64_t findings = 0, waived = 0, gating = 0;
+};
+ChangeCounts change_counts(const RunComparison& c, Change ch, const std::vector<Gate>& gates) {
+  ChangeCounts n;
+  for (const Finding& f : c.findings) {
+    if (f.change != ch) continue;
+    ++n.findings;
+    n.waived += waived(f);
+    n.gating += gates_build(f, gates);
+  }
+  return n;
+}
+
 std::string gate_list(const std::vector<Gate>& gates) {
   std::vector<std::string> names;
   for (Gate g : gates) names.emplace_back(gate_name(g));
@@ -390,13 +405,7 @@ void md_counts(std::string& out, const RunComparison& c, const std::vector<Gate>
       "Gating: a regression not waived (or whose waiver expired), in a gate asked for.\n\n"
       "| Change | Gate | Findings | Waived | Gating |\n|---|---|--:|--:|--:|\n";
   for (Change ch : changes_by_gate()) {
-    std::int64_t n = 0, w = 0, g = 0;
-    for (const Finding& f : c.findings) {
-      if (f.change != ch) continue;
-      ++n;
-      w += waived(f);
-      g += gates_build(f, gates);
-    }
+    const auto [n, w, g] = change_counts(c, ch, gates);
     if (n == 0) continue;
     const Gate gate = change_gate(ch);
     std::string gate_cell(gate_name(gate));
@@ -749,13 +758,7 @@ std::string json_report(const RunComparison& c, const ReportOptions& o) {
   }
   counts["changes"] = Json::object();
   for (Change ch : kAllChanges) {
-    std::int64_t n = 0, w = 0, g = 0;
-    for (const Finding& f : c.findings) {
-      if (f.change != ch) continue;
-      ++n;
-      w += waived(f);
-      g += gates_build(f, gates);
-    }
+    const auto [n, w, g] = change_counts(c, ch, gates);
     counts["changes"][std::string(change_name(ch))] = Json{{"gate", gate_name(change_gate(ch))},
                                                            {"regression", is_regression(ch)},
                                                            {"findings", n},

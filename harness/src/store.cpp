@@ -14,6 +14,7 @@
 #include <system_error>
 #include <utility>
 
+#include "gauntlet/samples.h"
 #include "gauntlet/sqlite.h"
 
 namespace gauntlet {
@@ -278,19 +279,6 @@ void bind_case(Stmt& s, std::int64_t id, const CaseKey& key, const std::string& 
          layout_name(key.layout), shapes_str(key.shapes), to_json(args));
 }
 
-// Note [Stored samples]: repetitions as float32 little-endian (24-bit mantissa: far finer than
-// timer noise), 4 bytes each, in the order they ran.
-std::string pack_samples(const std::vector<double>& samples) {
-  std::string out(samples.size() * 4, '\0');
-  for (std::size_t i = 0; i < samples.size(); ++i) {
-    const float f = static_cast<float>(samples[i]);
-    std::uint32_t bits;
-    std::memcpy(&bits, &f, 4);
-    for (int b = 0; b < 4; ++b) out[i * 4 + static_cast<std::size_t>(b)] = static_cast<char>((bits >> (8 * b)) & 0xff);
-  }
-  return out;
-}
-
 // fallback_ops as a JSON array. Most results have none and most op names need no escaping, so
 // those skip the JSON library (a third of the cost of ingesting a row).
 std::string ops_json(const std::vector<std::string>& ops) {
@@ -341,18 +329,6 @@ std::vector<std::string> read_ops(Stmt& s) {
     fail(s.path(), "fallback_ops in results is not a JSON array of strings");
   }
   return ops.get<std::vector<std::string>>();
-}
-
-std::vector<double> unpack_samples(const std::string& bytes) {
-  std::vector<double> out(bytes.size() / 4);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    std::uint32_t bits = 0;
-    for (int b = 0; b < 4; ++b) bits |= std::uint32_t{static_cast<unsigned char>(bytes[i * 4 + static_cast<std::size_t>(b)])} << (8 * b);
-    float f;
-    std::memcpy(&f, &bits, 4);
-    out[i] = f;
-  }
-  return out;
 }
 
 // Reads "cases.key, <kResultColumns>".

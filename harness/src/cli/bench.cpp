@@ -6,7 +6,8 @@
 // Every repetition's time per iteration becomes one sample (samples_us), its median, p10 and p90
 // the case's steady state, so that `gauntlet compare --metric host` judges them. Google
 // Benchmark's own JSON is kept (--out). Timing in one process with no isolation: bench is for
-// cases that pass `run` (a crash stops the bench; what was stored before it stays).
+// cases that pass `run`. Results are stored when the timing ends: a crash loses the bench (its
+// run stays recorded, unfinished and empty), never anything stored before it.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -64,15 +65,7 @@ int bench(const BenchOptions& o) {
   std::unique_ptr<Backend> backend = make_backend(o.backend);
   auto store = Store::open(o.db, Store::OpenMode::ReadWrite);
 
-  RunInfo info;
-  describe_environment(info);
-  info.release = o.release;
-  info.build_id = o.build_id;
-  info.backend = backend->name();
-  info.backend_version = backend->version();
-  info.suite = suite.name;
-  info.filter = o.filter;
-  info.started_at = utc_now();
+  RunInfo info = new_run_info(*backend, suite, o.release, o.build_id, o.filter);
   info.config_json = nlohmann::json{{"suites_dir", dir},
                                     {"suite_file", o.suite},
                                     {"bench", {{"repetitions", o.repetitions}, {"min_time_s", o.min_time_s},

@@ -7,6 +7,7 @@
 #include "gauntlet/catalog.h"
 #include "gauntlet/regress.h"
 #include "gauntlet/runner.h"
+#include "gauntlet/store.h"
 #include <string>
 #include <vector>
 
@@ -150,6 +151,9 @@ std::string suites_dir_or_default(const std::string& dir);
 // The runner configuration `run` (in-process) and `worker` share: the suite files' judgement,
 // the timing repetitions, and the golden store options (a null store: compute every golden).
 std::string self_exe();  // this gauntlet binary
+// A new run's record: the environment, the backend and the suite; the caller adds the rest.
+RunInfo new_run_info(const Backend& backend, const Suite& suite, const std::string& release,
+                     const std::string& build_id, const std::string& filter);
 RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations& expectations, const TimingOptions& timing,
                            GoldenStore* golden_store, bool golden_add, bool golden_always,
                            const std::string& golden_release);

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "gauntlet/catalog.h"
+#include "gauntlet/environment.h"
 
 namespace gauntlet::cli {
 
@@ -13,6 +14,20 @@ std::string self_exe() {
   auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) throw UsageError("cannot find the gauntlet binary (/proc/self/exe): " + ec.message());
   return p.string();
+}
+
+RunInfo new_run_info(const Backend& backend, const Suite& suite, const std::string& release,
+                     const std::string& build_id, const std::string& filter) {
+  RunInfo info;
+  describe_environment(info);
+  info.release = release;
+  info.build_id = build_id;
+  info.backend = backend.name();
+  info.backend_version = backend.version();
+  info.suite = suite.name;
+  info.filter = filter;
+  info.started_at = utc_now();
+  return info;
 }
 
 std::string suites_dir_or_default(const std::string& dir) { return dir.empty() ? default_suites_dir() : dir; }

@@ -206,17 +206,9 @@ int run(const RunOptions& opts) {
     finished = store->finished_keys(run_id);
     store->reopen_run(run_id);
   } else {
-    RunInfo info;
-    describe_environment(info);
+    RunInfo info = new_run_info(*backend, suite, o.release, o.build_id, o.filter);
     info.id = o.run_id;
-    info.release = o.release;
-    info.build_id = o.build_id;
-    info.backend = backend->name();
-    info.backend_version = backend->version();
-    info.suite = suite.name;
-    info.filter = o.filter;
     info.shard = shards > 1 ? fmt::format("{}/{}", shard, shards) : "";
-    info.started_at = utc_now();
     info.config_json = nlohmann::json{{"suites_dir", dir},
                                       {"suite_file", o.suite},
                                       {"reps", o.timing.reps},
