@@ -151,6 +151,10 @@ TEST_F(E2E, BadInputGivesOneLineErrorAndExitTwo) {
   expect_one_line_error(gauntlet("run --suite smoke --db " + (dir_ / "x.db").string() + " --backend tpu"),
                         "unknown backend 'tpu'");
   expect_one_line_error(gauntlet("show --db " + (dir_ / "missing.db").string()), "no such database");
+  expect_one_line_error(gauntlet("compare --db " + (dir_ / "missing.db").string()), "no such database");
+  expect_one_line_error(gauntlet("bench --suite no_such_suite --db " + (dir_ / "b.db").string()),
+                        "unknown suite 'no_such_suite'");
+  expect_one_line_error(gauntlet("report --weekly --db " + (dir_ / "missing.db").string()), "no such database");
   expect_one_line_error(gauntlet("frobnicate"), "");
 
   fs::path bad = suites_with({{"broken.yaml", "suite: broken\ndescription: x\ngroups:\n  - ops: [exp]\n    dtypes: [f32\n"},
@@ -176,6 +180,29 @@ TEST_F(E2E, ForeignOrBrokenDatabaseIsRejectedAndLeftIntact) {
   const fs::path junk = dir_ / "junk.db";
   std::ofstream(junk) << "this is not a database, just text that is long enough to have a header............";
   expect_one_line_error(gauntlet("show --db " + junk.string()), "not a SQLite database");
+  expect_one_line_error(gauntlet("compare --db " + foreign.string()), "not a Gauntlet database");
+  EXPECT_EQ(slurp(foreign), before);
+}
+
+TEST_F(E2E, CompareRefusesBadOptionsAndLeavesTheDatabaseIntact) {
+  const std::string db = (dir_ / "cmp.db").string();
+  ASSERT_EQ(gauntlet("run --suite smoke --db " + db + " --filter 'op/exp/f32/*' --release a --quiet").code, 0);
+  const std::string before = slurp(db);
+  expect_one_line_error(gauntlet("compare --db " + db), "no baseline for run 1");
+  ASSERT_EQ(gauntlet("run --suite smoke --db " + db + " --filter 'op/exp/f32/*' --release b --quiet").code, 0);
+  const std::string two = slurp(db);
+  expect_one_line_error(gauntlet("compare --db " + db + " --gate bogus"), "--gate: unknown kind 'bogus'");
+  expect_one_line_error(gauntlet("compare --db " + db + " --baseline 99"), "no run 99");
+  expect_one_line_error(gauntlet("compare --db " + db + " --metric wall"), "--metric: unknown metric 'wall'");
+  const fs::path waivers = dir_ / "w.yaml";
+  std::ofstream(waivers) << "waivers:\n  - case: x\n";
+  expect_one_line_error(gauntlet("compare --db " + db + " --waivers " + waivers.string()), "w.yaml:2: reason: missing");
+  EXPECT_EQ(slurp(db), two);  // compare only reads
+  EXPECT_NE(before, two);
+  // Accuracy on the same build: nothing to flag (speed on host time is left out: it is noise here).
+  const Result ok = gauntlet("compare --db " + db + " --gate accuracy,coverage --quiet");
+  EXPECT_EQ(ok.code, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("gate accuracy,coverage: PASS"), std::string::npos) << ok.out;
 }
 
 TEST_F(E2E, AFailedRunKeepsEarlierResults) {
