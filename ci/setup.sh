@@ -12,6 +12,8 @@ PACKAGES=(
   libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libxxhash-dev libzstd-dev libxml2-utils
   # A one-node Slurm cluster for the sharded-run test (ci/slurm_test.sh, ci/slurm/cluster.sh).
   slurm-wlm slurmctld slurmd slurm-client munge
+  # Headless Chromium for the dashboard's browser tests (dashboards/test/), driven by playwright-core.
+  chromium
 )
 
 missing=()
@@ -41,3 +43,13 @@ case "$blas" in
     fi
     ;;
 esac
+
+# The dashboard's npm packages (uPlot for the site, playwright-core for its browser tests), from
+# dashboards/package-lock.json; only when node_modules is missing or older than the lock file.
+dash="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/dashboards"
+if [ -f "$dash/package-lock.json" ] && command -v npm >/dev/null 2>&1; then
+  if [ ! -d "$dash/node_modules" ] || [ "$dash/package-lock.json" -nt "$dash/node_modules" ]; then
+    echo "ci/setup.sh: npm ci in dashboards/"
+    (cd "$dash" && npm ci --no-audit --no-fund --loglevel=error >/dev/null && touch node_modules)
+  fi
+fi

@@ -130,6 +130,13 @@ struct ReportCommandOptions {
   std::string markdown, json;  // report files ("-": stdout)
 };
 int report(const ReportCommandOptions& o);
+// `dashboard` (named apart from gauntlet::DashboardOptions, the exporter's options).
+struct DashboardCommandOptions {
+  std::string db, out, since, backend, suite;
+  std::string metric = "auto";
+  int compare_pairs = 8;
+};
+int dashboard(const DashboardCommandOptions& o);
 struct ConfirmOptions {
   std::string baseline_backend, candidate_backend, suites_dir;
   std::vector<std::string> baseline_env, candidate_env;  // NAME=VALUE

@@ -164,6 +164,17 @@ int main(int argc, char** argv) {
   report->add_option("--markdown", rp.markdown, "write the Markdown report here (- for stdout)");
   report->add_option("--json", rp.json, "write the JSON report here (- for stdout)");
 
+  cli::DashboardCommandOptions dso;
+  auto* dash = app.add_subcommand("dashboard", "write the static trend site of a database (open DIR/index.html)");
+  dash->add_option("--db", dso.db, "SQLite database, opened read-only")->required();
+  dash->add_option("--out", dso.out, "directory of the site (created; its data/ is replaced)")->required();
+  dash->add_option("--since", dso.since, "only runs started on this day or later, YYYY-MM-DD");
+  dash->add_option("--backend", dso.backend, "only runs of this backend (runs.backend)");
+  dash->add_option("--suite", dso.suite, "only runs of this suite");
+  dash->add_option("--metric", dso.metric, "regressions judged on: auto | sim | host (as compare)")->capture_default_str();
+  dash->add_option("--compare-pairs", dso.compare_pairs, "newest release pairs judged by compare (regression counts)")
+      ->capture_default_str();
+
   cli::BenchOptions be;
   auto* bench = app.add_subcommand("bench", "time a suite's cases with Google Benchmark and store them as a run");
   bench->add_option("--suite", be.suite, "suite name or .yaml path")->required();
@@ -216,6 +227,7 @@ int main(int argc, char** argv) {
     if (*merge) return cli::merge(mo);
     if (*compare) return cli::compare(co);
     if (*report) return cli::report(rp);
+    if (*dash) return cli::dashboard(dso);
     if (*bench) return cli::bench(be);
     if (*show) return cli::show(so);
     if (*repro) return cli::repro(po);

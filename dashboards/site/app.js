@@ -1,0 +1,1218 @@
+/* Gauntlet dashboard: one static page over data/*.js (dashboards/FORMAT.md, schema version 1).
+ *
+ * Plain ES2019, no framework, no build step. Only data/overview.js loads at start; every other
+ * data file loads when a view first needs it (a <script src> element) and stays cached.
+ *
+ * Security: every string from the data reaches the DOM through textContent, createTextNode or
+ * setAttribute of inert attributes (title, href built from encodeURIComponent, data-*, aria-*).
+ * Nothing here uses innerHTML, outerHTML, insertAdjacentHTML or document.write.
+ */
+(function () {
+  'use strict';
+
+  var SCHEMA_MAJOR = 1;
+  var PAGE_SIZE = 100;
+  var GATES = ['accuracy', 'speed', 'coverage'];
+  var SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+  var COLORS = { pass: '#2e7d32', fallback: '#b26a00', breaks: '#6a3fb5', speed: '#1565c0', rel: '#c2185b', cp: '#d32f2f' };
+
+  // ------------------------------------------------------------------------------------------
+  // Data files
+
+  var received = Object.create(null);  // name -> payload handed over by its data file
+  var loads = Object.create(null);     // name -> Promise of the checked payload
+
+  window.gauntletData = function (name, payload) {
+    if (typeof name === 'string') received[name] = payload;
+  };
+
+  function DataError(message) {
+    var e = new Error(message);
+    e.isDataError = true;
+    return e;
+  }
+
+  function schemaProblem(payload, file) {
+    if (!payload || typeof payload !== 'object') return file + ' holds no data object.';
+    var v = payload.schema_version;
+    var major = typeof v === 'number' ? Math.floor(v) : parseInt(String(v), 10);
+    if (major !== SCHEMA_MAJOR) {
+      return file + ' has schema version ' + String(v) + ', but this page reads version ' + SCHEMA_MAJOR +
+        '. Write the site again with the same gauntlet for its page and its data.';
+    }
+    return null;
+  }
+
+  // Loads data/<name>.js once; the promise resolves to its payload.
+  function loadData(name) {
+    if (loads[name]) return loads[name];
+    var file = 'data/' + name + '.js';
+    var p = new Promise(function (resolve, reject) {
+      var s = document.createElement('script');
+      s.async = true;
+      s.onload = function () {
+        s.remove();
+        if (!(name in received)) {
+          reject(DataError(file + ' loaded, but it did not hand over its data (gauntletData("' + name + '", ...)); the file is damaged or is not a dashboard data file.'));
+          return;
+        }
+        var payload = received[name];
+        delete received[name];
+        var problem = schemaProblem(payload, file);
+        if (problem) reject(DataError(problem));
+        else resolve(payload);
+      };
+      s.onerror = function () {
+        s.remove();
+        reject(DataError('Could not load ' + file + '. The file is missing or unreadable: the data/ folder must sit next to index.html, as gauntlet dashboard writes it.'));
+      };
+      s.src = file;
+      document.head.appendChild(s);
+    });
+    loads[name] = p;
+    p.catch(function () { delete loads[name]; });  // a later visit tries again
+    return p;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // DOM helpers (text only)
+
+  function h(tag, props) {
+    var e = document.createElement(tag);
+    if (props) {
+      Object.keys(props).forEach(function (k) {
+        var v = props[k];
+        if (v === null || v === undefined || v === false) return;
+        if (k === 'class') e.className = v;
+        else if (k === 'text') e.textContent = String(v);
+        else if (k === 'value') e.value = v;
+        else if (k.slice(0, 2) === 'on' && typeof v === 'function') e.addEventListener(k.slice(2), v);
+        else if (k === 'testid') e.setAttribute('data-testid', v);
+        else e.setAttribute(k, v === true ? '' : String(v));
+      });
+    }
+    for (var i = 2; i < arguments.length; i++) add(e, arguments[i]);
+    return e;
+  }
+
+  function add(parent, c) {
+    if (c === null || c === undefined || c === false) return;
+    if (Array.isArray(c)) { c.forEach(function (x) { add(parent, x); }); return; }
+    parent.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+
+  // Text that may wrap after each '/' (a <wbr> between text nodes; textContent stays the text).
+  function breakable(tag, props, text) {
+    var e = h(tag, props);
+    String(text).split('/').forEach(function (part, i) {
+      if (i) { e.appendChild(document.createTextNode('/')); e.appendChild(document.createElement('wbr')); }
+      e.appendChild(document.createTextNode(part));
+    });
+    return e;
+  }
+
+  function clear(e) { while (e.firstChild) e.removeChild(e.firstChild); }
+
+  function svg(tag, attrs) {
+    var e = document.createElementNS('http://www.w3.org/2000/svg', tag);
+    Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, String(attrs[k])); });
+    return e;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Formatting
+
+  var DASH = '\u2014';
+  function isNum(x) { return typeof x === 'number' && isFinite(x); }
+  function fmtPct(x) { return isNum(x) ? (x * 100).toFixed(2) + '%' : DASH; }
+  function fmtRatio(x) { return isNum(x) ? x.toFixed(3) : DASH; }
+  function fmtInt(x) { return isNum(x) ? Math.round(x).toLocaleString('en-US') : DASH; }
+  function fmtTime(us) {
+    if (!isNum(us)) return DASH;
+    if (us < 1000) return prec(us) + ' \u00b5s';
+    if (us < 1e6) return prec(us / 1000) + ' ms';
+    return prec(us / 1e6) + ' s';
+  }
+  function prec(x) { return x >= 100 ? x.toFixed(0) : Number(x.toPrecision(3)).toString(); }
+  function fmtErr(x) { return !isNum(x) ? DASH : x === 0 ? '0' : x.toExponential(2); }
+  function fmtDate(iso) { return typeof iso === 'string' ? iso.slice(0, 10) : DASH; }
+  function fmtStamp(iso) {
+    if (typeof iso !== 'string') return DASH;
+    var m = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d)/.exec(iso);
+    return m ? m[1] + ' ' + m[2] + (/Z$/.test(iso) ? ' UTC' : '') : iso;
+  }
+  function fmtCI(s) {
+    if (!s || !isNum(s.ratio)) return DASH;
+    return fmtRatio(s.ratio) + (isNum(s.lo) && isNum(s.hi) ? ' [' + fmtRatio(s.lo) + ', ' + fmtRatio(s.hi) + ']' : '');
+  }
+  function str(x) { return x === null || x === undefined ? '' : String(x); }
+  function arr(x) { return Array.isArray(x) ? x : []; }
+
+  // The shell command that reruns a case: the key in single quotes, each ' written as '\''.
+  function shellQuote(s) { return "'" + String(s).replace(/'/g, "'\\''") + "'"; }
+  function reproCommand(key, backend) { return 'gauntlet repro ' + shellQuote(key) + ' --backend ' + backend; }
+
+  function statusClass(s) { return 'st st-' + String(s || 'none').toLowerCase().replace(/[^a-z]/g, ''); }
+  function statusBadge(s) { return h('span', { class: statusClass(s) }, s ? s : 'absent'); }
+
+  // ------------------------------------------------------------------------------------------
+  // Routing: #/<group>/<view>[/<arg>][?query]
+
+  function safeDecode(s) { try { return decodeURIComponent(s); } catch (e) { return s; } }
+
+  function parseRoute() {
+    var hash = location.hash.replace(/^#\/?/, '');
+    var q = '';
+    var qi = hash.indexOf('?');
+    if (qi >= 0) { q = hash.slice(qi + 1); hash = hash.slice(0, qi); }
+    var parts = hash.split('/');
+    return {
+      gid: parts[0] ? safeDecode(parts[0]) : '',
+      view: parts[1] || 'overview',
+      arg: parts.length > 2 ? safeDecode(parts.slice(2).join('/')) : '',
+      params: new URLSearchParams(q),
+    };
+  }
+
+  function hashFor(gid, view, arg, params) {
+    var s = '#/' + encodeURIComponent(gid) + '/' + view;
+    if (arg !== undefined && arg !== null && arg !== '') s += '/' + encodeURIComponent(arg);
+    var q = params ? params.toString() : '';
+    return q ? s + '?' + q : s;
+  }
+
+  function caseHash(gid, key) { return hashFor(gid, 'case', key); }
+
+  // Rewrites the query of the current view's address without rendering it again.
+  function replaceQuery(params) {
+    var r = parseRoute();
+    var next = hashFor(r.gid, r.view, r.arg, params);
+    if (next !== location.hash) history.replaceState(null, '', next);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // State
+
+  var state = {
+    overview: null,
+    group: null,
+    axis: 'release',
+    seq: 0,         // bumped on every route; a view whose seq is stale draws nothing
+    charts: [],     // live uPlot instances of the current view
+  };
+
+  var main, groupSelect, metaBox, nav;
+
+  function setReady(view) {
+    document.body.setAttribute('data-ready', view);
+  }
+
+  function destroyCharts() {
+    state.charts.forEach(function (c) { try { c.u.destroy(); } catch (e) { /* already gone */ } });
+    state.charts = [];
+  }
+
+  function showError(container, err, title) {
+    clear(container);
+    container.appendChild(h('div', { class: 'error', role: 'alert', testid: 'load-error' },
+      h('strong', null, title || 'Cannot show this view'), h('p', null, err && err.message ? err.message : String(err))));
+    setReady('error');
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Charts (uPlot)
+
+  // A line chart over releases (or weeks): x is the index, labelled with `labels`.
+  // opts: {id, title, labels, series: [{label, values, color, fmt}], yFmt, yKind: 'rate'|'count'|'ratio'|'log',
+  //        cps: [bool per x] marked on series 0, cpText(i)}
+  // The figure that a chart goes in. Every slot of a view is placed before any chart is drawn,
+  // so that each chart is drawn at its final width.
+  function chartSlot(parent, id, title) {
+    var holder = h('div', { class: 'chart-plot' });
+    var wrap = h('figure', { class: 'chart', testid: 'chart-' + id, 'data-points': '0', 'data-cp-markers': '0' },
+      h('figcaption', null, title), holder);
+    parent.appendChild(wrap);
+    return { wrap: wrap, holder: holder, parent: parent };
+  }
+
+  function lineChart(slot, opts) {
+    var wrap = slot.wrap, holder = slot.holder, parent = slot.parent;
+    if (typeof window.uPlot !== 'function') {
+      holder.appendChild(h('p', { class: 'error' }, 'The chart library (assets/uPlot.iife.min.js) did not load.'));
+      return null;
+    }
+    var n = opts.labels.length;
+    if (opts.yKind === 'log' && !opts.series.some(function (s) { return s.values.some(function (v) { return isNum(v) && v > 0; }); })) {
+      opts.yKind = 'ratio';
+    }
+    var xs = [];
+    for (var i = 0; i < n; i++) xs.push(i);
+    var data = [xs];
+    opts.series.forEach(function (s) {
+      data.push(s.values.map(function (v) { return isNum(v) && !(opts.yKind === 'log' && v <= 0) ? v : null; }));
+    });
+    var yFmt = opts.yFmt || function (v) { return String(v); };
+    var labels = opts.labels;
+
+    var yScale = { auto: true };
+    if (opts.yKind === 'log') yScale = { distr: 3, log: 10 };
+    else {
+      yScale.range = function (u, min, max) {
+        if (min === null || max === null || !isFinite(min)) return [0, 1];
+        var span = max - min;
+        var pad = Math.max(span * 0.12, Math.abs(max) * 0.004, opts.yKind === 'count' ? 1 : 1e-4);
+        var lo = min - pad, hi = max + pad;
+        if (opts.yKind === 'rate') { lo = Math.max(0, lo); hi = Math.min(1, hi); if (hi <= lo) { lo = Math.max(0, lo - 0.01); hi = Math.min(1, hi + 0.01); } }
+        if (opts.yKind === 'count') { lo = Math.max(0, lo); }
+        return [lo, hi];
+      };
+    }
+
+    var series = [{
+      label: opts.xLabel || 'Release',
+      value: function (u, v) { return v === null || v === undefined ? DASH : str(labels[v]); },
+    }];
+    opts.series.forEach(function (s) {
+      series.push({
+        label: s.label,
+        stroke: s.color,
+        width: 2,
+        spanGaps: true,
+        points: { show: true, size: 7, stroke: s.color, fill: '#fff', width: 2 },
+        value: function (u, v) { return v === null || v === undefined ? DASH : (s.fmt || yFmt)(v); },
+      });
+    });
+
+    function afterDraw(u) {
+      // Count the points uPlot placed inside the plot, for the tests and the figure's title.
+      var pr = (window.uPlot && window.uPlot.pxRatio) || 1;
+      var w = u.bbox.width / pr + 1, hgt = u.bbox.height / pr + 1;
+      var count = 0;
+      for (var si = 1; si < u.data.length; si++) {
+        var ys = u.data[si];
+        for (var k = 0; k < ys.length; k++) {
+          if (ys[k] === null) continue;
+          var px = u.valToPos(k, 'x'), py = u.valToPos(ys[k], 'y');
+          if (px >= -1 && px <= w && py >= -1 && py <= hgt) count++;
+        }
+      }
+      wrap.setAttribute('data-points', String(count));
+      // Change point markers: DOM elements over the plot (a line and a diamond on the point).
+      var old = u.over.querySelectorAll('.cp-line, .cp-marker');
+      for (var j = 0; j < old.length; j++) old[j].remove();
+      var marks = 0;
+      if (opts.cps) {
+        for (var x = 0; x < n; x++) {
+          if (!opts.cps[x]) continue;
+          var lx = u.valToPos(x, 'x');
+          var line = h('div', { class: 'cp-line' });
+          line.style.left = lx + 'px';
+          u.over.appendChild(line);
+          var y = data[1][x];
+          var m = h('div', { class: 'cp-marker', testid: 'cp-marker', title: opts.cpText ? opts.cpText(x) : 'change point' });
+          m.style.left = lx + 'px';
+          m.style.top = (y === null ? 8 : u.valToPos(y, 'y')) + 'px';
+          u.over.appendChild(m);
+          marks++;
+        }
+      }
+      wrap.setAttribute('data-cp-markers', String(marks));
+    }
+
+    var axes = [
+      {
+        stroke: '#555',
+        space: 64,
+        incrs: [1, 2, 3, 4, 5, 10, 20, 25, 50, 100, 200, 500, 1000, 5000],
+        values: function (u2, splits) {
+          return splits.map(function (v) { return Number.isInteger(v) && v >= 0 && v < n ? str(labels[v]) : ''; });
+        },
+        grid: { show: false },
+        ticks: { show: true, size: 4 },
+      },
+      {
+        stroke: '#555',
+        size: 64,
+        values: function (u2, splits) {
+          // On a log axis: decades, and 2 and 5 too when the axis spans two decades or less.
+          var few = splits.length > 1 && Math.log10(splits[splits.length - 1] / splits[0]) <= 2;
+          return splits.map(function (v) {
+            if (opts.yKind === 'log') {
+              var m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
+              var one = Math.abs(m - 1) < 1e-6, mid = Math.abs(m - 2) < 1e-6 || Math.abs(m - 5) < 1e-6;
+              if (!one && !(few && mid)) return '';
+            }
+            return yFmt(v);
+          });
+        },
+        grid: { stroke: '#eceff1', width: 1 },
+        ticks: { show: true, size: 4, stroke: '#cfd8dc' },
+      },
+    ];
+    var yAxis = axes[1];
+    if (opts.yKind === 'count') yAxis.incrs = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 1e7, 1e8];
+    var width = Math.max(260, holder.clientWidth || parent.clientWidth || 400);
+    var height = opts.height || 210;
+    var u = new window.uPlot({
+      width: width,
+      height: height,
+      scales: {
+        x: { time: false, range: function () { return [-0.5, Math.max(0.5, n - 0.5)]; } },
+        y: yScale,
+      },
+      axes: axes,
+      series: series,
+      cursor: { drag: { x: false, y: false, setScale: false } },
+      legend: { show: true, live: true },
+      hooks: { draw: [afterDraw] },
+    }, data, holder);
+    var entry = { u: u, holder: holder, height: height };
+    state.charts.push(entry);
+    return entry;
+  }
+
+  function resizeCharts() {
+    state.charts.forEach(function (c) {
+      var w = Math.max(260, c.holder.clientWidth);
+      if (Math.abs(w - c.u.width) > 2) c.u.setSize({ width: w, height: c.height });
+    });
+  }
+
+  // A small SVG sparkline; nulls are gaps.
+  function sparkline(values, color, kind) {
+    var W = 120, H = 26, P = 3;
+    var nums = values.filter(isNum);
+    var s = svg('svg', { width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, class: 'spark', 'data-testid': 'sparkline', role: 'img' });
+    if (!nums.length) return s;
+    var lo = Math.min.apply(null, nums), hi = Math.max.apply(null, nums);
+    if (kind === 'rate') { lo = Math.min(lo, hi - 0.01); }
+    if (hi - lo < 1e-9) { lo -= 0.5; hi += 0.5; }
+    var n = values.length;
+    var X = function (i) { return n === 1 ? W / 2 : P + (i * (W - 2 * P)) / (n - 1); };
+    var Y = function (v) { return H - P - ((v - lo) * (H - 2 * P)) / (hi - lo); };
+    var seg = [];
+    var flushSeg = function () {
+      if (seg.length > 1) s.appendChild(svg('polyline', { points: seg.join(' '), fill: 'none', stroke: color, 'stroke-width': 1.5 }));
+      seg = [];
+    };
+    var last = -1;
+    values.forEach(function (v, i) {
+      if (!isNum(v)) { flushSeg(); return; }
+      seg.push(X(i).toFixed(1) + ',' + Y(v).toFixed(1));
+      last = i;
+    });
+    flushSeg();
+    if (last >= 0) s.appendChild(svg('circle', { cx: X(last).toFixed(1), cy: Y(values[last]).toFixed(1), r: 2.5, fill: color }));
+    return s;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Tables
+
+  // rows: objects; columns: [{label, cls, cell(row) -> Node|string, title}]
+  function table(columns, rows, opts) {
+    opts = opts || {};
+    var thead = h('thead', null, h('tr', null, columns.map(function (c) {
+      return h('th', { class: c.cls || null, title: c.title || null, scope: 'col' }, c.label);
+    })));
+    var tbody = h('tbody');
+    rows.forEach(function (r, i) {
+      var tr = h('tr', opts.rowProps ? opts.rowProps(r, i) : null, columns.map(function (c) {
+        return h('td', { class: c.cls || null }, c.cell(r, i));
+      }));
+      tbody.appendChild(tr);
+    });
+    return h('div', { class: 'table-wrap' + (opts.wide ? ' wide' : '') },
+      h('table', { class: 'grid', testid: opts.testid || null }, thead, tbody));
+  }
+
+  function pager(total, page, onPage, testid) {
+    var pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
+    if (total <= PAGE_SIZE) return null;
+    var from = page * PAGE_SIZE + 1, to = Math.min(total, (page + 1) * PAGE_SIZE);
+    return h('div', { class: 'pager', testid: testid || 'pager' },
+      h('button', { type: 'button', disabled: page <= 0, onclick: function () { onPage(0); } }, '\u00ab First'),
+      h('button', { type: 'button', disabled: page <= 0, onclick: function () { onPage(page - 1); }, testid: 'page-prev' }, '\u2039 Previous'),
+      h('span', { class: 'pager-info' }, fmtInt(from) + '\u2013' + fmtInt(to) + ' of ' + fmtInt(total) + ' (page ' + (page + 1) + ' of ' + pages + ')'),
+      h('button', { type: 'button', disabled: page >= pages - 1, onclick: function () { onPage(page + 1); }, testid: 'page-next' }, 'Next \u203a'),
+      h('button', { type: 'button', disabled: page >= pages - 1, onclick: function () { onPage(pages - 1); } }, 'Last \u00bb'));
+  }
+
+  function caseLink(gid, key) {
+    return breakable('a', { href: caseHash(gid, key), class: 'key', testid: 'case-link' }, key);
+  }
+
+  // A row that opens `href` when clicked anywhere but on a link, a button or selected text.
+  function clickableRow(href) {
+    return function (ev) {
+      var t = ev.target;
+      while (t && t !== ev.currentTarget) {
+        if (t.tagName === 'A' || t.tagName === 'BUTTON' || t.tagName === 'CODE') return;
+        t = t.parentNode;
+      }
+      var sel = window.getSelection ? String(window.getSelection()) : '';
+      if (sel) return;
+      location.hash = href;
+    };
+  }
+
+  function copyButton(text) {
+    var b = h('button', { type: 'button', class: 'copy', title: 'Copy the command', testid: 'copy' }, 'Copy');
+    b.addEventListener('click', function (ev) {
+      ev.stopPropagation();
+      var done = function (ok) {
+        b.textContent = ok ? 'Copied' : 'Select and copy';
+        setTimeout(function () { b.textContent = 'Copy'; }, 1500);
+      };
+      var fallback = function () {
+        var code = b.previousSibling;
+        try {
+          var range = document.createRange();
+          range.selectNodeContents(code);
+          var sel = window.getSelection();
+          sel.removeAllRanges();
+          sel.addRange(range);
+          done(document.execCommand && document.execCommand('copy'));
+        } catch (e) { done(false); }
+      };
+      if (navigator.clipboard && navigator.clipboard.writeText) {
+        navigator.clipboard.writeText(text).then(function () { done(true); }, fallback);
+      } else fallback();
+    });
+    return b;
+  }
+
+  function repro(text, testid) {
+    return h('span', { class: 'repro' }, breakable('code', { class: 'cmd', testid: testid || 'repro' }, text), copyButton(text));
+  }
+
+  function selectBox(label, testid, values, current, onChange, names) {
+    var sel = h('select', { testid: testid, 'aria-label': label },
+      h('option', { value: '' }, 'all'),
+      values.map(function (v) { return h('option', { value: v }, names ? names(v) : v); }));
+    sel.value = current && values.indexOf(current) >= 0 ? current : '';
+    sel.addEventListener('change', function () { onChange(sel.value); });
+    return h('label', { class: 'filter' }, h('span', null, label), sel);
+  }
+
+  function uniqueSorted(list) {
+    var seen = Object.create(null), out = [];
+    list.forEach(function (v) { if (v !== null && v !== undefined && !seen[v]) { seen[v] = 1; out.push(String(v)); } });
+    return out.sort();
+  }
+
+  function section(title, testid) {
+    var s = h('section', { class: 'card', testid: testid || null });
+    if (title) s.appendChild(h('h2', null, title));
+    return s;
+  }
+
+  function stat(label, value, testid, extra) {
+    return h('div', { class: 'stat' + (extra ? ' ' + extra : '') }, h('div', { class: 'stat-label' }, label),
+      h('div', { class: 'stat-value', testid: testid || null }, value));
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Views
+
+  function cpKinds(cp) {
+    var k = [];
+    if (cp && cp.speed) k.push('speed');
+    if (cp && cp.pass) k.push('pass rate');
+    return k;
+  }
+
+  // Overview: charts and the table of releases (or weeks).
+  function viewOverview(g, r, out) {
+    var byWeek = state.axis === 'week';
+    var rows = byWeek ? arr(g.weeks) : arr(g.releases);
+    var labels = rows.map(function (x) { return byWeek ? x.week : x.release; });
+    var releases = arr(g.releases);
+    var last = releases[releases.length - 1];
+
+    out.appendChild(h('h1', null, g.backend + ' / ' + g.suite,
+      h('span', { class: 'sub' }, ' speed figures use the ' + (g.metric === 'host' ? 'host' : 'simulated') + ' time')));
+
+    if (!rows.length) {
+      out.appendChild(h('p', { class: 'muted', testid: 'no-releases' }, 'This group has no release yet.'));
+      return null;
+    }
+    var stats = h('div', { class: 'stats' },
+      stat('Releases', h('span', { testid: 'release-count' }, String(releases.length))),
+      stat('Weeks', h('span', { testid: 'week-count' }, String(arr(g.weeks).length))),
+      stat('Latest', last ? last.release : DASH),
+      stat('Cases (latest)', last ? fmtInt(last.cases) : DASH),
+      stat('Pass rate', last ? fmtPct(last.pass_rate) : DASH),
+      stat('Fallback rate', last ? fmtPct(last.fallback_rate) : DASH),
+      stat('Speed index', last ? fmtRatio(last.speed_index) : DASH),
+      stat('Cases (all releases)', fmtInt(g.cases)));
+    out.appendChild(stats);
+
+    // Change points, in words.
+    var cps = [];
+    rows.forEach(function (x, i) {
+      cpKinds(x.change_point).forEach(function (kind) { cps.push({ i: i, kind: kind, row: x }); });
+    });
+    var cpBox = section('Change points', 'change-points');
+    cpBox.setAttribute('data-count', String(cps.length));
+    if (!cps.length) cpBox.appendChild(h('p', { class: 'muted' }, 'No change point in these ' + (byWeek ? 'weeks' : 'releases') + '.'));
+    else {
+      cpBox.appendChild(h('ul', { class: 'cp-list' }, cps.map(function (c) {
+        var prev = c.i > 0 ? rows[c.i - 1] : null;
+        var what = c.kind === 'speed'
+          ? 'speed index ' + (prev ? fmtRatio(prev.speed_index) + ' \u2192 ' : '') + fmtRatio(c.row.speed_index)
+          : 'pass rate ' + (prev ? fmtPct(prev.pass_rate) + ' \u2192 ' : '') + fmtPct(c.row.pass_rate);
+        return h('li', { testid: 'cp-item' }, h('span', { class: 'cp-dot', 'aria-hidden': 'true' }, '\u25c6'),
+          h('strong', null, c.kind), ' change at ', h('strong', null, labels[c.i]),
+          byWeek ? null : ' (' + fmtDate(c.row.started_at) + ')', ': ', what);
+      })));
+    }
+
+    var grid = h('div', { class: 'charts' });
+    out.appendChild(grid);
+    out.appendChild(cpBox);
+
+    var pick = function (f) { return rows.map(function (x) { return x[f]; }); };
+    var cpSpeed = rows.map(function (x) { return !!(x.change_point && x.change_point.speed); });
+    var cpPass = rows.map(function (x) { return !!(x.change_point && x.change_point.pass); });
+    var xLabel = byWeek ? 'Week' : 'Release';
+    var charts = [
+      { id: 'pass_rate', title: 'Pass rate', values: pick('pass_rate'), color: COLORS.pass, fmt: fmtPct, kind: 'rate', cps: cpPass, what: 'pass rate' },
+      { id: 'fallback_rate', title: 'Fallback rate', values: pick('fallback_rate'), color: COLORS.fallback, fmt: fmtPct, kind: 'rate' },
+      { id: 'graph_breaks', title: 'Graph breaks', values: pick('graph_breaks'), color: COLORS.breaks, fmt: fmtInt, kind: 'count' },
+      { id: 'speed_index', title: 'Speed index (time vs the first release; lower is faster)', values: pick('speed_index'), color: COLORS.speed, fmt: fmtRatio, kind: 'ratio', cps: cpSpeed, what: 'speed' },
+    ];
+    var render = function () {
+      var slots = charts.map(function (c) { return chartSlot(grid, c.id, c.title); });
+      charts.forEach(function (c, k) {
+        lineChart(slots[k], {
+          labels: labels, xLabel: xLabel, yFmt: c.fmt, yKind: c.kind,
+          series: [{ label: c.title.replace(/ \(.*/, ''), values: c.values, color: c.color, fmt: c.fmt }],
+          cps: c.cps,
+          cpText: function (i) { return c.what + ' change point at ' + labels[i]; },
+        });
+      });
+    };
+
+    // The table, newest first.
+    var tableRows = rows.map(function (x, i) { return { x: x, i: i }; }).reverse();
+    var cpCell = function (row) {
+      var k = cpKinds(row.x.change_point);
+      return k.length ? h('span', { class: 'cp-badge', testid: 'cp-badge' }, '\u25c6 ' + k.join(', ')) : '';
+    };
+    var rowProps = function (row) {
+      var k = cpKinds(row.x.change_point);
+      return { class: k.length ? 'cp-row' : null, testid: byWeek ? 'week-row' : 'release-row', 'data-change-point': k.length ? k.join(',') : null };
+    };
+    var tbl;
+    if (!byWeek) {
+      tbl = table([
+        { label: 'Release', cell: function (r2) { return h('strong', null, r2.x.release); } },
+        { label: 'Date', cls: 'nowrap', cell: function (r2) { return h('span', { title: str(r2.x.started_at) }, fmtDate(r2.x.started_at)); } },
+        { label: 'Backend', cls: 'nowrap', cell: function (r2) { return str(r2.x.backend_version); } },
+        { label: 'Cases', cls: 'num', cell: function (r2) { return fmtInt(r2.x.cases); } },
+        { label: 'Pass rate', cls: 'num', cell: function (r2) { return fmtPct(r2.x.pass_rate); } },
+        { label: 'Fallback', cls: 'num', cell: function (r2) { return fmtPct(r2.x.fallback_rate); } },
+        { label: 'Graph breaks', cls: 'num', cell: function (r2) { return fmtInt(r2.x.graph_breaks); } },
+        { label: 'Time vs prev. [95% CI]', cls: 'num', title: 'geomean time ratio against the previous release; above 1 is slower', cell: function (r2) {
+          var s = r2.x.speed;
+          if (!s) return DASH;
+          var cls = s.ratio > 1.02 && s.lo > 1 ? 'worse' : s.ratio < 0.98 && s.hi < 1 ? 'better' : null;
+          return h('span', { class: cls, title: 'over ' + fmtInt(s.n) + ' cases' }, fmtCI(s));
+        } },
+        { label: 'Speed index', cls: 'num', cell: function (r2) { return fmtRatio(r2.x.speed_index); } },
+        { label: 'Acc. regr.', title: 'accuracy regressions vs the previous release', cls: 'num', cell: function (r2) { return r2.x.regressions ? regCount(r2.x.regressions.accuracy) : DASH; } },
+        { label: 'Speed regr.', title: 'speed regressions vs the previous release', cls: 'num', cell: function (r2) { return r2.x.regressions ? regCount(r2.x.regressions.speed) : DASH; } },
+        { label: 'Cov. regr.', title: 'coverage regressions vs the previous release', cls: 'num', cell: function (r2) { return r2.x.regressions ? regCount(r2.x.regressions.coverage) : DASH; } },
+        { label: 'Change point', cell: cpCell },
+      ], tableRows, { testid: 'releases-table', rowProps: rowProps });
+    } else {
+      tbl = table([
+        { label: 'Week', cell: function (r2) { return h('strong', null, r2.x.week); } },
+        { label: 'Starts', cell: function (r2) { return str(r2.x.start); } },
+        { label: 'Last release', cell: function (r2) { return str(r2.x.release); } },
+        { label: 'Releases', cls: 'num', cell: function (r2) { return fmtInt(r2.x.releases); } },
+        { label: 'Pass rate', cls: 'num', cell: function (r2) { return fmtPct(r2.x.pass_rate); } },
+        { label: 'Fallback', cls: 'num', cell: function (r2) { return fmtPct(r2.x.fallback_rate); } },
+        { label: 'Graph breaks', cls: 'num', cell: function (r2) { return fmtInt(r2.x.graph_breaks); } },
+        { label: 'Speed index', cls: 'num', cell: function (r2) { return fmtRatio(r2.x.speed_index); } },
+        { label: 'Change point', cell: cpCell },
+      ], tableRows, { testid: 'weeks-table', rowProps: rowProps });
+    }
+    var tsec = section(byWeek ? 'Weeks' : 'Releases', 'releases-section');
+    tsec.appendChild(tbl);
+    out.appendChild(tsec);
+    return render;  // charts draw once `out` is in the document (they need its width)
+  }
+
+  function regCount(n) {
+    return isNum(n) && n > 0 ? h('span', { class: 'worse' }, fmtInt(n)) : fmtInt(n);
+  }
+
+  // Latest release against its baseline.
+  function viewLatest(g, r, out, seq) {
+    if (!g.latest) {
+      out.appendChild(h('h1', null, 'Latest release'));
+      out.appendChild(h('p', { class: 'muted', testid: 'no-baseline' }, 'This group has only one release: there is nothing to compare it with.'));
+      return Promise.resolve();
+    }
+    return loadData(g.id + '/latest').then(function (d) {
+      if (seq !== state.seq) return;
+      var regs = arr(d.regressions);
+      var cand = d.candidate || {}, base = d.baseline || {};
+      out.appendChild(h('h1', null, 'Release ', h('span', { testid: 'latest-release' }, str(cand.release)),
+        h('span', { class: 'sub' }, ' against its baseline ' + str(base.release))));
+      var counts = d.counts || {};
+      out.appendChild(h('div', { class: 'stats' },
+        stat('Time vs baseline [95% CI]', fmtCI(d.geomean), 'geomean', d.geomean && d.geomean.ratio > 1.02 && d.geomean.lo > 1 ? 'bad' : null),
+        stat('Cases timed', d.geomean ? fmtInt(d.geomean.n) : DASH),
+        GATES.map(function (gt) { return stat(gt.charAt(0).toUpperCase() + gt.slice(1) + ' regressions', fmtInt(counts[gt] || 0), 'gate-count-' + gt, counts[gt] ? 'bad' : null); }),
+        stat('Missing cases', fmtInt(d.missing_total), 'missing-count', d.missing_total ? 'bad' : null)));
+
+      // Filters and the regression table.
+      var p = r.params;
+      var f = { gate: p.get('gate') || '', family: p.get('family') || '', dtype: p.get('dtype') || '', mode: p.get('mode') || '', status: p.get('status') || '', q: p.get('q') || '', page: Math.max(0, parseInt(p.get('page') || '0', 10) || 0) };
+      var facets = g.facets || {};
+      var values = function (field, fromFacets) { return uniqueSorted(arr(fromFacets).concat(regs.map(function (x) { return x[field]; }))); };
+      var sec = section('Regressions', 'regressions');
+      if (isNum(d.regressions_total) && d.regressions_total > regs.length) {
+        sec.appendChild(h('p', { class: 'note', testid: 'regressions-cut' }, 'The list holds the first ' + fmtInt(regs.length) + ' of ' + fmtInt(d.regressions_total) + ' regressions.'));
+      }
+      var countBox = h('span', { class: 'count', testid: 'regression-count' });
+      var search = h('input', { type: 'search', placeholder: 'Search keys', testid: 'regression-search', 'aria-label': 'Search regression keys', value: f.q });
+      var body = h('div');
+      var update = function () {
+        var params = new URLSearchParams();
+        ['gate', 'family', 'dtype', 'mode', 'status', 'q'].forEach(function (k) { if (f[k]) params.set(k, f[k]); });
+        if (f.page) params.set('page', String(f.page));
+        replaceQuery(params);
+        var q = f.q.toLowerCase();
+        var rows = regs.filter(function (x) {
+          return (!f.gate || x.gate === f.gate) && (!f.family || x.family === f.family) && (!f.dtype || x.dtype === f.dtype) &&
+            (!f.mode || x.mode === f.mode) && (!f.status || str(x.status) === f.status) && (!q || str(x.key).toLowerCase().indexOf(q) >= 0);
+        });
+        var pages = Math.max(1, Math.ceil(rows.length / PAGE_SIZE));
+        if (f.page >= pages) f.page = pages - 1;
+        countBox.textContent = rows.length === regs.length ? fmtInt(rows.length) + ' regressions' : fmtInt(rows.length) + ' of ' + fmtInt(regs.length) + ' regressions';
+        countBox.setAttribute('data-count', String(rows.length));
+        clear(body);
+        if (!rows.length) { body.appendChild(h('p', { class: 'muted', testid: 'no-regressions' }, regs.length ? 'No regression matches these filters.' : 'No regressions.')); return; }
+        var pageRows = rows.slice(f.page * PAGE_SIZE, (f.page + 1) * PAGE_SIZE);
+        var pg = function (n) { f.page = n; update(); };
+        add(body, pager(rows.length, f.page, pg, 'regressions-pager'));
+        body.appendChild(table([
+          { label: 'Gate', cell: function (x) { return h('span', { class: 'gate gate-' + (GATES.indexOf(x.gate) >= 0 ? x.gate : 'other') }, str(x.gate)); } },
+          { label: 'Change', cls: 'nowrap', cell: function (x) { return str(x.change); } },
+          { label: 'Key', cls: 'keycol', cell: function (x) { return caseLink(g.id, str(x.key)); } },
+          { label: 'Detail', cls: 'detail', cell: function (x) { return str(x.detail); } },
+          { label: 'Ratio', cls: 'num', cell: function (x) { return isNum(x.ratio) ? fmtRatio(x.ratio) : DASH; } },
+          { label: 'Family', cell: function (x) { return str(x.family); } },
+          { label: 'Dtype', cell: function (x) { return str(x.dtype); } },
+          { label: 'Mode', cell: function (x) { return str(x.mode); } },
+          { label: 'Status', cell: function (x) { return statusBadge(x.status); } },
+          { label: 'Repro', cls: 'reprocol', cell: function (x) { return repro(typeof x.repro === 'string' && x.repro ? x.repro : reproCommand(str(x.key), g.backend)); } },
+        ], pageRows, {
+          testid: 'regressions-table',
+          rowProps: function (x) { return { class: 'clickable', testid: 'regression-row', onclick: clickableRow(caseHash(g.id, str(x.key))) }; },
+        }));
+        add(body, pager(rows.length, f.page, pg, 'regressions-pager-bottom'));
+      };
+      var setF = function (k) { return function (v) { f[k] = v; f.page = 0; update(); }; };
+      var timer = null;
+      search.addEventListener('input', function () {
+        clearTimeout(timer);
+        timer = setTimeout(function () { f.q = search.value; f.page = 0; update(); }, 120);
+      });
+      sec.appendChild(h('div', { class: 'filters' },
+        selectBox('Gate', 'filter-gate', uniqueSorted(GATES.concat(regs.map(function (x) { return x.gate; }))), f.gate, setF('gate')),
+        selectBox('Family', 'filter-family', values('family', facets.family), f.family, setF('family')),
+        selectBox('Dtype', 'filter-dtype', values('dtype', facets.dtype), f.dtype, setF('dtype')),
+        selectBox('Mode', 'filter-mode', values('mode', facets.mode), f.mode, setF('mode')),
+        selectBox('Status', 'filter-status', values('status', facets.status), f.status, setF('status')),
+        h('label', { class: 'filter search' }, h('span', null, 'Key'), search),
+        countBox));
+      sec.appendChild(body);
+      out.appendChild(sec);
+      update();
+
+      var miss = section('Missing cases', 'missing');
+      var missing = arr(d.missing);
+      if (!missing.length) miss.appendChild(h('p', { class: 'muted' }, 'None: every case of the baseline ran in this release.'));
+      else {
+        miss.appendChild(h('p', { class: 'muted' }, 'In ' + str(base.release) + ' but not in ' + str(cand.release) + ': ' + fmtInt(d.missing_total) + (d.missing_total > missing.length ? ' (the first ' + fmtInt(missing.length) + ' listed)' : '') + '.'));
+        miss.appendChild(h('ul', { class: 'keys' }, missing.map(function (k) { return h('li', { testid: 'missing-row' }, caseLink(g.id, str(k))); })));
+      }
+      out.appendChild(miss);
+
+      var nf = section('New fallback ops', 'new-fallbacks');
+      var nfs = arr(d.new_fallbacks);
+      if (!nfs.length) nf.appendChild(h('p', { class: 'muted' }, 'No op started to fall back to the CPU.'));
+      else {
+        nf.appendChild(table([
+          { label: 'Op', cell: function (x) { return h('code', null, str(x.op)); } },
+          { label: 'Cases', cls: 'num', cell: function (x) { return fmtInt(x.cases); } },
+        ], nfs, { testid: 'new-fallbacks-table' }));
+      }
+      out.appendChild(nf);
+    });
+  }
+
+  // Finds a key in the index: binary search (keys are sorted), then a scan as a fallback.
+  function findKey(ix, key) {
+    var keys = arr(ix.keys);
+    var lo = 0, hi = keys.length - 1;
+    while (lo <= hi) {
+      var mid = (lo + hi) >> 1;
+      if (keys[mid] === key) return mid;
+      if (keys[mid] < key) lo = mid + 1; else hi = mid - 1;
+    }
+    return keys.indexOf(key);
+  }
+
+  function caseFileName(g, n) { return g.id + '/cases/' + n; }
+
+  // Case drill-down.
+  function viewCase(g, r, out, seq) {
+    var key = r.arg;
+    return loadData(g.id + '/cases/index').then(function (ix) {
+      if (seq !== state.seq) return null;
+      var i = findKey(ix, key);
+      if (i < 0) {
+        out.appendChild(h('h1', null, 'Case not found'));
+        out.appendChild(h('p', { testid: 'case-missing' }, 'No case ', h('code', null, key), ' in ' + g.backend + ' / ' + g.suite + '. ',
+          h('a', { href: hashFor(g.id, 'cases', null, new URLSearchParams({ q: key })) }, 'Search the cases')));
+        return null;
+      }
+      var per = isNum(ix.per_file) && ix.per_file > 0 ? ix.per_file : 500;
+      var n = Math.floor(i / per);
+      return loadData(caseFileName(g, n)).then(function (cf) {
+        if (seq !== state.seq) return null;
+        var cases = arr(cf.cases);
+        var c = cases[i - (isNum(cf.first) ? cf.first : n * per)];
+        if (!c || c.key !== key) c = cases.filter(function (x) { return x.key === key; })[0];
+        if (!c) throw DataError('data/' + caseFileName(g, n) + '.js does not hold the case ' + key + ' that the index places there.');
+        var fam = arr(ix.families)[arr(ix.family)[i]];
+        var latestStatus = arr(ix.status)[i];
+        return renderCase(g, out, c, cf, fam, latestStatus);
+      });
+    });
+  }
+
+  function renderCase(g, out, c, cf, family, latestStatus) {
+    var rels = arr(cf.releases);
+    var at = function (a, j) { var v = arr(a)[j]; return v === undefined ? null : v; };
+    out.appendChild(h('p', { class: 'crumb' }, h('a', { href: hashFor(g.id, 'cases') }, 'Cases'), ' / case'));
+    out.appendChild(h('h1', { class: 'case-title' }, breakable('code', { testid: 'case-key' }, c.key)));
+    out.appendChild(h('div', { class: 'stats' },
+      stat('Family', str(family) || DASH, 'case-family'),
+      stat('Latest status', statusBadge(latestStatus || null), 'case-status'),
+      stat('Releases run', fmtInt(arr(c.status).filter(function (s) { return s !== null; }).length)),
+      stat('Time metric', g.metric === 'host' ? 'host median' : 'simulated')));
+    var rp = section('Reproduce', 'case-repro-section');
+    rp.appendChild(h('p', null, repro(reproCommand(c.key, g.backend), 'case-repro')));
+    out.appendChild(rp);
+
+    var grid = h('div', { class: 'charts two' });
+    out.appendChild(grid);
+
+    var rows = rels.map(function (rel, j) { return { rel: rel, j: j }; }).reverse();
+    var hsec = section('History', 'case-history');
+    hsec.appendChild(table([
+      { label: 'Release', cell: function (x) { return h('strong', null, str(x.rel)); } },
+      { label: 'Status', cell: function (x) { return at(c.status, x.j) === null ? h('span', { class: 'muted' }, 'not run') : statusBadge(at(c.status, x.j)); } },
+      { label: 'Time', cls: 'num', cell: function (x) { return fmtTime(at(c.time_us, x.j)); } },
+      { label: 'vs previous', cls: 'num', cell: function (x) {
+        var t = at(c.time_us, x.j), p = x.j > 0 ? at(c.time_us, x.j - 1) : null;
+        if (!isNum(t) || !isNum(p) || p <= 0) return DASH;
+        var q = t / p;
+        return h('span', { class: q > 1.1 ? 'worse' : q < 0.9 ? 'better' : null }, '\u00d7' + q.toFixed(3));
+      } },
+      { label: 'max_abs_err', cls: 'num', cell: function (x) { return fmtErr(at(c.max_abs_err, x.j)); } },
+      { label: 'max_rel_err', cls: 'num', cell: function (x) { return fmtErr(at(c.max_rel_err, x.j)); } },
+      { label: 'Error', cls: 'errtext', cell: function (x) { var e = at(c.error, x.j); return e === null ? '' : h('pre', { class: 'err' }, String(e)); } },
+    ], rows, { testid: 'case-history-table', rowProps: function (x) { return { testid: 'case-history-row', class: at(c.status, x.j) === null ? 'absent' : null }; } }));
+    out.appendChild(hsec);
+
+    return function () {
+      var timeSlot = chartSlot(grid, 'case_time', 'Time (' + (g.metric === 'host' ? 'host' : 'simulated') + ')');
+      var errSlot = chartSlot(grid, 'case_errors', 'Max errors (log scale)');
+      lineChart(timeSlot, {
+        labels: rels, yFmt: fmtTime, yKind: 'ratio',
+        series: [{ label: 'time', values: rels.map(function (_, j) { return at(c.time_us, j); }), color: COLORS.speed }],
+      });
+      lineChart(errSlot, {
+        labels: rels, yFmt: fmtErr, yKind: 'log',
+        series: [
+          { label: 'max_abs_err', values: rels.map(function (_, j) { return at(c.max_abs_err, j); }), color: COLORS.fallback },
+          { label: 'max_rel_err', values: rels.map(function (_, j) { return at(c.max_rel_err, j); }), color: COLORS.rel },
+        ],
+      });
+    };
+  }
+
+  // Lower-cased keys of an index, made once per index.
+  var lowerKeys = new WeakMap();
+  function lowered(ix) {
+    var l = lowerKeys.get(ix);
+    if (!l) { l = arr(ix.keys).map(function (k) { return String(k).toLowerCase(); }); lowerKeys.set(ix, l); }
+    return l;
+  }
+
+  // Cases: search over the index, paginated.
+  function viewCases(g, r, out, seq) {
+    out.appendChild(h('h1', null, 'Cases', h('span', { class: 'sub' }, ' ' + fmtInt(g.cases) + ' in ' + g.backend + ' / ' + g.suite)));
+    var wait = h('p', { class: 'loading' }, 'Loading the case index\u2026');
+    out.appendChild(wait);
+    return loadData(g.id + '/cases/index').then(function (ix) {
+      if (seq !== state.seq) return;
+      wait.remove();
+      var keys = arr(ix.keys), fams = arr(ix.families), famOf = arr(ix.family), stOf = arr(ix.status);
+      var p = r.params;
+      var f = { q: p.get('q') || '', family: p.get('family') || '', status: p.get('status') || '', page: Math.max(0, parseInt(p.get('page') || '0', 10) || 0) };
+      var statuses = uniqueSorted(stOf.filter(function (s) { return s !== ''; }));
+      var hasAbsent = stOf.indexOf('') >= 0;
+      if (hasAbsent) statuses.push('(absent)');
+      var search = h('input', { type: 'search', placeholder: 'Search keys (substring, any case)', testid: 'case-search', 'aria-label': 'Search case keys', value: f.q, class: 'wide' });
+      var countBox = h('span', { class: 'count', testid: 'cases-count' });
+      var body = h('div');
+      var sec = section(null, 'cases');
+      sec.appendChild(h('div', { class: 'filters' },
+        h('label', { class: 'filter search' }, h('span', null, 'Key'), search),
+        selectBox('Family', 'cases-family', uniqueSorted(fams), f.family, function (v) { f.family = v; f.page = 0; run(); }),
+        selectBox('Status (latest)', 'cases-status', statuses, f.status, function (v) { f.status = v; f.page = 0; run(); }),
+        countBox));
+      sec.appendChild(body);
+      out.appendChild(sec);
+
+      var hits = null;  // indices matching the search and filters
+      var run = function () {
+        var params = new URLSearchParams();
+        if (f.q) params.set('q', f.q);
+        if (f.family) params.set('family', f.family);
+        if (f.status) params.set('status', f.status);
+        if (f.page) params.set('page', String(f.page));
+        replaceQuery(params);
+        var q = f.q.toLowerCase();
+        var lk = q ? lowered(ix) : null;
+        var famIdx = f.family ? fams.indexOf(f.family) : -1;
+        var st = f.status === '(absent)' ? '' : f.status;
+        hits = [];
+        for (var i = 0; i < keys.length; i++) {
+          if (lk && lk[i].indexOf(q) < 0) continue;
+          if (f.family && famOf[i] !== famIdx) continue;
+          if (f.status && stOf[i] !== st) continue;
+          hits.push(i);
+        }
+        countBox.textContent = fmtInt(hits.length) + (hits.length === keys.length ? ' cases' : ' of ' + fmtInt(keys.length) + ' cases');
+        countBox.setAttribute('data-count', String(hits.length));
+        drawPage();
+      };
+      var drawPage = function () {
+        var pages = Math.max(1, Math.ceil(hits.length / PAGE_SIZE));
+        if (f.page >= pages) f.page = pages - 1;
+        clear(body);
+        if (!hits.length) { body.appendChild(h('p', { class: 'muted', testid: 'no-cases' }, 'No case matches.')); return; }
+        var pg = function (n) {
+          f.page = n;
+          var params = parseRoute().params;
+          if (n) params.set('page', String(n)); else params.delete('page');
+          replaceQuery(params);
+          drawPage();
+        };
+        var rows = hits.slice(f.page * PAGE_SIZE, (f.page + 1) * PAGE_SIZE);
+        add(body, pager(hits.length, f.page, pg, 'cases-pager'));
+        body.appendChild(table([
+          { label: 'Key', cls: 'keycol', cell: function (i) { return caseLink(g.id, str(keys[i])); } },
+          { label: 'Family', cell: function (i) { return str(fams[famOf[i]]); } },
+          { label: 'Status (latest)', cell: function (i) { return statusBadge(stOf[i] || null); } },
+        ], rows, { testid: 'cases-table', rowProps: function (i) { return { class: 'clickable', testid: 'case-row', onclick: clickableRow(caseHash(g.id, str(keys[i]))) }; } }));
+        add(body, pager(hits.length, f.page, pg, 'cases-pager-bottom'));
+      };
+      var timer = null;
+      search.addEventListener('input', function () {
+        clearTimeout(timer);
+        timer = setTimeout(function () { f.q = search.value; f.page = 0; run(); }, 150);
+      });
+      run();
+    });
+  }
+
+  // Columns for the per-week axis: the index of each week's last release in `releases`.
+  function axisColumns(g, releases) {
+    if (state.axis !== 'week') return releases.map(function (rel, j) { return { label: rel, j: j }; });
+    var cols = [];
+    arr(g.weeks).forEach(function (w) {
+      var j = releases.indexOf(w.release);
+      if (j >= 0) cols.push({ label: w.week, j: j });
+    });
+    return cols;
+  }
+
+  // Breakdown by op family, dtype and mode.
+  function viewBreakdown(g, r, out, seq) {
+    return loadData(g.id + '/breakdown').then(function (d) {
+      if (seq !== state.seq) return;
+      var releases = arr(d.releases);
+      var cols = axisColumns(g, releases);
+      var latestJ = releases.length - 1;
+      out.appendChild(h('h1', null, 'Breakdown', h('span', { class: 'sub' }, ' by op family, dtype and mode; trends over ' + cols.length + (state.axis === 'week' ? ' weeks' : ' releases'))));
+      ['family', 'dtype', 'mode'].forEach(function (dim) {
+        var m = (d.by && d.by[dim]) || {};
+        var names = Object.keys(m).sort();
+        var sec = section(dim === 'family' ? 'Op family' : dim === 'dtype' ? 'Dtype' : 'Mode', 'breakdown-' + dim);
+        if (!names.length) { sec.appendChild(h('p', { class: 'muted' }, 'No data.')); out.appendChild(sec); return; }
+        var rows = names.map(function (nm) { return { name: nm, list: arr(m[nm]) }; });
+        var val = function (row, j, f) { var e = row.list[j]; return e && isNum(e[f]) ? e[f] : null; };
+        var series = function (row, f) { return cols.map(function (c) { return val(row, c.j, f); }); };
+        var detailRow = null;
+        var tbl = table([
+          { label: dim, cell: function (row) { return h('strong', null, row.name); } },
+          { label: 'Cases', cls: 'num', cell: function (row) { return fmtInt(val(row, latestJ, 'cases')); } },
+          { label: 'Pass rate', cls: 'num', cell: function (row) { return fmtPct(val(row, latestJ, 'pass_rate')); } },
+          { label: 'Pass rate trend', cell: function (row) { return sparkline(series(row, 'pass_rate'), COLORS.pass, 'rate'); } },
+          { label: 'Fallback', cls: 'num', cell: function (row) { return fmtPct(val(row, latestJ, 'fallback_rate')); } },
+          { label: 'Speed index', cls: 'num', cell: function (row) { return fmtRatio(val(row, latestJ, 'speed_index')); } },
+          { label: 'Speed trend', cell: function (row) { return sparkline(series(row, 'speed_index'), COLORS.speed); } },
+        ], rows, {
+          testid: 'breakdown-table-' + dim,
+          rowProps: function (row) {
+            return { class: 'clickable', testid: 'breakdown-row', title: 'Show every ' + (state.axis === 'week' ? 'week' : 'release'), onclick: function (ev) {
+              var tr = ev.currentTarget;
+              if (detailRow && detailRow.parentNode) {
+                var was = detailRow.previousSibling === tr;
+                detailRow.remove();
+                detailRow = null;
+                if (was) return;
+              }
+              var per = cols.slice().reverse();
+              var inner = table([
+                { label: state.axis === 'week' ? 'Week' : 'Release', cell: function (c) { return c.label; } },
+                { label: 'Cases', cls: 'num', cell: function (c) { return fmtInt(val(row, c.j, 'cases')); } },
+                { label: 'Pass rate', cls: 'num', cell: function (c) { return fmtPct(val(row, c.j, 'pass_rate')); } },
+                { label: 'Fallback', cls: 'num', cell: function (c) { return fmtPct(val(row, c.j, 'fallback_rate')); } },
+                { label: 'Speed index', cls: 'num', cell: function (c) { return fmtRatio(val(row, c.j, 'speed_index')); } },
+              ], per, { testid: 'breakdown-detail' });
+              detailRow = h('tr', { class: 'detail-row' }, h('td', { colspan: 7 }, inner));
+              tr.parentNode.insertBefore(detailRow, tr.nextSibling);
+            } };
+          },
+        });
+        sec.appendChild(tbl);
+        out.appendChild(sec);
+      });
+    });
+  }
+
+  // Coverage: fallback ops and graph-break targets, per release (newest first).
+  function viewCoverage(g, r, out, seq) {
+    return loadData(g.id + '/coverage').then(function (d) {
+      if (seq !== state.seq) return;
+      var releases = arr(d.releases);
+      var cols = axisColumns(g, releases).reverse();
+      var latestJ = releases.length - 1;
+      out.appendChild(h('h1', null, 'Coverage', h('span', { class: 'sub' }, ' what falls back to the CPU or breaks graphs')));
+      var perCols = function (get) {
+        return cols.map(function (c, ci) {
+          return { label: c.label, cls: 'num' + (ci === 0 ? ' latest' : ''), cell: function (x) { var v = arr(get(x))[c.j]; return isNum(v) ? fmtInt(v) : DASH; } };
+        });
+      };
+      var delta = function (list) {
+        var a = arr(list)[latestJ], b = arr(list)[latestJ - 1];
+        if (!isNum(a) || !isNum(b) || a === b) return '';
+        return h('span', { class: a > b ? 'worse' : 'better' }, (a > b ? '+' : '') + fmtInt(a - b));
+      };
+      var fsec = section('Fallback ops (cases that fall back, per ' + (state.axis === 'week' ? 'week' : 'release') + ')', 'fallback-ops');
+      var fops = arr(d.fallback_ops);
+      if (!fops.length) fsec.appendChild(h('p', { class: 'muted' }, 'No op falls back to the CPU.'));
+      else fsec.appendChild(pagedRows(fops, function (rows) {
+        return table([
+          { label: 'Op', cls: 'sticky', cell: function (x) { return h('code', null, str(x.op)); } },
+          { label: 'Change', cls: 'num', cell: function (x) { return delta(x.cases); } },
+          { label: 'Trend', cell: function (x) { return sparkline(cols.slice().reverse().map(function (c) { var v = arr(x.cases)[c.j]; return isNum(v) ? v : null; }), COLORS.fallback); } },
+        ].concat(perCols(function (x) { return x.cases; })), rows, { testid: 'fallback-table', wide: true, rowProps: function () { return { testid: 'fallback-row' }; } });
+      }));
+      out.appendChild(fsec);
+
+      var gsec = section('Graph-break targets (cases / breaks)', 'graph-breaks');
+      var gbs = arr(d.graph_breaks);
+      if (!gbs.length) gsec.appendChild(h('p', { class: 'muted' }, 'No graph breaks.'));
+      else gsec.appendChild(pagedRows(gbs, function (rows) {
+        return table([
+          { label: 'Target', cls: 'sticky', cell: function (x) { return h('code', null, str(x.target)); } },
+          { label: 'Change', cls: 'num', cell: function (x) { return delta(x.breaks); } },
+          { label: 'Trend', cell: function (x) { return sparkline(cols.slice().reverse().map(function (c) { var v = arr(x.breaks)[c.j]; return isNum(v) ? v : null; }), COLORS.breaks); } },
+        ].concat(cols.map(function (c, ci) {
+          return { label: c.label, cls: 'num' + (ci === 0 ? ' latest' : ''), cell: function (x) {
+            var cs = arr(x.cases)[c.j], bs = arr(x.breaks)[c.j];
+            return (isNum(cs) ? fmtInt(cs) : DASH) + ' / ' + (isNum(bs) ? fmtInt(bs) : DASH);
+          } };
+        })), rows, { testid: 'graph-breaks-table', wide: true, rowProps: function () { return { testid: 'graph-break-row' }; } });
+      }));
+      out.appendChild(gsec);
+    });
+  }
+
+  // A list drawn one page at a time.
+  function pagedRows(list, draw) {
+    var box = h('div');
+    var page = 0;
+    var redraw = function () {
+      clear(box);
+      var pg = function (n) { page = n; redraw(); };
+      add(box, pager(list.length, page, pg));
+      box.appendChild(draw(list.slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE)));
+    };
+    redraw();
+    return box;
+  }
+
+  var VIEWS = {
+    overview: viewOverview,
+    latest: viewLatest,
+    case: viewCase,
+    cases: viewCases,
+    breakdown: viewBreakdown,
+    coverage: viewCoverage,
+  };
+
+  // ------------------------------------------------------------------------------------------
+  // Frame: header, navigation, routing
+
+  function fillHeader() {
+    var o = state.overview;
+    clear(groupSelect);
+    arr(o.groups).forEach(function (g) {
+      groupSelect.appendChild(h('option', { value: g.id }, str(g.backend) + ' / ' + str(g.suite)));
+    });
+    groupSelect.addEventListener('change', function () {
+      var r = parseRoute();
+      var view = VIEWS[r.view] ? r.view : 'overview';
+      if (view === 'case') location.hash = hashFor(groupSelect.value, 'cases', null, new URLSearchParams({ q: r.arg }));
+      else location.hash = hashFor(groupSelect.value, view);
+    });
+    clear(metaBox);
+    add(metaBox, [
+      h('span', { title: 'database', testid: 'db-name' }, str(o.db) || 'database'),
+      h('span', { title: 'generated at' }, 'generated ' + fmtStamp(o.generated_at)),
+      o.gauntlet_version ? h('span', null, 'gauntlet ' + str(o.gauntlet_version)) : null,
+      o.since ? h('span', null, 'since ' + str(o.since)) : null,
+    ]);
+    ['release', 'week'].forEach(function (a) {
+      document.getElementById('axis-' + a).addEventListener('click', function () {
+        if (state.axis === a) return;
+        state.axis = a;
+        syncAxis();
+        route();
+      });
+    });
+    syncAxis();
+  }
+
+  function syncAxis() {
+    ['release', 'week'].forEach(function (a) {
+      document.getElementById('axis-' + a).setAttribute('aria-pressed', state.axis === a ? 'true' : 'false');
+    });
+  }
+
+  function syncNav(g, view) {
+    groupSelect.value = g ? g.id : '';
+    var links = nav.querySelectorAll('a[data-view]');
+    for (var i = 0; i < links.length; i++) {
+      var v = links[i].getAttribute('data-view');
+      if (g) links[i].setAttribute('href', hashFor(g.id, v));
+      var on = v === view || (v === 'cases' && view === 'case');
+      links[i].className = on ? 'active' : '';
+      if (on) links[i].setAttribute('aria-current', 'page'); else links[i].removeAttribute('aria-current');
+    }
+  }
+
+  function route() {
+    var seq = ++state.seq;
+    destroyCharts();
+    document.body.removeAttribute('data-ready');
+    var r = parseRoute();
+    var groups = arr(state.overview.groups);
+    if (!groups.length) {
+      clear(main);
+      main.appendChild(h('div', { class: 'card' }, h('h1', null, 'No results'), h('p', null, 'The database has no runs to show.')));
+      setReady('overview');
+      return;
+    }
+    if (!r.gid) { location.replace(hashFor(groups[0].id, 'overview')); return; }
+    var g = groups.filter(function (x) { return x.id === r.gid; })[0];
+    if (!g) {
+      syncNav(null, '');
+      clear(main);
+      main.appendChild(h('div', { class: 'error', role: 'alert', testid: 'no-group' }, h('strong', null, 'No group \u201c' + r.gid + '\u201d in this data.'), ' ',
+        h('a', { href: hashFor(groups[0].id, 'overview') }, 'Go to ' + groups[0].backend + ' / ' + groups[0].suite)));
+      setReady('error');
+      return;
+    }
+    state.group = g;
+    var view = VIEWS[r.view] ? r.view : null;
+    syncNav(g, r.view);
+    document.title = 'Gauntlet \u2014 ' + g.backend + ' / ' + g.suite + (view ? ' \u2014 ' + view : '');
+    if (!view) {
+      clear(main);
+      main.appendChild(h('div', { class: 'error', role: 'alert' }, 'No view \u201c' + r.view + '\u201d. ', h('a', { href: hashFor(g.id, 'overview') }, 'Go to the overview')));
+      setReady('error');
+      return;
+    }
+    var out = h('div', { class: 'view view-' + view });
+    var finish = function (draw) {
+      if (seq !== state.seq) return;
+      clear(main);
+      main.appendChild(out);
+      if (typeof draw === 'function') draw();
+      window.scrollTo(0, 0);
+      if (view === 'overview') {
+        try { performance.mark('overview-ready'); } catch (e) { /* no User Timing */ }
+      }
+      setReady(view);
+    };
+    var fail = function (err) {
+      if (seq !== state.seq) return;
+      showError(main, err, err && err.isDataError ? 'A data file could not be used' : 'Something went wrong');
+      if (!(err && err.isDataError) && window.console) console.warn(err);
+    };
+    var slow = setTimeout(function () {
+      if (seq === state.seq && !main.contains(out)) { clear(main); main.appendChild(h('p', { class: 'loading' }, 'Loading\u2026')); }
+    }, 150);
+    var result;
+    try {
+      result = VIEWS[view](g, r, out, seq);
+    } catch (e) { clearTimeout(slow); fail(e); return; }
+    if (result && typeof result.then === 'function') {
+      result.then(function (draw) { clearTimeout(slow); finish(draw); }, function (e) { clearTimeout(slow); fail(e); });
+    } else { clearTimeout(slow); finish(result); }
+  }
+
+  function start() {
+    main = document.getElementById('main');
+    groupSelect = document.getElementById('group-select');
+    metaBox = document.getElementById('meta');
+    nav = document.getElementById('nav');
+    loadData('overview').then(function (o) {
+      if (!o || !Array.isArray(o.groups)) throw DataError('data/overview.js has no groups list.');
+      var bad = o.groups.filter(function (g) { return !g || !SAFE_ID.test(String(g.id)); });
+      if (bad.length) throw DataError('data/overview.js names a group directory that is not a plain name.');
+      state.overview = o;
+      fillHeader();
+      window.addEventListener('hashchange', route);
+      // Charts follow the width of the page (a window resize, a scrollbar coming or going).
+      var pending = 0;
+      var onResize = function () {
+        if (pending) return;
+        pending = requestAnimationFrame(function () { pending = 0; resizeCharts(); });
+      };
+      window.addEventListener('resize', onResize);
+      if (typeof ResizeObserver === 'function') new ResizeObserver(onResize).observe(main);
+      route();
+    }).catch(function (err) {
+      showError(main, err, 'The dashboard cannot start');
+    });
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();

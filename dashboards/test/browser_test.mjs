@@ -1,0 +1,515 @@
+#!/usr/bin/env node
+// Drives the dashboard in Debian's headless Chromium (playwright-core) over a loopback HTTP
+// server and checks what each view shows against the site's own data files.
+//
+//   node dashboards/test/browser_test.mjs --site DIR --screenshots OUTDIR
+//        [--expect-releases N] [--expect-group BACKEND/SUITE] [--chromium /usr/bin/chromium]
+//
+// Fails (exit 1, one line per failed check) on a failed check, on any console error or page error
+// in the browser, on any failed or refused request, and on any request to a host other than
+// loopback. Always closes the browser and the server.
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import vm from 'node:vm';
+import { chromium } from 'playwright-core';
+
+const NAME = 'browser_test';
+const PAGE_SIZE = 100;
+const TIMEOUT = 20000;
+
+// ---------------------------------------------------------------------------------------------
+// Arguments, data, server
+
+function usage(msg) {
+  if (msg) console.error(`${NAME}: ${msg}`);
+  console.error('usage: node dashboards/test/browser_test.mjs --site DIR --screenshots OUTDIR [--expect-releases N] [--expect-group BACKEND/SUITE] [--chromium PATH]');
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const o = { site: null, screenshots: null, expectReleases: null, expectGroup: null, chromium: process.env.CHROMIUM || '/usr/bin/chromium' };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const val = () => { if (i + 1 >= argv.length) usage(`${a} needs a value`); return argv[++i]; };
+    if (a === '--site') o.site = val();
+    else if (a === '--screenshots') o.screenshots = val();
+    else if (a === '--expect-releases') {
+      o.expectReleases = Number(val());
+      if (!Number.isInteger(o.expectReleases) || o.expectReleases < 0) usage('--expect-releases takes a whole number');
+    } else if (a === '--expect-group') o.expectGroup = val();
+    else if (a === '--chromium') o.chromium = val();
+    else usage(`unknown argument ${a}`);
+  }
+  if (!o.site) usage('--site is required');
+  if (!o.screenshots) usage('--screenshots is required');
+  return o;
+}
+
+// Reads data/<name>.js the way the page does: runs it with a gauntletData that keeps the payload.
+function readData(site, name) {
+  const file = path.join(site, 'data', name + '.js');
+  const src = fs.readFileSync(file, 'utf8');
+  let payload;
+  vm.runInNewContext(src, { gauntletData: (n, p) => { if (n === name) payload = p; } }, { filename: file, timeout: 20000 });
+  if (payload === undefined) throw new Error(`${file} did not call gauntletData("${name}", ...)`);
+  return JSON.parse(JSON.stringify(payload));
+}
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.png': 'image/png', '.svg': 'image/svg+xml',
+};
+
+function startServer(root) {
+  const server = http.createServer((req, res) => {
+    let rel;
+    try { rel = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname); } catch { res.writeHead(400); res.end(); return; }
+    if (rel.endsWith('/')) rel += 'index.html';
+    const file = path.resolve(root, '.' + path.posix.normalize(rel));
+    if (file !== root && !file.startsWith(root + path.sep)) { res.writeHead(403); res.end(); return; }
+    fs.readFile(file, (err, buf) => {
+      if (err) { res.writeHead(404, { 'content-type': 'text/plain' }); res.end('not found'); return; }
+      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream', 'cache-control': 'no-cache' });
+      res.end(buf);
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve(server));
+  });
+}
+
+function closeServer(server) {
+  return new Promise((resolve) => {
+    if (!server) { resolve(); return; }
+    if (server.closeAllConnections) server.closeAllConnections();
+    server.close(() => resolve());
+  });
+}
+
+function isLoopback(u) {
+  let url;
+  try { url = new URL(u); } catch { return false; }
+  if (url.protocol === 'data:' || url.protocol === 'blob:' || url.protocol === 'about:') return true;
+  if (url.protocol === 'file:') return true;
+  return ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks
+
+const results = [];
+const short = (s) => (String(s).length > 200 ? String(s).slice(0, 200) + '...' : String(s));
+function check(name, ok, detail) {
+  results.push({ name, ok: !!ok });
+  if (ok) console.log(`ok   ${name}`);
+  else console.log(`FAIL ${name}${detail !== undefined ? `: ${short(detail)}` : ''}`);
+  return !!ok;
+}
+function checkEq(name, got, want) {
+  return check(name, got === want, `got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+}
+
+async function step(name, fn) {
+  try {
+    await fn();
+  } catch (e) {
+    check(name, false, String(e && e.message ? e.message : e).split('\n')[0]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const site = path.resolve(o.site);
+  const shots = path.resolve(o.screenshots);
+  if (!fs.existsSync(path.join(site, 'index.html'))) { console.log(`FAIL ${site}/index.html does not exist (assemble the site first)`); process.exit(1); }
+  if (!fs.existsSync(o.chromium)) { console.log(`FAIL no Chromium at ${o.chromium} (install Debian's chromium: ci/setup.sh)`); process.exit(1); }
+  fs.mkdirSync(shots, { recursive: true });
+
+  const overview = readData(site, 'overview');
+  const groups = overview.groups || [];
+  let g = groups[0];
+  if (o.expectGroup) {
+    g = groups.find((x) => `${x.backend}/${x.suite}` === o.expectGroup);
+    if (!g) { console.log(`FAIL no group ${o.expectGroup} in ${site}/data/overview.js (it has ${groups.map((x) => `${x.backend}/${x.suite}`).join(', ') || 'none'})`); process.exit(1); }
+  }
+  if (!g) { console.log(`FAIL ${site}/data/overview.js has no groups`); process.exit(1); }
+  const N = o.expectReleases !== null ? o.expectReleases : g.releases.length;
+  const gid = g.id;
+  console.log(`${NAME}: group ${g.backend}/${g.suite} (${gid}), ${N} releases expected, site ${site}`);
+
+  let server = null, browser = null;
+  const watchdog = setTimeout(async () => {
+    console.log('FAIL the test did not finish within 10 minutes');
+    try { if (browser) await browser.close(); } catch { /* closing anyway */ }
+    await closeServer(server);
+    process.exit(1);
+  }, 600000);
+  watchdog.unref();
+
+  try {
+    server = await startServer(site);
+    const base = `http://127.0.0.1:${server.address().port}/`;
+    browser = await chromium.launch({ executablePath: o.chromium, headless: true });
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, serviceWorkers: 'block' });
+    const foreign = [];
+    await context.route('**/*', (route) => {
+      const u = route.request().url();
+      if (!isLoopback(u)) { foreign.push(u); return route.abort('blockedbyclient'); }
+      return route.fallback();
+    });
+    let errors = [];
+    let expectErrors = false;
+    const watch = (page) => {
+      page.on('console', (m) => { if (m.type() === 'error' && !expectErrors) errors.push(`console error: ${m.text()}`); });
+      page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
+      page.on('dialog', (d) => { errors.push(`dialog: ${d.type()} ${d.message()}`); d.dismiss().catch(() => {}); });
+      page.on('requestfailed', (r) => { if (isLoopback(r.url()) && !expectErrors) errors.push(`request failed: ${r.url()} (${r.failure() && r.failure().errorText})`); });
+      page.on('response', (r) => { if (r.status() >= 400 && !expectErrors) errors.push(`HTTP ${r.status()}: ${r.url()}`); });
+    };
+    const page = await context.newPage();
+    page.setDefaultTimeout(TIMEOUT);
+    watch(page);
+
+    const ready = (view) => page.waitForFunction((v) => document.body.dataset.ready === v || document.body.dataset.ready === 'error', view, { timeout: TIMEOUT })
+      .then(async () => {
+        const got = await page.evaluate(() => document.body.dataset.ready);
+        if (got !== view) {
+          const msg = await page.evaluate(() => { const e = document.querySelector('[data-testid=load-error], .error'); return e ? e.textContent : ''; });
+          throw new Error(`the ${view} view showed an error: ${msg}`);
+        }
+      });
+    const go = async (hash, view) => {
+      await page.evaluate((h) => {
+        document.body.removeAttribute('data-ready');
+        if (location.hash === h) window.dispatchEvent(new HashChangeEvent('hashchange'));
+        else location.hash = h;
+      }, hash);
+      await ready(view);
+    };
+    const clickTo = async (locator, view) => {
+      await page.evaluate(() => document.body.removeAttribute('data-ready'));
+      await locator.click();
+      await ready(view);
+    };
+    const count = (sel) => page.locator(sel).count();
+    const attr = (sel, a) => page.locator(sel).first().getAttribute(a);
+    const text = (sel) => page.locator(sel).first().textContent();
+    const waitCount = async (sel, want) => {
+      await page.waitForFunction(([s, w]) => { const e = document.querySelector(s); return e && e.getAttribute('data-count') === String(w); }, [sel, want], { timeout: 5000 }).catch(() => {});
+      return Number(await attr(sel, 'data-count'));
+    };
+
+    // Charts whose canvas sticks out of their figure (drawn at a wrong width).
+    const chartsOverflowing = () => page.evaluate(() => Array.from(document.querySelectorAll('figure.chart')).filter((f) => {
+      const c = f.querySelector('canvas');
+      if (!c) return true;
+      const a = f.getBoundingClientRect(), b = c.getBoundingClientRect();
+      return b.width < 50 || b.left < a.left - 1 || b.right > a.right + 1;
+    }).map((f) => f.getAttribute('data-testid')).join(' '));
+
+    // ---------------------------------------------------------------- overview
+    const nonNull = (rows, f) => rows.filter((r) => typeof r[f] === 'number').length;
+    await step('overview renders', async () => {
+      await page.goto(base + 'index.html#/' + encodeURIComponent(gid) + '/overview');
+      await ready('overview');
+      check('overview renders', true);
+    });
+    await step('overview counts', async () => {
+      checkEq('overview: release count shown', (await text('[data-testid=release-count]')).trim(), String(N));
+      checkEq('overview: rows in the releases table', await count('[data-testid=release-row]'), N);
+      checkEq('overview: points on the pass_rate chart', Number(await attr('[data-testid=chart-pass_rate]', 'data-points')), N);
+      for (const id of ['fallback_rate', 'graph_breaks', 'speed_index']) {
+        checkEq(`overview: points on the ${id} chart`, Number(await attr(`[data-testid=chart-${id}]`, 'data-points')), nonNull(g.releases, id));
+      }
+      checkEq('overview: canvases drawn', await count('.chart canvas'), 4);
+      checkEq('overview: charts inside their frames', await chartsOverflowing(), '');
+      checkEq('overview: database name in the header', (await text('[data-testid=db-name]')), String(overview.db));
+    });
+    const cpSpeed = g.releases.filter((r) => r.change_point && r.change_point.speed).length;
+    const cpPass = g.releases.filter((r) => r.change_point && r.change_point.pass).length;
+    const cpRows = g.releases.filter((r) => r.change_point && (r.change_point.speed || r.change_point.pass)).length;
+    await step('overview change points', async () => {
+      if (!cpSpeed && !cpPass) console.log('note: the data has no change point; checking that none is shown');
+      checkEq('overview: speed change point markers on the speed chart', Number(await attr('[data-testid=chart-speed_index]', 'data-cp-markers')), cpSpeed);
+      checkEq('overview: pass change point markers on the pass-rate chart', Number(await attr('[data-testid=chart-pass_rate]', 'data-cp-markers')), cpPass);
+      const markers = page.locator('[data-testid=cp-marker]');
+      checkEq('overview: change point markers in the page', await markers.count(), cpSpeed + cpPass);
+      let visible = 0;
+      for (let i = 0; i < await markers.count(); i++) if (await markers.nth(i).isVisible()) visible++;
+      checkEq('overview: change point markers visible', visible, cpSpeed + cpPass);
+      checkEq('overview: change points listed in text', await count('[data-testid=cp-item]'), cpSpeed + cpPass);
+      checkEq('overview: release rows marked as change points', await count('[data-testid=release-row][data-change-point]'), cpRows);
+    });
+    await step('overview screenshot', async () => {
+      await page.screenshot({ path: path.join(shots, 'overview.png'), fullPage: true });
+    });
+    await step('overview per week', async () => {
+      await page.evaluate(() => document.body.removeAttribute('data-ready'));
+      await page.click('[data-testid=axis-week]');
+      await ready('overview');
+      const W = (g.weeks || []).length;
+      checkEq('overview per week: rows in the weeks table', await count('[data-testid=week-row]'), W);
+      checkEq('overview per week: points on the pass_rate chart', Number(await attr('[data-testid=chart-pass_rate]', 'data-points')), nonNull(g.weeks || [], 'pass_rate'));
+      checkEq('overview per week: charts inside their frames', await chartsOverflowing(), '');
+      await page.screenshot({ path: path.join(shots, 'overview_weeks.png'), fullPage: false });
+      await page.evaluate(() => document.body.removeAttribute('data-ready'));
+      await page.click('[data-testid=axis-release]');
+      await ready('overview');
+      checkEq('overview per release again: rows', await count('[data-testid=release-row]'), N);
+    });
+
+    // ---------------------------------------------------------------- latest
+    let firstRegKey = null;
+    const index = readData(site, `${gid}/cases/index`);
+    if (!g.latest) {
+      console.log('note: the group has one release; no latest-release comparison to check');
+      await step('latest: single release', async () => {
+        await go(`#/${gid}/latest`, 'latest');
+        checkEq('latest: says there is no baseline', await count('[data-testid=no-baseline]'), 1);
+      });
+    } else {
+      const latest = readData(site, `${gid}/latest`);
+      const regs = latest.regressions || [];
+      await step('latest view', async () => {
+        await clickTo(page.locator('[data-testid=nav-latest]'), 'latest');
+        checkEq('latest: release shown', (await text('[data-testid=latest-release]')), String(latest.candidate.release));
+        for (const gate of ['accuracy', 'speed', 'coverage']) {
+          checkEq(`latest: ${gate} regressions count`, (await text(`[data-testid=gate-count-${gate}]`)).replace(/,/g, ''), String((latest.counts || {})[gate] || 0));
+        }
+        checkEq('latest: regressions listed', Number(await attr('[data-testid=regression-count]', 'data-count')), regs.length);
+        if (regs.length) {
+          const rows = await count('[data-testid=regression-row]');
+          check('latest: the regression list shows rows', rows > 0, 'no rows');
+          checkEq('latest: rows on the first page', rows, Math.min(PAGE_SIZE, regs.length));
+          const r0 = regs[0];
+          const want = r0.repro || `gauntlet repro '${r0.key.replace(/'/g, "'\\''")}' --backend ${g.backend}`;
+          checkEq('latest: repro command of the first regression', await page.locator('[data-testid=regression-row] [data-testid=repro]').first().textContent(), want);
+          checkEq('latest: key of the first regression', await page.locator('[data-testid=regression-row] [data-testid=case-link]').first().textContent(), r0.key);
+        } else {
+          console.log('note: the latest release has no regressions');
+          checkEq('latest: says there are no regressions', await count('[data-testid=no-regressions]'), 1);
+        }
+        checkEq('latest: missing cases listed', await count('[data-testid=missing-row]'), (latest.missing || []).length);
+      });
+      await step('latest screenshot', async () => {
+        await page.screenshot({ path: path.join(shots, 'regressions.png'), fullPage: false });
+      });
+      // Filters: each one picks a value that changes the list, and every row shown has it.
+      const cols = { gate: 0, family: 5, dtype: 6, mode: 7, status: 8 };
+      for (const field of ['dtype', 'mode', 'family', 'status', 'gate']) {
+        await step(`latest: filter ${field}`, async () => {
+          const tally = new Map();
+          for (const r of regs) { const v = r[field] === null || r[field] === undefined ? '' : String(r[field]); if (v) tally.set(v, (tally.get(v) || 0) + 1); }
+          const opts = await page.locator(`[data-testid=filter-${field}] option`).evaluateAll((os) => os.map((x) => x.value).filter(Boolean));
+          const cands = opts.filter((v) => tally.has(v));
+          if (!cands.length) { console.log(`note: no ${field} value to filter the regressions by`); return; }
+          cands.sort((a, b) => {
+            const sa = tally.get(a) < regs.length ? 1 : 0, sb = tally.get(b) < regs.length ? 1 : 0;
+            return sb - sa || tally.get(b) - tally.get(a);
+          });
+          const v = cands[0];
+          const want = tally.get(v);
+          await page.selectOption(`[data-testid=filter-${field}]`, v);
+          checkEq(`latest: filter ${field}=${v} count`, await waitCount('[data-testid=regression-count]', want), want);
+          if (want < regs.length) check(`latest: filter ${field} changes the list`, want !== regs.length);
+          const cells = await page.locator('[data-testid=regression-row]').evaluateAll((rows, c) => rows.map((r) => r.children[c].textContent.trim()), cols[field]);
+          const shown = field === 'gate' ? v.toLowerCase() : v;
+          const bad = cells.filter((x) => (field === 'gate' ? x.toLowerCase() : x) !== shown);
+          check(`latest: filter ${field}=${v} rows all match`, cells.length === Math.min(want, PAGE_SIZE) && bad.length === 0, `${cells.length} rows, ${bad.length} not ${v}`);
+          await page.selectOption(`[data-testid=filter-${field}]`, '');
+          await waitCount('[data-testid=regression-count]', regs.length);
+        });
+      }
+      await step('latest: key search', async () => {
+        if (!regs.length) return;
+        const key = regs[Math.floor(regs.length / 2)].key;
+        const q = key.slice(0, Math.max(4, Math.ceil(key.length * 0.6))).toUpperCase();
+        const want = regs.filter((r) => String(r.key).toLowerCase().includes(q.toLowerCase())).length;
+        await page.fill('[data-testid=regression-search]', q);
+        checkEq(`latest: search "${q}" count`, await waitCount('[data-testid=regression-count]', want), want);
+        const keys = await page.locator('[data-testid=regression-row] [data-testid=case-link]').allTextContents();
+        check('latest: search shows the key', keys.includes(key), `${key} not among ${keys.length} rows`);
+        await page.fill('[data-testid=regression-search]', '');
+        await waitCount('[data-testid=regression-count]', regs.length);
+      });
+      // Clicking a regression (its row) opens the case.
+      await step('latest: click a regression', async () => {
+        if (!regs.length) return;
+        firstRegKey = regs[0].key;
+        await clickTo(page.locator('[data-testid=regression-row]').first().locator('td').nth(3), 'case');
+        checkEq('case (from a regression): key shown', await text('[data-testid=case-key]'), firstRegKey);
+        check('case (from a regression): address', (await page.evaluate(() => location.hash)) === `#/${gid}/case/${encodeURIComponent(firstRegKey)}`, await page.evaluate(() => location.hash));
+      });
+    }
+
+    // ---------------------------------------------------------------- case drill-down
+    const caseKey = firstRegKey || index.keys[Math.floor(index.keys.length / 2)];
+    await step('case drill-down', async () => {
+      const i = index.keys.indexOf(caseKey);
+      const file = readData(site, `${gid}/cases/${Math.floor(i / index.per_file)}`);
+      const c = file.cases.find((x) => x.key === caseKey);
+      if (!firstRegKey) await go(`#/${gid}/case/${encodeURIComponent(caseKey)}`, 'case');
+      checkEq('case: key shown', await text('[data-testid=case-key]'), caseKey);
+      const R = file.releases.length;
+      checkEq('case: history rows (one per release)', await count('[data-testid=case-history-row]'), R);
+      // Newest first: row 0 is the last release.
+      const rows = await page.locator('[data-testid=case-history-row]').evaluateAll((trs) => trs.map((tr) => Array.from(tr.children).map((td) => td.textContent)));
+      const st = rows.map((r) => r[1]);
+      const wantSt = c.status.slice().reverse().map((s) => (s === null ? 'not run' : s));
+      checkEq('case: status per release', JSON.stringify(st), JSON.stringify(wantSt));
+      const times = rows.filter((r) => r[2] !== '\u2014').length;
+      checkEq('case: times shown', times, c.time_us.filter((x) => typeof x === 'number').length);
+      const errs = rows.map((r) => r[6]).filter(Boolean);
+      checkEq('case: error texts shown', JSON.stringify(errs), JSON.stringify(c.error.slice().reverse().filter((e) => e !== null && e !== '')));
+      const repro = `gauntlet repro '${caseKey.replace(/'/g, "'\\''")}' --backend ${g.backend}`;
+      checkEq('case: repro command', await text('[data-testid=case-repro]'), repro);
+      checkEq('case: charts inside their frames', await chartsOverflowing(), '');
+      checkEq('case: points on the time chart', Number(await attr('[data-testid=chart-case_time]', 'data-points')), c.time_us.filter((x) => typeof x === 'number').length);
+      await page.screenshot({ path: path.join(shots, 'case.png'), fullPage: true });
+    });
+    await step('case: unknown key', async () => {
+      await go(`#/${gid}/case/${encodeURIComponent('op/no_such_op/f32/1/contig/eager')}`, 'case');
+      checkEq('case: unknown key says so', await count('[data-testid=case-missing]'), 1);
+    });
+
+    // ---------------------------------------------------------------- cases search
+    await step('cases search', async () => {
+      const keys = index.keys;
+      await clickTo(page.locator('[data-testid=nav-cases]'), 'cases');
+      checkEq('cases: all listed', Number(await attr('[data-testid=cases-count]', 'data-count')), keys.length);
+      checkEq('cases: rows on the first page', await count('[data-testid=case-row]'), Math.min(PAGE_SIZE, keys.length));
+      if (keys.length > PAGE_SIZE) {
+        await page.locator('[data-testid=cases-pager] [data-testid=page-next]').click();
+        await page.waitForFunction((k) => { const a = document.querySelector('[data-testid=case-row] [data-testid=case-link]'); return a && a.textContent === k; }, keys[PAGE_SIZE], { timeout: 5000 }).catch(() => {});
+        checkEq('cases: second page starts with key 101', await page.locator('[data-testid=case-row] [data-testid=case-link]').first().textContent(), keys[PAGE_SIZE]);
+      }
+      const key = keys[Math.floor(keys.length * 0.37)];
+      const q = key.toUpperCase();
+      const want = keys.filter((k) => k.toLowerCase().includes(key.toLowerCase())).length;
+      await page.fill('[data-testid=case-search]', q);
+      checkEq('cases: search by key count', await waitCount('[data-testid=cases-count]', want), want);
+      const shown = await page.locator('[data-testid=case-row] [data-testid=case-link]').allTextContents();
+      check('cases: search finds the key', shown.includes(key), `${key} not among ${JSON.stringify(shown.slice(0, 5))}`);
+      await page.fill('[data-testid=case-search]', '');
+      await waitCount('[data-testid=cases-count]', keys.length);
+
+      // Family filter.
+      const famCount = new Map();
+      index.family.forEach((f) => famCount.set(f, (famCount.get(f) || 0) + 1));
+      const fams = [...famCount].sort((a, b) => (a[1] < keys.length ? 0 : 1) - (b[1] < keys.length ? 0 : 1) || b[1] - a[1]);
+      const [fi, fn] = fams[0];
+      const fam = index.families[fi];
+      await page.selectOption('[data-testid=cases-family]', fam);
+      checkEq(`cases: family=${fam} count`, await waitCount('[data-testid=cases-count]', fn), fn);
+      const famCells = await page.locator('[data-testid=case-row]').evaluateAll((rows) => rows.map((r) => r.children[1].textContent));
+      check(`cases: family=${fam} rows all match`, famCells.length > 0 && famCells.every((x) => x === fam), `${famCells.length} rows`);
+      await page.selectOption('[data-testid=cases-family]', '');
+      await waitCount('[data-testid=cases-count]', keys.length);
+
+      // Status filter.
+      const stCount = new Map();
+      index.status.forEach((s) => { if (s) stCount.set(s, (stCount.get(s) || 0) + 1); });
+      const sts = [...stCount].filter(([, n]) => n < keys.length).sort((a, b) => a[1] - b[1]);
+      if (sts.length) {
+        const [sv, sn] = sts.find(([s]) => s === 'FAIL') || sts[0];
+        await page.selectOption('[data-testid=cases-status]', sv);
+        checkEq(`cases: status=${sv} count`, await waitCount('[data-testid=cases-count]', sn), sn);
+        const stCells = await page.locator('[data-testid=case-row]').evaluateAll((rows) => rows.map((r) => r.children[2].textContent));
+        check(`cases: status=${sv} rows all match`, stCells.length > 0 && stCells.every((x) => x === sv), `${stCells.length} rows`);
+        // Open one from the list.
+        const k2 = await page.locator('[data-testid=case-row] [data-testid=case-link]').first().textContent();
+        await clickTo(page.locator('[data-testid=case-row]').first().locator('td').nth(1), 'case');
+        checkEq('cases: a clicked row opens its case', await text('[data-testid=case-key]'), k2);
+      } else console.log('note: every case has the same status; no status filter to check');
+    });
+
+    // ---------------------------------------------------------------- coverage, breakdown
+    await step('coverage view', async () => {
+      const cov = readData(site, `${gid}/coverage`);
+      await clickTo(page.locator('[data-testid=nav-coverage]'), 'coverage');
+      checkEq('coverage: fallback op rows', await count('[data-testid=fallback-row]'), Math.min(PAGE_SIZE, (cov.fallback_ops || []).length));
+      checkEq('coverage: graph-break target rows', await count('[data-testid=graph-break-row]'), Math.min(PAGE_SIZE, (cov.graph_breaks || []).length));
+      if ((cov.fallback_ops || []).length) {
+        checkEq('coverage: first op', await page.locator('[data-testid=fallback-row] td').first().textContent(), cov.fallback_ops[0].op);
+      }
+      await page.screenshot({ path: path.join(shots, 'coverage.png'), fullPage: true });
+    });
+    await step('breakdown view', async () => {
+      const bd = readData(site, `${gid}/breakdown`);
+      await clickTo(page.locator('[data-testid=nav-breakdown]'), 'breakdown');
+      const want = ['family', 'dtype', 'mode'].reduce((s, d) => s + Object.keys((bd.by || {})[d] || {}).length, 0);
+      checkEq('breakdown: rows (family + dtype + mode values)', await count('[data-testid=breakdown-row]'), want);
+      checkEq('breakdown: sparklines (two per row)', await count('[data-testid=breakdown-row] [data-testid=sparkline]'), 2 * want);
+      if (want) {
+        await page.locator('[data-testid=breakdown-row]').first().click();
+        checkEq('breakdown: a row opens its releases', await count('[data-testid=breakdown-detail] tbody tr'), bd.releases.length);
+      }
+      await page.screenshot({ path: path.join(shots, 'breakdown.png'), fullPage: true });
+    });
+
+    // ---------------------------------------------------------------- other group
+    const other = groups.find((x) => x.id !== gid);
+    if (other) {
+      await step('group selector', async () => {
+        await go(`#/${gid}/overview`, 'overview');
+        await page.evaluate(() => document.body.removeAttribute('data-ready'));
+        await page.selectOption('[data-testid=group-select]', other.id);
+        await ready('overview');
+        checkEq(`group selector: ${other.backend}/${other.suite} release count`, (await text('[data-testid=release-count]')).trim(), String(other.releases.length));
+        checkEq(`group selector: ${other.backend}/${other.suite} rows`, await count('[data-testid=release-row]'), other.releases.length);
+        check('group selector: address', (await page.evaluate(() => location.hash)).startsWith(`#/${other.id}/overview`));
+      });
+    }
+    await step('unknown group', async () => {
+      await go('#/no-such-group/overview', 'error');
+      checkEq('unknown group: says so', await count('[data-testid=no-group]'), 1);
+    });
+
+    // ---------------------------------------------------------------- load errors (expected)
+    await step('load errors', async () => {
+      const p2 = await context.newPage();
+      watch(p2);
+      expectErrors = true;
+      try {
+        await p2.route('**/data/*/coverage.js', (r) => r.fulfill({ status: 404, body: 'gone' }));
+        await p2.goto(`${base}index.html#/${gid}/coverage`);
+        await p2.waitForFunction(() => document.body.dataset.ready === 'error', null, { timeout: TIMEOUT });
+        const msg = await p2.locator('[data-testid=load-error]').textContent();
+        check('load errors: a missing data file is named', msg.includes(`data/${gid}/coverage.js`), msg);
+        await p2.route('**/data/overview.js', (r) => r.fulfill({ status: 200, contentType: 'text/javascript', body: 'gauntletData("overview", {"schema_version": 2, "groups": []});' }));
+        await p2.goto(`${base}index.html#/`);
+        await p2.reload();
+        await p2.waitForFunction(() => document.body.dataset.ready === 'error', null, { timeout: TIMEOUT });
+        const msg2 = await p2.locator('[data-testid=load-error]').textContent();
+        check('load errors: another schema major version is refused', /schema version 2/.test(msg2) && /version 1/.test(msg2), msg2);
+      } finally {
+        await p2.close();
+        expectErrors = false;
+      }
+    });
+
+    // ---------------------------------------------------------------- the whole session
+    check('no console or page errors', errors.length === 0, errors.slice(0, 5).map(short).join(' | '));
+    check('no request left the loopback host', foreign.length === 0, foreign.slice(0, 5).join(' '));
+  } catch (e) {
+    check('test run', false, String(e && e.message ? e.message : e).split('\n')[0]);
+  } finally {
+    try { if (browser) await browser.close(); } catch { /* closing anyway */ }
+    await closeServer(server);
+    clearTimeout(watchdog);
+  }
+  const failed = results.filter((r) => !r.ok).length;
+  const passed = results.length - failed;
+  console.log(`screenshots in ${shots}`);
+  console.log(`${NAME}: ${passed} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.log(`FAIL ${NAME}: ${e && e.stack ? e.stack : e}`);
+  process.exit(1);
+});

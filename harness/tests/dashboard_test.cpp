@@ -1,0 +1,285 @@
+// The dashboard's data (gauntlet/dashboard.h, dashboards/FORMAT.md) from a database written
+// through the Store: six weekly releases of `sim` (r4 makes every mm case 30% slower, r5 sends an
+// add to the CPU, r6 fails two adds with an error text holding markup) and two of `cpu`.
+#include "gauntlet/dashboard.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "gauntlet/store.h"
+
+namespace gauntlet {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kHostile =
+    "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=1\">";
+
+std::string key_of(const std::string& op, int n) {
+  const std::string shape = std::to_string(n) + "x" + std::to_string(n);
+  return "op/" + op + "/f32/" + shape + "," + shape + "/contig/eager";
+}
+
+class DashboardTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "gauntlet_dashboard_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    db_ = (dir_ / "d.db").string();
+    {
+      auto store = Store::open(db_, Store::OpenMode::ReadWrite);
+      for (int r = 1; r <= 6; ++r) add_run(*store, "r" + std::to_string(r), r, "sim");
+      add_run(*store, "c1", 1, "cpu");
+      add_run(*store, "c2", 2, "cpu");
+    }
+    // A key no suite could make, as a foreign or damaged database may hold: shown as text.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
+    const std::string sql = "UPDATE cases SET key = 'op/add/" + std::string(kHostile) +
+                            "' WHERE key = '" + key_of("add", 8) + "'";
+    char* err = nullptr;
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_close(db);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static void add_run(Store& store, const std::string& release, int week,
+                      const std::string& backend) {
+    RunInfo info;
+    info.release = release;
+    info.backend = backend;
+    info.backend_version = backend + "-1.0";
+    info.suite = "smoke";
+    // Mondays, a week apart: 2026-10-05 is a Monday of ISO week 41.
+    const int day = 5 + 7 * (week - 1);
+    info.started_at = day <= 31 ? fmt_date(10, day) : fmt_date(11, day - 31);
+    const std::int64_t run = store.begin_run(info);
+    for (int n = 1; n <= 8; ++n) {
+      for (const char* op : {"mm", "add"}) {
+        Outcome o;
+        o.status = Status::Pass;
+        const double base = 10.0 * n;
+        const bool mm = std::string(op) == "mm";
+        o.sim_time_us = mm && week >= 4 && backend == "sim" ? base * 1.3 : base;
+        o.timing.median_us = base;
+        o.metrics.max_abs_err = 1e-7 * n;
+        if (!mm && backend == "sim") {
+          if (week >= 5 && n == 7) o.fallback_ops = {"aten::add.Tensor"};
+          if (week >= 6 && n >= 7) {
+            o.status = Status::Fail;
+            o.metrics.max_abs_err = 0.5;
+            o.error = std::string("out0: outside tolerance ") + kHostile + " \xe2\x80\xa8 end";
+          }
+        }
+        store.add_result(run, CaseKey::parse(key_of(op, n)), o);
+      }
+    }
+    store.flush();
+    store.finish_run(run, info.started_at);
+  }
+  static std::string fmt_date(int month, int day) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "2026-%02d-%02dT10:00:00Z", month, day);
+    return buf;
+  }
+
+  DashboardSummary write(DashboardOptions o = {}) {
+    o.generated_at = "2026-11-30T00:00:00Z";
+    o.gauntlet_version = "test";
+    o.family = [](std::string_view, std::string_view target) {
+      return std::string(target == "mm" ? "matmul" : "binary");
+    };
+    return write_dashboard_data(db_, (dir_ / "site").string(), o);
+  }
+
+  // A data file's payload: gauntletData("<name>", <json>);
+  json read(const std::string& name) const {
+    std::ifstream in(dir_ / "site" / "data" / (name + ".js"), std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    const std::string head = "gauntletData(\"" + name + "\", ";
+    EXPECT_EQ(text.substr(0, head.size()), head);
+    EXPECT_EQ(text.substr(text.size() - 3), ");\n");
+    return json::parse(text.substr(head.size(), text.size() - head.size() - 3));
+  }
+
+  const json& group(const json& overview, const std::string& backend) const {
+    for (const json& g : overview["groups"]) {
+      if (g["backend"] == backend) return g;
+    }
+    throw std::runtime_error("no group " + backend);
+  }
+
+  fs::path dir_;
+  std::string db_;
+};
+
+TEST_F(DashboardTest, OverviewHasOneEntryPerReleaseWithRatesSpeedAndRegressions) {
+  const DashboardSummary s = write();
+  EXPECT_EQ(s.groups, 2);
+  EXPECT_EQ(s.releases, 8);
+  EXPECT_EQ(s.results, 8 * 16);
+  const json overview = read("overview");
+  EXPECT_EQ(overview["schema_version"], 1);
+  EXPECT_EQ(overview["db"], "d.db");
+  const json& sim = group(overview, "sim");
+  EXPECT_EQ(sim["suite"], "smoke");
+  EXPECT_EQ(sim["metric"], "sim");
+  ASSERT_EQ(sim["releases"].size(), 6u);
+  const json& r = sim["releases"];
+  EXPECT_EQ(r[0]["release"], "r1");
+  EXPECT_EQ(r[0]["week"], "2026-W41");
+  EXPECT_EQ(r[5]["week"], "2026-W46");
+  EXPECT_TRUE(r[0]["speed"].is_null());
+  EXPECT_TRUE(r[0]["regressions"].is_null());
+  EXPECT_DOUBLE_EQ(r[0]["pass_rate"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(r[5]["pass_rate"].get<double>(), 14.0 / 16.0);
+  EXPECT_DOUBLE_EQ(r[4]["fallback_rate"].get<double>(), 1.0 / 16.0);
+  EXPECT_EQ(r[5]["counts"]["FAIL"], 2);
+  // r4: half the cases 30% slower -> geomean sqrt(1.3).
+  EXPECT_NEAR(r[3]["speed"]["ratio"].get<double>(), std::sqrt(1.3), 1e-9);
+  EXPECT_EQ(r[3]["speed"]["n"], 16);
+  EXPECT_NEAR(r[5]["speed_index"].get<double>(), std::sqrt(1.3), 1e-9);
+  EXPECT_EQ(r[3]["regressions"]["speed"], 8 + 1);  // every mm case, and the suite's geomean
+  EXPECT_EQ(r[4]["regressions"]["coverage"], 1);
+  EXPECT_EQ(r[5]["regressions"]["accuracy"], 2);
+  EXPECT_EQ(sim["latest"]["release"], "r6");
+  EXPECT_EQ(sim["latest"]["baseline"], "r5");
+  EXPECT_EQ(sim["weeks"].size(), 6u);
+  EXPECT_EQ(sim["weeks"][0]["start"], "2026-10-05");
+  EXPECT_EQ(sim["facets"]["family"], json({"binary", "matmul"}));
+  EXPECT_EQ(sim["facets"]["status"], json({"FAIL", "PASS"}));
+  EXPECT_EQ(sim["cases"], 16);
+  const json& cpu = group(overview, "cpu");
+  EXPECT_EQ(cpu["metric"], "sim");
+  EXPECT_EQ(cpu["releases"].size(), 2u);
+}
+
+TEST_F(DashboardTest, OnlyTheNewestPairsAreJudgedByCompare) {
+  DashboardOptions o;
+  o.compare_pairs = 2;
+  write(o);
+  const json overview = read("overview");
+  const json& r = group(overview, "sim")["releases"];
+  EXPECT_TRUE(r[3]["regressions"].is_null());
+  EXPECT_FALSE(r[4]["regressions"].is_null());
+  EXPECT_FALSE(r[3]["speed"].is_null());  // the speed series is computed for every release
+}
+
+TEST_F(DashboardTest, LatestListsRegressionsWithReproAndTheirCaseFile) {
+  DashboardOptions o;
+  o.per_file = 5;
+  write(o);
+  const json overview = read("overview");
+  const std::string g = group(overview, "sim")["id"];
+  const json latest = read(g + "/latest");
+  EXPECT_EQ(latest["baseline"]["release"], "r5");
+  EXPECT_EQ(latest["candidate"]["release"], "r6");
+  EXPECT_EQ(latest["counts"]["accuracy"], 2);
+  ASSERT_EQ(latest["regressions_total"], 2);
+  const json index = read(g + "/cases/index");
+  EXPECT_EQ(index["per_file"], 5);
+  for (const json& f : latest["regressions"]) {
+    EXPECT_EQ(f["gate"], "accuracy");
+    EXPECT_EQ(f["change"], "status-change");
+    EXPECT_EQ(f["status"], "FAIL");
+    EXPECT_EQ(f["family"], "binary");
+    const std::string key = f["key"];
+    EXPECT_NE(f["repro"].get<std::string>().find("gauntlet repro"), std::string::npos);
+    // The case file holds the key's history.
+    const auto& keys = index["keys"];
+    const auto at = std::find(keys.begin(), keys.end(), key) - keys.begin();
+    ASSERT_LT(at, static_cast<long>(keys.size()));
+    EXPECT_EQ(f["case_file"], at / 5);
+    const json file = read(g + "/cases/" + std::to_string(at / 5));
+    const json& c = file["cases"][static_cast<std::size_t>(at - file["first"].get<long>())];
+    EXPECT_EQ(c["key"], key);
+    EXPECT_EQ(c["status"], json({"PASS", "PASS", "PASS", "PASS", "PASS", "FAIL"}));
+    EXPECT_EQ(c["error"][0], nullptr);
+    EXPECT_NE(c["error"][5].get<std::string>().find(kHostile), std::string::npos);
+  }
+  const json coverage = read(g + "/coverage");
+  ASSERT_EQ(coverage["fallback_ops"].size(), 1u);
+  EXPECT_EQ(coverage["fallback_ops"][0]["op"], "aten::add.Tensor");
+  EXPECT_EQ(coverage["fallback_ops"][0]["cases"], json({0, 0, 0, 0, 1, 1}));
+  const json breakdown = read(g + "/breakdown");
+  EXPECT_NEAR(breakdown["by"]["family"]["matmul"][5]["speed_index"].get<double>(), 1.3, 1e-9);
+  EXPECT_DOUBLE_EQ(breakdown["by"]["family"]["binary"][5]["pass_rate"].get<double>(), 6.0 / 8.0);
+}
+
+TEST_F(DashboardTest, MarkupFromTheDatabaseNeverAppearsRawInAnyFile) {
+  write();
+  std::size_t files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir_ / "site" / "data")) {
+    if (!e.is_regular_file()) continue;
+    ++files;
+    std::ifstream in(e.path(), std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    EXPECT_EQ(text.find('<'), std::string::npos) << e.path();
+    EXPECT_EQ(text.find("\xe2\x80\xa8"), std::string::npos) << e.path();
+  }
+  EXPECT_GT(files, 5u);
+  // ... and it reads back as written.
+  const json overview = read("overview");
+  const json index = read(group(overview, "sim")["id"].get<std::string>() + "/cases/index");
+  const auto& keys = index["keys"];
+  EXPECT_NE(std::find(keys.begin(), keys.end(), std::string("op/add/") + kHostile), keys.end());
+}
+
+TEST_F(DashboardTest, SinceBackendAndSuiteSelectRuns) {
+  DashboardOptions o;
+  o.since = "2026-10-26";  // r4 onwards (and no cpu run)
+  write(o);
+  const json overview = read("overview");
+  ASSERT_EQ(overview["groups"].size(), 1u);
+  EXPECT_EQ(overview["since"], "2026-10-26");
+  EXPECT_EQ(overview["groups"][0]["releases"].size(), 3u);
+  o = {};
+  o.backend = "cpu";
+  write(o);
+  EXPECT_EQ(read("overview")["groups"].size(), 1u);
+  o = {};
+  o.suite = "nightly";
+  write(o);
+  EXPECT_EQ(read("overview")["groups"].size(), 0u);
+}
+
+TEST_F(DashboardTest, BadInputIsOneLineNamingIt) {
+  auto error = [&](const std::string& db, DashboardOptions o) {
+    try {
+      write_dashboard_data(db, (dir_ / "site").string(), o);
+    } catch (const DashboardError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  DashboardOptions bad_date;
+  bad_date.since = "2026-13-01";
+  EXPECT_EQ(error(db_, bad_date), "--since: '2026-13-01' is not a date (YYYY-MM-DD)");
+  EXPECT_EQ(error((dir_ / "none.db").string(), {}),
+            (dir_ / "none.db").string() + ": no such database");
+  const std::string text = (dir_ / "text.db").string();
+  std::ofstream(text) << "not a database";
+  EXPECT_NE(error(text, {}).find(text + ": "), std::string::npos);
+}
+
+TEST(DashboardScript, EscapesMarkupAndLineSeparators) {
+  EXPECT_EQ(dashboard_script("a/b", "{\"k\":\"<\\/x>&\xe2\x80\xa8\xe2\x80\xa9\"}"),
+            "gauntletData(\"a/b\", {\"k\":\"\\u003c\\/x\\u003e\\u0026\\u2028\\u2029\"});\n");
+}
+
+}  // namespace
+}  // namespace gauntlet
