@@ -205,6 +205,31 @@ TEST_F(E2E, CompareRefusesBadOptionsAndLeavesTheDatabaseIntact) {
   EXPECT_NE(ok.out.find("gate accuracy,coverage: PASS"), std::string::npos) << ok.out;
 }
 
+TEST_F(E2E, DashboardWritesTheSiteAndRefusesBadInputLeavingTheDatabaseIntact) {
+  const std::string db = (dir_ / "dash.db").string();
+  ASSERT_EQ(gauntlet("run --suite smoke --db " + db + " --filter 'op/exp/f32/*' --release a --quiet").code, 0);
+  ASSERT_EQ(gauntlet("run --suite smoke --db " + db + " --filter 'op/exp/f32/*' --release b --quiet").code, 0);
+  const std::string before = slurp(db);
+  const fs::path site = dir_ / "site";
+  const Result ok = gauntlet("dashboard --db " + db + " --out " + site.string());
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("dashboard: 1 group, 2 releases"), std::string::npos) << ok.out;
+  for (const char* f : {"index.html", "assets/app.js", "assets/style.css", "assets/uPlot.iife.min.js",
+                        "assets/uPlot.min.css", "data/overview.js", "data/g0/latest.js", "data/g0/cases/index.js",
+                        "data/g0/cases/0.js", "data/g0/breakdown.js", "data/g0/coverage.js"}) {
+    EXPECT_TRUE(fs::exists(site / f)) << f;
+  }
+  EXPECT_NE(slurp((site / "index.html").string()).find("Content-Security-Policy"), std::string::npos);
+  expect_one_line_error(gauntlet("dashboard --db " + (dir_ / "none.db").string() + " --out " + site.string()),
+                        "none.db: no such database");
+  expect_one_line_error(gauntlet("dashboard --db " + db + " --out " + db), "--out is a file, not a directory");
+  expect_one_line_error(gauntlet("dashboard --db " + db + " --out " + site.string() + " --since 2026-02-30"),
+                        "--since: '2026-02-30' is not a date (YYYY-MM-DD)");
+  expect_one_line_error(gauntlet("dashboard --db " + db + " --out " + site.string() + " --metric wall"),
+                        "--metric: 'wall' is not auto, sim or host");
+  EXPECT_EQ(slurp(db), before);  // dashboard only reads
+}
+
 TEST_F(E2E, AFailedRunKeepsEarlierResults) {
   const std::string db = (dir_ / "keep.db").string();
   ASSERT_EQ(gauntlet("run --suite smoke --db " + db + " --filter 'op/exp/*' --quiet").code, 0);
