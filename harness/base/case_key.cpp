@@ -120,7 +120,12 @@ std::string CaseKey::str() const {
   out += '/';
   out += layout_name(layout);
   out += '/';
-  out += mode_name(mode);
+  if (kind == "coll") {
+    out += 'w';
+    out += std::to_string(world);
+  } else {
+    out += mode_name(mode);
+  }
   if (!args.empty()) {
     out += '/';
     bool first = true;
@@ -141,13 +146,18 @@ std::uint64_t key_id(std::string_view canonical_key) {
 
 std::uint64_t CaseKey::id() const { return key_id(str()); }
 
+std::string CaseKey::mode_text() const {
+  return kind == "coll" ? "w" + std::to_string(world) : std::string(mode_name(mode));
+}
+
 CaseKey CaseKey::parse(std::string_view text) {
   Parser p(text);
   CaseKey k;
 
   std::string_view kind = p.segment("kind");
-  if (kind != "op") p.fail(p.start(), "unknown kind '" + std::string(kind) + "' (expected op)");
+  if (kind != "op" && kind != "coll") p.fail(p.start(), "unknown kind '" + std::string(kind) + "' (expected op or coll)");
   k.kind = std::string(kind);
+  const bool coll = kind == "coll";
 
   std::string_view target = p.segment("target");
   for (std::size_t i = 0; i < target.size(); ++i) {
@@ -180,16 +190,31 @@ CaseKey CaseKey::parse(std::string_view text) {
     }
   }
   if (!found) p.fail(p.start(), "unknown layout '" + std::string(layout) + "'");
+  if (coll && k.layout != Layout::Contig && k.layout != Layout::Strided)
+    p.fail(p.start(), "a collective's layout is contig or step2");
 
-  std::string_view mode = p.segment("mode");
-  found = false;
-  for (unsigned m = 0; m < std::size(kModes); ++m) {
-    if (kModes[m] == mode) {
-      k.mode = static_cast<Mode>(m);
-      found = true;
+  if (coll) {
+    // Note [Collective keys]: one shape, the elements each rank contributes (1-D); the mode
+    // field is the world size, w2 .. w1024, no leading zero.
+    if (k.shapes.size() != 1 || k.shapes[0].size() != 1) p.fail(base, "a collective takes one 1-D shape: elements per rank");
+    std::string_view w = p.segment("world size");
+    if (w.size() < 2 || w[0] != 'w' || w[1] == '0' || w.size() > 5) p.fail(p.start(), "expected the world size as w<ranks>, e.g. w4");
+    for (std::size_t c = 1; c < w.size(); ++c) {
+      if (!std::isdigit(static_cast<unsigned char>(w[c]))) p.fail(p.start() + c, "expected the world size as w<ranks>, e.g. w4");
     }
+    k.world = std::stoi(std::string(w.substr(1)));
+    if (k.world < 2 || k.world > 1024) p.fail(p.start() + 1, "world size must be 2 .. 1024");
+  } else {
+    std::string_view mode = p.segment("mode");
+    found = false;
+    for (unsigned m = 0; m < std::size(kModes); ++m) {
+      if (kModes[m] == mode) {
+        k.mode = static_cast<Mode>(m);
+        found = true;
+      }
+    }
+    if (!found) p.fail(p.start(), "unknown mode '" + std::string(mode) + "'");
   }
-  if (!found) p.fail(p.start(), "unknown mode '" + std::string(mode) + "'");
 
   if (!p.done()) {
     std::string_view args = p.segment("arguments");

@@ -99,6 +99,7 @@ class PluginBackend final : public Backend {
   void reset_device_time() override {
     if (reset_time_) reset_time_();
   }
+  void* plugin_symbol(const char* name) const override { return dlsym(handle_, name); }
   std::optional<double> device_time_us() const override {
     if (!time_) return std::nullopt;
     const double t = time_();

@@ -4,10 +4,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
 
+#include "gauntlet/coll_spec.h"
 #include "gauntlet/op_spec.h"
 
 #ifndef GAUNTLET_SOURCE_SUITES_DIR
@@ -192,8 +194,107 @@ bool layout_fits(Layout l, const Shape& first) {
   return false;
 }
 
+// A group of collective cases (Note [Collective table]): collectives x dtypes x sizes x worlds x
+// layouts x argument sets. Pruned: dtypes a collective does not support, sizes it cannot split
+// into `world` chunks, arguments it does not take (so one group can list every collective with
+// `op: [sum, max]`), op=avg on integers. A reduce collective without `op` in the group gets every
+// reduce op it has. barrier moves no data: one case per world size (size 1, f32).
+void expand_coll_group(const Reader& r, const YAML::Node& g, std::vector<Case>& out) {
+  r.only_fields(g, {"name", "collectives", "dtypes", "sizes", "worlds", "layouts", "args"}, "a collective group");
+  for (const char* f : {"dtypes", "sizes", "worlds"}) {
+    if (!g[f]) r.fail(g, fmt::format("a collective group needs '{}'", f));
+  }
+  std::vector<const CollSpec*> colls;
+  for (const auto& n : r.items(g["collectives"], "collectives")) {
+    const CollSpec* c = find_coll(r.scalar(n, "collectives"));
+    if (!c) r.fail(n, fmt::format("unknown collective '{}' (see gauntlet list --colls)", n.Scalar()));
+    colls.push_back(c);
+  }
+  std::vector<DType> dtypes;
+  for (const auto& n : r.items(g["dtypes"], "dtypes")) {
+    auto d = parse_dtype(r.scalar(n, "dtypes"));
+    if (!d) r.fail(n, fmt::format("unknown dtype '{}' (known: {})", n.Scalar(), dtype_set_str(kAllTypes)));
+    dtypes.push_back(*d);
+  }
+  auto numbers = [&](const char* field, std::int64_t lo, std::int64_t hi) {
+    std::vector<std::int64_t> v;
+    for (const auto& n : r.items(g[field], field)) {
+      const std::string text = r.scalar(n, field);
+      std::int64_t x = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), x);
+      if (ec != std::errc() || end != text.data() + text.size() || x < lo || x > hi)
+        r.fail(n, fmt::format("{}: '{}' is not a whole number in {} .. {}", field, text, lo, hi));
+      v.push_back(x);
+    }
+    return v;
+  };
+  const std::vector<std::int64_t> sizes = numbers("sizes", 1, std::int64_t{1} << 34);
+  const std::vector<std::int64_t> worlds = numbers("worlds", 2, 1024);
+  std::vector<Layout> layouts{Layout::Contig};
+  if (g["layouts"]) {
+    layouts.clear();
+    for (const auto& n : r.items(g["layouts"], "layouts")) {
+      const Layout l = parse_enum<Layout>(r, n, r.scalar(n, "layouts"), 4, layout_name, "layout");
+      if (l != Layout::Contig && l != Layout::Strided) r.fail(n, "a collective's layout is contig or step2");
+      layouts.push_back(l);
+    }
+  }
+  const auto arg_sets = read_args(r, g["args"]);
+  for (const CollSpec* c : colls) {
+    const bool barrier = c->name == "barrier";
+    for (DType d : barrier ? std::vector<DType>{DType::F32} : dtypes) {
+      if (!contains(c->dtypes, d)) continue;
+      for (std::int64_t size : barrier ? std::vector<std::int64_t>{1} : sizes) {
+        for (std::int64_t w : worlds) {
+          if (c->chunked && size % w != 0) continue;
+          for (Layout l : barrier ? std::vector<Layout>{Layout::Contig} : layouts) {
+            std::vector<std::map<std::string, std::string>> sets;
+            for (const auto& given : arg_sets) {
+              std::map<std::string, std::string> args;
+              for (const auto& [k, v] : given) {
+                if ((k == "op" && !c->reduce_ops.empty()) || (k == "root" && c->has_root) || (k == "split" && c->has_split))
+                  args[k] = v;
+              }
+              if (!c->reduce_ops.empty() && !args.count("op")) {
+                for (const std::string& op : c->reduce_ops) {
+                  auto with = args;
+                  with["op"] = op;
+                  sets.push_back(std::move(with));
+                }
+              } else {
+                sets.push_back(std::move(args));
+              }
+            }
+            for (const auto& args : sets) {
+              if (args.count("op") && args.at("op") == "avg" && !contains(kFloatDTypes, d)) continue;
+              CaseKey k;
+              k.kind = "coll";
+              k.target = c->name;
+              k.dtype = d;
+              k.shapes = {{size}};
+              k.layout = l;
+              k.world = static_cast<int>(w);
+              k.args = args;
+              if (auto problem = validate_coll_key(k)) r.fail(g, *problem + " (in " + k.str() + ")");
+              Case cs;
+              cs.text = k.str();
+              cs.id = key_id(cs.text);
+              cs.key = std::move(k);
+              out.push_back(std::move(cs));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_sets,
                   std::vector<Case>& out) {
+  if (g.IsMap() && g["collectives"]) {
+    expand_coll_group(r, g, out);
+    return;
+  }
   r.only_fields(g, {"name", "ops", "families", "dtypes", "shapes", "layouts", "modes", "args", "values"},
                 "a group");
   std::vector<const OpSpec*> ops;

@@ -62,6 +62,8 @@ nlohmann::json to_json(const Outcome& o) {
       {"device_slot", o.device_slot},
       {"flaky", o.flaky},
       {"samples_us", o.timing.samples_us},
+      {"algbw_gbps", o.algbw_gbps ? num(*o.algbw_gbps) : nlohmann::json(nullptr)},
+      {"busbw_gbps", o.busbw_gbps ? num(*o.busbw_gbps) : nlohmann::json(nullptr)},
   };
 }
 
@@ -190,6 +192,13 @@ std::string to_json_text(const Outcome& o) {
     w.field("device_slot", o.device_slot);
     w.field("flaky", o.flaky);
     w.field("samples_us", o.timing.samples_us);
+    for (const auto& [name, value] : {std::pair{"algbw_gbps", o.algbw_gbps}, std::pair{"busbw_gbps", o.busbw_gbps}}) {
+      if (value) {
+        w.field(name, *value);
+      } else {
+        w.null(name);
+      }
+    }
   }
   return out;
 }
@@ -227,6 +236,8 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   o.device_slot = j.value("device_slot", std::string());
   o.flaky = j.value("flaky", false);
   o.timing.samples_us = j.value("samples_us", std::vector<double>{});
+  if (j.contains("algbw_gbps") && !j.at("algbw_gbps").is_null()) o.algbw_gbps = num_of(j.at("algbw_gbps"));
+  if (j.contains("busbw_gbps") && !j.at("busbw_gbps").is_null()) o.busbw_gbps = num_of(j.at("busbw_gbps"));
   return o;
 }
 
@@ -302,6 +313,10 @@ Outcome outcome_from_dom(simdjson::dom::object obj) {
     else if (name == "golden_us") o.timing.golden_us = dom_number(name, v);
     else if (name == "sim_time_us") {
       if (!v.is_null()) o.sim_time_us = dom_number(name, v);
+    } else if (name == "algbw_gbps") {
+      if (!v.is_null()) o.algbw_gbps = dom_number(name, v);
+    } else if (name == "busbw_gbps") {
+      if (!v.is_null()) o.busbw_gbps = dom_number(name, v);
     } else if (name == "device_slot") o.device_slot = dom_string(name, v);
     else if (name == "flaky") o.flaky = dom_bool(name, v);
     else if (name == "fallback_ops" || name == "samples_us") {

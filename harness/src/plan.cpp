@@ -16,6 +16,12 @@
 namespace gauntlet {
 
 double estimated_case_us(const CaseKey& key) {
+  if (key.kind == "coll") {
+    // A group of processes: each starts libtorch (~0.7 s, Note [Collective groups]), on the cores
+    // of one host; then the data, moved about twice per rank.
+    const double bytes = double(numel(key.shapes.at(0))) * 4;
+    return 700000.0 * key.world / 2 + bytes * key.world * 2 / 1000;
+  }
   // A fixed cost per case (dispatch, golden, comparison) plus a cost per element touched; matrix
   // products and convolutions do O(K) work per output element. Only ratios matter for a plan.
   double elements = 0;

@@ -203,6 +203,12 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     out.error = "invalid case: " + *problem;
     return;
   }
+  if (key.kind == "coll") {
+    // A group of rank processes (Note [Collective groups]); whoever runs cases sets how.
+    if (!cfg.collective) throw std::runtime_error("collective cases run as a group of rank processes, which this caller cannot start");
+    out = cfg.collective(key);
+    return;
+  }
   const OpDef& def = *find_op_def(key.target);
   std::vector<at::Tensor> inputs = make_inputs(key, def.spec);
   if (detail) {
@@ -283,6 +289,7 @@ class Prepared final : public PreparedCase {
  public:
   Prepared(const CaseKey& key, Backend& backend) : key_(key), backend_(backend) {
     if (auto problem = validate_key(key)) throw std::invalid_argument("invalid case: " + *problem);
+    if (key.kind != "op") throw std::invalid_argument("only op cases can be prepared for timing (not " + key.str() + ")");
     def_ = find_op_def(key.target);
     for (const auto& t : make_inputs(key, def_->spec)) inputs_.push_back(backend.to_device(apply_layout(t, key.layout)));
   }

@@ -121,6 +121,11 @@ DROP INDEX IF EXISTS results_by_status;
     R"sql(
 ALTER TABLE results ADD COLUMN samples BLOB;
 )sql",
+    // 4 -> 5: collectives' bandwidth, as nccl-tests reports it (Note [Collective timing]).
+    R"sql(
+ALTER TABLE results ADD COLUMN algbw_gbps REAL;
+ALTER TABLE results ADD COLUMN busbw_gbps REAL;
+)sql",
 };
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration step per schema version");
@@ -136,7 +141,7 @@ constexpr std::string_view kResultColumns =
     "run_id, case_id, status, attempt, rtol, atol, tolerance_profile, max_abs_err, max_rel_err, "
     "mismatches, numel, mismatch_frac, max_ulp, nan_inf_ok, worst, error, reason, first_us, "
     "median_us, p10_us, p90_us, reps, peak_mem_bytes, fallback_ops, golden_source, golden_entry, "
-    "golden_us, sim_time_us, device_slot, flaky, samples";
+    "golden_us, sim_time_us, device_slot, flaky, samples, algbw_gbps, busbw_gbps";
 
 // ---- Errors and SQLite helpers (gauntlet/sqlite.h), raising StoreError
 
@@ -275,7 +280,7 @@ void bind_case(Stmt& s, std::int64_t id, const CaseKey& key, const std::string& 
   for (const auto& [name, value] : key.args) {
     args[name] = value;
   }
-  s.bind(id, text, key.kind, key.target, dtype_name(key.dtype), mode_name(key.mode),
+  s.bind(id, text, key.kind, key.target, dtype_name(key.dtype), key.mode_text(),
          layout_name(key.layout), shapes_str(key.shapes), to_json(args));
 }
 
@@ -309,7 +314,9 @@ void bind_result(Stmt& s, std::int64_t run_id, std::int64_t case_id, const Outco
          m.max_ulp, int{m.nan_inf_ok}, fixed(m.worst), fixed(o.error), fixed(o.reason), t.first_us, t.median_us,
          t.p10_us, t.p90_us, t.reps, o.peak_mem_bytes, ops_json(o.fallback_ops), fixed(o.golden_source),
          fixed(o.golden_entry), t.golden_us, o.sim_time_us.value_or(std::numeric_limits<double>::quiet_NaN()),
-         fixed(o.device_slot), int{o.flaky}, sqlite::Blob{pack_samples(t.samples_us)});
+         fixed(o.device_slot), int{o.flaky}, sqlite::Blob{pack_samples(t.samples_us)},
+         o.algbw_gbps.value_or(std::numeric_limits<double>::quiet_NaN()),
+         o.busbw_gbps.value_or(std::numeric_limits<double>::quiet_NaN()));
 }
 
 Status read_status(Stmt& s) {
@@ -367,6 +374,8 @@ StoredResult read_result(Stmt& s) {
   o.device_slot = s.text();
   o.flaky = s.int64() != 0;
   o.timing.samples_us = unpack_samples(s.blob());
+  if (const double v = s.real(); !std::isnan(v)) o.algbw_gbps = v;
+  if (const double v = s.real(); !std::isnan(v)) o.busbw_gbps = v;
   return r;
 }
 

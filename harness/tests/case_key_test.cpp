@@ -151,6 +151,7 @@ INSTANTIATE_TEST_SUITE_P(
     Grammar, CaseKeyErrors,
     ::testing::Values(
         BadKey{"model/add/f32/8/contig/eager", 0, "unknown kind"},
+        BadKey{"colls/add/f32/8/contig/eager", 0, "unknown kind"},
         BadKey{"op/add/f33/8/contig/eager", 7, "unknown dtype"},
         BadKey{"op/add/F32/8/contig/eager", 7, "unknown dtype"},
         BadKey{"op//f32/8/contig/eager", 3, "empty target"},
@@ -191,7 +192,29 @@ INSTANTIATE_TEST_SUITE_P(
         BadKey{"op/add/f32/8,8/contig", 21, "missing mode"},
         BadKey{"op/add/f32", 10, "missing shapes"},
         BadKey{"op", 2, "missing target"},
-        BadKey{"", 0, "empty kind"}));
+        BadKey{"", 0, "empty kind"},
+        // Collectives: "coll/all_reduce/f32/" is 20 characters, "coll/all_reduce/f32/8/contig/" 29.
+        BadKey{"coll/all_reduce/f32/8,8/contig/w2", 20, "one 1-D shape"},
+        BadKey{"coll/all_reduce/f32/2x4/contig/w2", 20, "one 1-D shape"},
+        BadKey{"coll/all_reduce/f32/8/t/w2", 22, "contig or step2"},
+        BadKey{"coll/all_reduce/f32/8/contig/eager", 29, "w<ranks>"},
+        BadKey{"coll/all_reduce/f32/8/contig/w04", 29, "w<ranks>"},
+        BadKey{"coll/all_reduce/f32/8/contig/w4x", 31, "w<ranks>"},
+        BadKey{"coll/all_reduce/f32/8/contig/w1", 30, "2 .. 1024"},
+        BadKey{"coll/all_reduce/f32/8/contig/w2000", 30, "2 .. 1024"},
+        BadKey{"coll/all_reduce/f32/8/contig", 28, "missing world size"}));
+
+TEST(CaseKey, CollectiveKeysCarryTheWorldSizeInTheModeField) {
+  const CaseKey k = CaseKey::parse("coll/all_reduce/bf16/1048576/step2/w4/op=sum");
+  EXPECT_EQ(k.kind, "coll");
+  EXPECT_EQ(k.target, "all_reduce");
+  EXPECT_EQ(k.world, 4);
+  EXPECT_EQ(k.layout, Layout::Strided);
+  EXPECT_EQ(k.shapes, std::vector<Shape>{{1048576}});
+  EXPECT_EQ(k.mode_text(), "w4");
+  EXPECT_EQ(k.str(), "coll/all_reduce/bf16/1048576/step2/w4/op=sum");
+  EXPECT_EQ(CaseKey::parse("op/add/f32/8/contig/eager-bwd").mode_text(), "eager-bwd");
+}
 
 // An extra segment after the arguments: the problem is the '/' that starts it, at offset 31.
 TEST(CaseKey, ExtraSegmentAfterArgumentsPointsAtTheSlash) {

@@ -9,11 +9,13 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <set>
 #include <string>
 
 #include <unistd.h>
 
+#include "gauntlet/coll_spec.h"
 #include "gauntlet/op_spec.h"
 
 namespace gauntlet {
@@ -237,6 +239,62 @@ TEST_F(CatalogTest, SortedUniqueAndKeysParseBack) {
 }
 
 // Malformed suites: "file:line:col: message" with the line of the problem.
+// Collective groups (Note [Collective table]): pruned per collective, keys parse back.
+TEST_F(CatalogTest, CollectiveGroupsExpandPruneAndParseBack) {
+  Suite s = suite(R"(  - collectives: [all_reduce, all_gather, broadcast, barrier]
+    dtypes: [f32, i32]
+    sizes: [1, 1024]
+    worlds: [2, 4]
+    layouts: [contig, step2]
+    args: [{op: [sum, avg], root: ["1"]}]
+)");
+  std::map<std::string, int> by;
+  for (const Case& c : s.cases) {
+    EXPECT_EQ(CaseKey::parse(c.text).str(), c.text);
+    EXPECT_EQ(c.key.kind, "coll");
+    ++by[c.key.target];
+  }
+  // all_reduce: (f32: sum, avg; i32: sum) x 2 sizes x 2 worlds x 2 layouts.
+  EXPECT_EQ(by["all_reduce"], 3 * 2 * 2 * 2);
+  // all_gather: 1 element cannot be split into 2 or 4 chunks; no arguments apply.
+  EXPECT_EQ(by["all_gather"], 2 * 1 * 2 * 2);
+  EXPECT_EQ(by["broadcast"], 2 * 2 * 2 * 2);
+  EXPECT_EQ(by["barrier"], 2);  // one per world size
+  EXPECT_EQ(std::count_if(s.cases.begin(), s.cases.end(),
+                          [](const Case& c) { return c.text == "coll/broadcast/f32/1024/step2/w4/root=1"; }),
+            1);
+  std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - collectives: [all_reduce, nope]\n    dtypes: [f32]\n"
+                             "    sizes: [8]\n    worlds: [2]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 4, "unknown collective 'nope'")) << err;
+  err = error_of("suite: t\ndescription: d\ngroups:\n  - collectives: [all_reduce]\n    dtypes: [f32]\n"
+                 "    sizes: [8]\n    worlds: [1]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 7, "worlds: '1' is not a whole number in 2 .. 1024")) << err;
+  err = error_of("suite: t\ndescription: d\ngroups:\n  - collectives: [all_reduce]\n    dtypes: [f32]\n"
+                 "    sizes: [8]\n    worlds: [2]\n    layouts: [t]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 8, "contig or step2")) << err;
+}
+
+TEST(CollTable, BusFactorsAndUnevenSplits) {
+  EXPECT_DOUBLE_EQ(find_coll("all_reduce")->bus_factor(4), 1.5);
+  EXPECT_DOUBLE_EQ(find_coll("all_gather")->bus_factor(8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(find_coll("broadcast")->bus_factor(8), 1.0);
+  for (int w : {2, 4, 8}) {
+    for (int r = 0; r < w; ++r) {
+      const auto s = all_to_all_splits(1024, w, r, true);
+      EXPECT_EQ(std::accumulate(s.begin(), s.end(), std::int64_t{0}), 1024);
+      EXPECT_TRUE(std::all_of(s.begin(), s.end(), [](std::int64_t v) { return v >= 0; }));
+      EXPECT_NE(s.front(), s.back());
+    }
+  }
+  EXPECT_EQ(validate_coll_key(CaseKey::parse("coll/all_reduce/i32/8/contig/w2/op=avg")).value_or(""),
+            "argument op=avg needs a floating dtype");
+  EXPECT_EQ(validate_coll_key(CaseKey::parse("coll/all_gather/f32/10/contig/w4")).value_or(""),
+            "collective all_gather splits its buffer into 4 chunks: 10 elements is not a multiple");
+  EXPECT_EQ(validate_coll_key(CaseKey::parse("coll/broadcast/f32/10/contig/w4/root=4")).value_or(""),
+            "argument root of broadcast: '4' is not a rank below 4");
+  EXPECT_FALSE(validate_coll_key(CaseKey::parse("coll/send_recv/bf16/7/step2/w8")));
+}
+
 TEST_F(CatalogTest, MalformedYamlUnclosedBracket) {
   std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - ops: [exp\n    dtypes: [f32]\n");
   std::string file = path("bad.yaml");

@@ -111,18 +111,14 @@ void from_real(const std::string& from, const std::string& into, int releases, b
     run.bind(name, at, at, real).exec();
     const std::int64_t id = sqlite3_last_insert_rowid(db);
     // Every column copied; the history's changes are made by the UPDATEs below.
-    sqlite::exec(
-        raise, db, into,
-        fmt::format(
-            "INSERT INTO results SELECT {}, case_id, status, attempt, rtol, atol, "
-            "tolerance_profile, "
-            "max_abs_err, max_rel_err, mismatches, numel, mismatch_frac, max_ulp, nan_inf_ok, "
-            "worst, "
-            "error, reason, first_us, median_us, p10_us, p90_us, reps, peak_mem_bytes, "
-            "fallback_ops, "
-            "graph_breaks, recompiles, compile_ms, sim_time_us, golden_source, golden_entry, "
-            "golden_us, device_slot, flaky, samples FROM src.results WHERE run_id = {}",
-            id, real));
+    constexpr const char* kColumns =
+        "case_id, status, attempt, rtol, atol, tolerance_profile, max_abs_err, max_rel_err, mismatches, numel, "
+        "mismatch_frac, max_ulp, nan_inf_ok, worst, error, reason, first_us, median_us, p10_us, p90_us, reps, "
+        "peak_mem_bytes, fallback_ops, graph_breaks, recompiles, compile_ms, sim_time_us, golden_source, "
+        "golden_entry, golden_us, device_slot, flaky, samples, algbw_gbps, busbw_gbps";
+    sqlite::exec(raise, db, into,
+                 fmt::format("INSERT INTO results(run_id, {0}) SELECT {1}, {0} FROM src.results WHERE run_id = {2}",
+                             kColumns, id, real));
     if (weeks == 0) break;
     // Drift under 1%, a step before the middle release, failures and fallbacks not there yet.
     const double drift = 1 + (unit(i, 1) - 0.5) * 0.02;

@@ -1,6 +1,8 @@
 // Fault injection rules: parsing the spec grammar, matching op calls, and the canonical form.
 #include "fault_spec.h"
 
+#include <atomic>
+
 #include <fnmatch.h>
 #include <sys/stat.h>
 
@@ -42,7 +44,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 25> kDtypes{
     {"i8", "i8"},         {"int8", "i8"},     {"u8", "u8"},       {"uint8", "u8"},  {"bool", "bool"},
 }};
 
-constexpr std::string_view kKnownKeys = "op, dtype, min_numel, max_numel, kind, factor";
+constexpr std::string_view kKnownKeys = "op, dtype, min_numel, max_numel, kind, factor, rank";
 
 std::optional<std::string_view> canonical_dtype(std::string_view name) {
   for (const auto& [alias, canon] : kDtypes)
@@ -122,9 +124,9 @@ double parse_factor(Span value, std::size_t piece) {
 FaultRule parse_rule(Span rule, std::size_t piece) {
   FaultRule r;
   r.text = std::string(rule.s);
-  enum Key { kOp, kDtype, kMin, kMax, kKind, kFactor, kNumKeys };
-  static constexpr std::array<std::string_view, kNumKeys> names{"op",        "dtype", "min_numel",
-                                                                "max_numel", "kind",  "factor"};
+  enum Key { kOp, kDtype, kMin, kMax, kKind, kFactor, kRank, kNumKeys };
+  static constexpr std::array<std::string_view, kNumKeys> names{"op",   "dtype",  "min_numel", "max_numel",
+                                                                "kind", "factor", "rank"};
   std::array<std::optional<std::size_t>, kNumKeys> seen{};  // where each key's item starts
   bool factor_given = false;
 
@@ -176,6 +178,12 @@ FaultRule parse_rule(Span rule, std::size_t piece) {
         r.factor = parse_factor(value, piece);
         factor_given = true;
         break;
+      case kRank: {
+        const std::int64_t rank = parse_count(key.s, value, piece);
+        if (rank > 1 << 20) throw RuleError{piece, value.pos, "rank " + std::string(value.s) + " is too large"};
+        r.rank = static_cast<int>(rank);
+        break;
+      }
     }
   }
 
@@ -215,7 +223,15 @@ std::string_view fault_kind_name(FaultKind k) {
   return "?";
 }
 
+namespace {
+std::atomic<int> g_process_rank{-1};
+}  // namespace
+
+void set_process_rank(int rank) { g_process_rank = rank; }
+int process_rank() { return g_process_rank; }
+
 bool FaultRule::matches(std::string_view op_name, std::string_view dtype_name, std::int64_t numel) const {
+  if (rank >= 0 && rank != process_rank()) return false;
   if (numel < min_numel || numel > max_numel) return false;
   if (!dtype.empty()) {
     // Callers may pass either spelling; compare on the canonical one.
@@ -242,6 +258,7 @@ std::string FaultSpec::canonical() const {
     if (r.min_numel != 0) out += "min_numel=" + std::to_string(r.min_numel) + ",";
     if (r.max_numel != std::numeric_limits<std::int64_t>::max())
       out += "max_numel=" + std::to_string(r.max_numel) + ",";
+    if (r.rank >= 0) out += "rank=" + std::to_string(r.rank) + ",";
     out += "kind=" + std::string(fault_kind_name(r.kind));
     double def = default_factor(r.kind);
     if (def != 0 && r.factor != def) out += ",factor=" + format_factor(r.factor);

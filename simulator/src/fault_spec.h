@@ -7,7 +7,7 @@
 //   spec  := rule (';' rule)*             empty rules (";;", trailing ';') are ignored
 //   rule  := item (',' item)*             each key at most once; kind= is required
 //   item  := key '=' value                whitespace around rules, keys and values is ignored
-//   key   := op | dtype | min_numel | max_numel | kind | factor
+//   key   := op | dtype | min_numel | max_numel | kind | factor | rank
 //
 //   op=<glob>          fnmatch(glob, "aten::name.overload", 0); default '*'
 //   dtype=<name>       f64 f32 f16 bf16 i64 i32 i16 i8 u8 bool, or the torch spelling; default any
@@ -15,6 +15,10 @@
 //   max_numel=<int>    inclusive upper bound; default INT64_MAX
 //   kind=<kind>        bias flip precision nan slow sleep fallback segv abort hang oom
 //   factor=<number>    finite and > 0; only for bias (default 1e-3), slow (2.0) and sleep (10 ms)
+//   rank=<int>         only in the process that is this rank of a collective group (its process
+//                      group was made with this rank); default any process. Collectives are
+//                      ops named c10d::allreduce, c10d::allgather, c10d::reduce_scatter,
+//                      c10d::broadcast, c10d::alltoall_base, c10d::barrier, c10d::send, c10d::recv
 //
 // In a file, '#' starts a comment (whole line or trailing) and ';' may still join rules on a line.
 #pragma once
@@ -36,12 +40,18 @@ struct FaultRule {
   std::int64_t min_numel = 0;
   std::int64_t max_numel = std::numeric_limits<std::int64_t>::max();
   FaultKind kind = FaultKind::Bias;
+  int rank = -1;  // -1: any process
   double factor = 0;  // the kind's default when not given; 0 for kinds without one
   std::string text;   // the rule as written (trimmed), for reports
   // True when this rule applies to an op call: op name, dtype name of its first tensor argument
   // ("" when it has none), and the largest numel among its tensor arguments.
   bool matches(std::string_view op_name, std::string_view dtype_name, std::int64_t numel) const;
 };
+
+// The rank this process is in its collective group (set when the simulator's process group is
+// made); -1 outside any group, where rules with rank= never apply.
+void set_process_rank(int rank);
+int process_rank();
 
 struct FaultSpec {
   std::vector<FaultRule> rules;

@@ -38,6 +38,11 @@ void State::charge(const Work& w, double slowdown) {
   device_seconds_ += s;
 }
 
+void State::charge_seconds(double s) {
+  std::lock_guard<std::mutex> lock(mu_);
+  device_seconds_ += s;
+}
+
 double State::device_time_us() const {
   std::lock_guard<std::mutex> lock(mu_);
   return device_seconds_ * 1e6;

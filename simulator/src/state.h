@@ -32,6 +32,7 @@ class State {
 
   // Simulated time: each kernel's cost, times the slow-down a fault asks for.
   void charge(const Work& w, double slowdown = 1.0);
+  void charge_seconds(double s);  // a collective's link time (Note [Collective cost])
   double device_time_us() const;
   void reset_device_time();
 

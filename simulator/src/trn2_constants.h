@@ -41,4 +41,12 @@ inline constexpr double kHostLinkLatencySeconds = 5e-6;  // per transfer [assume
 inline constexpr double kHostFlops = 50e9;
 inline constexpr double kHostBytesPerSec = 20e9;
 
+// Chip-to-chip links for collectives, the alpha-beta model (Note [Collective cost]): NeuronLink
+// between Trainium2 chips. AWS quotes 1 TB/s of chip-to-chip bandwidth per Trainium2 in a
+// Trn2 server (four links to neighbours in a 2-D torus) [AWS]; a ring uses one link in each
+// direction per step, a quarter of it: 256 GB/s. [assumed] The latency per message, a few
+// microseconds, is a device runtime's order for a DMA with a semaphore wait. [assumed]
+inline constexpr double kLinkBytesPerSec = 256e9;
+inline constexpr double kLinkLatencySeconds = 5e-6;
+
 }  // namespace gauntlet::sim::trn2

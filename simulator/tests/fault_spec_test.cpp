@@ -188,6 +188,29 @@ TEST(FaultSpec, GlobMatchingWithOverloads) {
   EXPECT_TRUE(any.matches("aten::anything.overload", "", 0));
 }
 
+TEST(FaultSpec, RankRulesApplyOnlyInThatRankOfACollectiveGroup) {
+  const FaultSpec spec = parse_fault_spec("op=c10d::allreduce,rank=2,kind=segv; op=c10d::*,kind=slow", "t");
+  const FaultRule& r = spec.rules[0];
+  EXPECT_EQ(r.rank, 2);
+  EXPECT_EQ(spec.rules[1].rank, -1);
+  EXPECT_EQ(spec.canonical(), "op=c10d::allreduce,rank=2,kind=segv; op=c10d::*,kind=slow");
+  set_process_rank(-1);  // outside any group: never
+  EXPECT_FALSE(r.matches("c10d::allreduce", "f32", 4));
+  set_process_rank(1);
+  EXPECT_FALSE(r.matches("c10d::allreduce", "f32", 4));
+  EXPECT_TRUE(spec.rules[1].matches("c10d::allreduce", "f32", 4));
+  set_process_rank(2);
+  EXPECT_TRUE(r.matches("c10d::allreduce", "f32", 4));
+  EXPECT_FALSE(r.matches("c10d::allgather", "f32", 4));
+  set_process_rank(-1);
+  try {
+    parse_fault_spec("rank=x,kind=hang", "GAUNTLET_SIM_FAULTS");
+    FAIL() << "accepted rank=x";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("GAUNTLET_SIM_FAULTS: rule 1 (column 6)"), std::string::npos) << e.what();
+  }
+}
+
 TEST(FaultSpec, NumelBoundsAreInclusive) {
   FaultRule r = parse_fault_spec("min_numel=10,max_numel=20,kind=flip", "t").rules[0];
   EXPECT_FALSE(r.matches("aten::exp", "f32", 9));
@@ -248,7 +271,7 @@ TEST(FaultSpec, ErrorMessagesNameOriginRuleAndColumn) {
             "GAUNTLET_SIM_FAULTS: rule 1 (column 11): factor is not used by kind=flip");
   EXPECT_EQ(spec_error("kind=nan,p=0.5"),
             "GAUNTLET_SIM_FAULTS: rule 1 (column 10): unknown key 'p' (known: op, dtype, min_numel, max_numel, "
-            "kind, factor)");
+            "kind, factor, rank)");
   EXPECT_EQ(spec_error("kind=nan,op=a,op=b"), "GAUNTLET_SIM_FAULTS: rule 1 (column 15): duplicate key 'op'");
   EXPECT_EQ(spec_error("kind=nan,op= "), "GAUNTLET_SIM_FAULTS: rule 1 (column 10): empty value for 'op'");
 }
@@ -323,7 +346,7 @@ TEST(FaultSpec, FileErrorsNameLineAndColumn) {
 
   std::string unknown = tmp.write("unknown.txt", "  kind=nan, prob=1\n");
   EXPECT_EQ(file_error(unknown),
-            unknown + ":1:13: unknown key 'prob' (known: op, dtype, min_numel, max_numel, kind, factor)");
+            unknown + ":1:13: unknown key 'prob' (known: op, dtype, min_numel, max_numel, kind, factor, rank)");
 }
 
 TEST(FaultSpec, MissingOrUnreadableFile) {

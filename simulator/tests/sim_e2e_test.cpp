@@ -3,7 +3,12 @@
 // one op and must change exactly the cases that dispatch that op, and no other.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sqlite3.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -847,6 +852,123 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
               seconds_since(started));
   for (const auto& [change, n] : by_change)
     RecordProperty("findings_" + change, static_cast<int>(n));
+}
+
+// ---- Collectives (docs/collectives.md): groups of rank processes through c10d.
+
+// The run's results of suite `suite` (filtered) on `backend`, into its own database.
+StoredRun run_colls(const fs::path& dir, const std::string& name, const std::string& backend,
+                    const std::string& suite, const std::string& filter, const std::string& env = "",
+                    const std::string& extra = "") {
+  const fs::path db = dir / (name + ".db");
+  const std::string cmd = "run --suite " + suite + " --backend " + backend + " --quiet --db " + db.string() +
+                          (filter.empty() ? "" : " --filter '" + filter + "'") + " " + extra;
+  const std::string full = env + " " + std::string(GAUNTLET_BIN) + " " + cmd + " >/dev/null 2>&1";
+  const int rc = std::system(full.c_str());
+  EXPECT_TRUE(WIFEXITED(rc)) << cmd;
+  auto store = gauntlet::Store::open(db.string(), gauntlet::Store::OpenMode::ReadOnly);
+  StoredRun run;
+  const auto id = store->latest_run();
+  if (!id) {
+    ADD_FAILURE() << db << " holds no run";
+    return run;
+  }
+  run.info = *store->run(*id);
+  for (const auto& r : store->results(*id)) run.by_key[r.outcome.key] = r.outcome;
+  return run;
+}
+
+TEST_F(SimE2E, CollectiveSmokePassesOnSimAndOnCpuThroughGloo) {
+  Result count = gauntlet("list --suite coll_smoke --count");
+  ASSERT_EQ(count.code, 0);
+  for (const char* backend : {"sim", "cpu"}) {
+    SCOPED_TRACE(backend);
+    StoredRun run = run_colls(dir_, std::string("coll_") + backend, backend, "coll_smoke", "");
+    ASSERT_EQ(run.by_key.size(), std::stoul(count.out));
+    for (const auto& [key, o] : run.by_key) {
+      EXPECT_FALSE(gauntlet::is_failure(o.status)) << key << ": " << o.error;
+      if (std::string(backend) == "sim") {
+        EXPECT_EQ(o.status, Status::Pass) << key << ": " << o.error;
+        EXPECT_TRUE(o.sim_time_us && *o.sim_time_us > 0) << key;
+      }
+      if (o.status == Status::Pass && key.rfind("coll/barrier/", 0) != 0) {
+        EXPECT_TRUE(o.busbw_gbps && *o.busbw_gbps > 0) << key;
+        EXPECT_GT(o.timing.reps, 0) << key;
+      }
+    }
+  }
+}
+
+// Note [Collective tolerance]: a bf16 sum reduced in bf16 over a ring rounds once per step, so
+// its error grows with the world size, and stays within the documented rule (atol).
+TEST_F(SimE2E, Bf16AllReduceErrorGrowsWithWorldSizeWithinTheRule) {
+  StoredRun run = run_colls(dir_, "bf16", "sim", "collectives", "coll/all_reduce/bf16/65536/contig/w*/op=sum");
+  double last = 0;
+  for (int w : {2, 4, 8}) {
+    const std::string key = "coll/all_reduce/bf16/65536/contig/w" + std::to_string(w) + "/op=sum";
+    ASSERT_TRUE(run.by_key.count(key)) << key;
+    const Outcome& o = run.by_key.at(key);
+    EXPECT_EQ(o.status, Status::Pass) << key << ": " << o.error;
+    EXPECT_GT(o.metrics.max_abs_err, last) << key;
+    EXPECT_LE(o.metrics.max_abs_err, o.atol + o.rtol * w) << key;
+    RecordProperty("bf16_max_abs_err_w" + std::to_string(w), std::to_string(o.metrics.max_abs_err));
+    last = o.metrics.max_abs_err;
+  }
+}
+
+// Processes whose command line runs a rank of `key`.
+int rank_processes(const std::string& key) {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string cmdline = e2e::slurp(e.path() / "cmdline");
+    if (cmdline.find(std::string("rank") + '\0' + "--key" + '\0' + key) != std::string::npos) ++n;
+  }
+  return n;
+}
+
+// True when nothing listens on 127.0.0.1:port (a listener would make bind fail even with
+// SO_REUSEADDR, which only forgives connections in TIME_WAIT).
+bool port_free(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// A wrong result, a crash and a hang, each injected into one rank of a 4-rank all_reduce: the
+// case names that rank, and the group leaves no process and no listening port behind.
+TEST_F(SimE2E, FaultsInOneRankAreAttributedToItAndTheGroupLeavesNothingBehind) {
+  const std::string key = "coll/all_reduce/f32/1024/contig/w4/op=sum";
+  struct Injected {
+    const char* rule;
+    Status status;
+    const char* says;
+  };
+  for (const Injected& f : {Injected{"op=c10d::allreduce,rank=2,kind=bias", Status::Fail, "rank 2 FAIL: rank 2: "},
+                            Injected{"op=c10d::allreduce,rank=1,kind=segv", Status::Crash, "rank 1: SIGSEGV"},
+                            Injected{"op=c10d::allreduce,rank=3,kind=hang", Status::Timeout, "rank 3 did not finish"}}) {
+    SCOPED_TRACE(f.rule);
+    StoredRun run = run_colls(dir_, "fault", "sim", "collectives", key,
+                              std::string("GAUNTLET_SIM_FAULTS='") + f.rule + "'", "--collective-timeout 6 --retries 0");
+    ASSERT_TRUE(run.by_key.count(key));
+    const Outcome& o = run.by_key.at(key);
+    EXPECT_EQ(o.status, f.status) << o.error;
+    EXPECT_EQ(o.error.find(f.says), 0u) << o.error;
+    EXPECT_EQ(rank_processes(key), 0);
+    if (f.status != Status::Fail) {
+      const std::size_t at = o.error.find("127.0.0.1:");
+      ASSERT_NE(at, std::string::npos) << o.error;
+      const int port = std::stoi(o.error.substr(at + 10));
+      EXPECT_TRUE(port_free(port)) << port;
+    }
+    fs::remove(dir_ / "fault.db");
+  }
 }
 
 }  // namespace

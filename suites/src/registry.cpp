@@ -5,6 +5,7 @@
 #include <charconv>
 #include <mutex>
 
+#include "gauntlet/coll_spec.h"
 #include "gauntlet/op_impl.h"
 
 namespace gauntlet {
@@ -208,6 +209,7 @@ std::vector<const OpSpec*> all_ops() {
 }
 
 std::optional<std::string> validate_key(const CaseKey& key) {
+  if (key.kind == "coll") return validate_coll_key(key);
   const OpSpec* op = find_op(key.target);
   if (!op) return fmt::format("unknown op '{}' (see gauntlet list --ops)", key.target);
   if (!contains(op->dtypes, key.dtype)) {

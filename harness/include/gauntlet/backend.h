@@ -41,6 +41,9 @@ class Backend {
   // Device time since the last reset in microseconds (simulated on `sim`), when it can tell.
   virtual void reset_device_time() {}
   virtual std::optional<double> device_time_us() const { return std::nullopt; }
+  // A symbol the backend's library exports beyond the plugin ABI's C functions (the process
+  // group factory, Note [Plugin process groups] in plugin_abi.h); null when it has none.
+  virtual void* plugin_symbol(const char* /*name*/) const { return nullptr; }
 };
 
 // Makes a backend from its name; throws std::invalid_argument naming the problem.

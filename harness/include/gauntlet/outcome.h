@@ -56,6 +56,9 @@ struct Outcome {
   // Device time of the first call as the backend reports it (simulated time on `sim`); none
   // when the backend cannot tell.
   std::optional<double> sim_time_us;
+  // Collectives (Note [Collective timing] in collective.cpp): algorithm and bus bandwidth in GB/s,
+  // as nccl-tests reports them.
+  std::optional<double> algbw_gbps, busbw_gbps;
   int attempt = 1;
   // "computed", "store", "computed+stored" (added to the store) or "recomputed" (stored, but
   // cheaper to compute than to read: Note [Reading or recomputing] in golden_store.h)

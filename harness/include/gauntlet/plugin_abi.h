@@ -48,3 +48,13 @@ typedef void (*gauntlet_backend_kernels_t)(gauntlet_op_count_fn fn, void* ctx);
 #ifdef __cplusplus
 }
 #endif
+
+// Note [Plugin process groups]: collectives (docs/collectives.md) run on a backend's own c10d
+// process group when its library exports
+//   extern "C" void* gauntlet_backend_new_process_group(void* store, int rank, int world, int timeout_ms);
+// `store` is a c10d::Store* the harness keeps alive for the group's lifetime; the function returns
+// a c10d::ProcessGroup* whose one reference passes to the caller (intrusive_ptr::release()), or
+// null. `timeout_ms` bounds every wait on another rank. Unlike the C functions above, this one
+// passes C++ objects: the library must be built against the same libtorch as the harness. A
+// library without it has no collectives of its own (its cases are UNSUPPORTED); `cpu` uses Gloo.
+typedef void* (*gauntlet_backend_new_process_group_t)(void* store, int rank, int world, int timeout_ms);

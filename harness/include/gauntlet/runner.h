@@ -2,6 +2,7 @@
 // at the case boundary (Note [Outcome classification] in runner.cpp).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ struct RunnerConfig {
   bool golden_always = false;   // read every stored golden, even where recomputing is faster
   std::string golden_release;   // use this release's frozen goldens instead of the current ones
   std::string golden_reference; // reference_identity(), computed once per run
+  // Runs a collective case (kind "coll") as a group of rank processes (run_collective_group in
+  // gauntlet/collective.h); unset: such cases are ERROR.
+  std::function<Outcome(const CaseKey&)> collective;
 };
 
 // What `repro` prints beyond the outcome.

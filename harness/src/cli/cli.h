@@ -21,7 +21,7 @@ class UsageError : public std::runtime_error {
 
 struct ListOptions {
   std::string suite, filter, suites_dir, shard;
-  bool count = false, json = false, ops = false, suites = false;
+  bool count = false, json = false, ops = false, suites = false, colls = false;
 };
 // How each case is timed (Note [Timing methodology] in runner.h): run and worker take the same.
 struct TimingOptions {
@@ -35,6 +35,7 @@ struct RunOptions {
   int workers = -1;  // -1: one per device slot, else one per core; 0: in-process
   bool in_process = false;
   double timeout = 0;  // 0: the suite's
+  double collective_timeout = 40;  // seconds a collective case's group may take
   int retries = 1;
   std::string devices, device_env, plan;
   long long resume = 0, run_id = 0;
@@ -61,7 +62,17 @@ struct ShowOptions {
 struct ReproOptions {
   std::string key, backend = "cpu", suites_dir, golden_store, golden_release;
   bool json = false;
+  double collective_timeout = 40;
 };
+// `rank`: one rank of a collective case's group (Note [Collective groups]); started by the group.
+struct RankOptions {
+  std::string key, backend = "cpu", suites_dir;
+  int rank = 0, port = 0;
+  double store_timeout = 20;
+};
+int rank(const RankOptions& o);
+// Makes `cfg` run collective cases as groups of `gauntlet rank` processes on `backend`.
+void enable_collectives(RunnerConfig& cfg, const std::string& backend, const std::string& suites_dir, double timeout_s);
 
 int list(const ListOptions& o);
 int run(const RunOptions& o);
@@ -78,6 +89,7 @@ struct WorkerOptions {
   std::string backend = "cpu", suites_dir, golden_store, golden_release;
   bool golden_always = false;
   TimingOptions timing;
+  double collective_timeout = 40;  // seconds a collective case's group may take
 };
 int worker(const WorkerOptions& o);
 struct PlanOptions {

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "cli.h"
+#include "gauntlet/collective.h"
 #include "gauntlet/catalog.h"
 #include "gauntlet/environment.h"
 
@@ -49,6 +50,15 @@ RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations&
   cfg.golden_release = golden_release;
   if (golden_store) cfg.golden_reference = reference_identity();
   return cfg;
+}
+
+void enable_collectives(RunnerConfig& cfg, const std::string& backend, const std::string& suites_dir, double timeout_s) {
+  GroupConfig group;
+  group.exe = self_exe();
+  group.rank_args = {"--backend", backend};
+  if (!suites_dir.empty()) group.rank_args.insert(group.rank_args.end(), {"--suites-dir", suites_dir});
+  group.timeout_s = timeout_s;
+  cfg.collective = [group](const CaseKey& key) { return run_collective_group(key, group); };
 }
 
 std::string repro_command(const std::string& key, const std::string& backend, const std::string& suites_dir) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "gauntlet/coll_spec.h"
 #include "gauntlet/catalog.h"
 #include "gauntlet/op_spec.h"
 #include "gauntlet/outcome_json.h"
@@ -53,11 +54,31 @@ int list_ops(bool json) {
   return 0;
 }
 
+int list_colls(bool json) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const CollSpec* c : all_colls()) {
+    const std::string ops = c->reduce_ops.empty() ? "-" : fmt::format("{}", fmt::join(c->reduce_ops, ","));
+    std::string args = c->reduce_ops.empty() ? "" : "op=" + ops;
+    if (c->has_root) args = "root=0";
+    if (c->has_split) args = "split=even|uneven";
+    if (json) {
+      arr.push_back({{"name", c->name}, {"c10d", c->c10d}, {"reduce_ops", c->reduce_ops}, {"chunked", c->chunked},
+                     {"dtypes", dtype_set_str(c->dtypes)}, {"bus_factor_w4", c->bus_factor(4)}, {"note", c->note}});
+    } else {
+      fmt::print("{:<16} {:<14} dtypes={} args={}{}  {}\n", c->name, c->c10d, dtype_set_str(c->dtypes),
+                 args.empty() ? "-" : args, c->chunked ? " size%world==0" : "", c->note);
+    }
+  }
+  if (json) std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"colls", arr}}.dump(1) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int list(const ListOptions& o) {
   const std::string dir = suites_dir_or_default(o.suites_dir);
   if (o.ops) return list_ops(o.json);
+  if (o.colls) return list_colls(o.json);
   if (o.suites) {
     for (const auto& name : list_suites(dir)) {
       Suite s = load_suite(name, dir);

@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   list->add_flag("--count", lo.count, "print the number of cases only");
   list->add_flag("--json", lo.json, "print JSON");
   list->add_flag("--ops", lo.ops, "print the op table, one op a line");
+  list->add_flag("--colls", lo.colls, "print the collectives, one a line");
   list->add_flag("--suites", lo.suites, "print the suites, one a line");
 
   cli::RunOptions ro;
@@ -50,6 +51,9 @@ int main(int argc, char** argv) {
                   "worker processes (default: one per --devices slot, else one per core; 0: in-process)");
   run->add_flag("--in-process", ro.in_process, "run cases in this process (same as --workers 0)");
   run->add_option("--timeout", ro.timeout, "seconds a case may run in a worker (default: the suite's, else 60)");
+  run->add_option("--collective-timeout", ro.collective_timeout,
+                  "seconds a collective case's group of rank processes may take (below --timeout)")
+      ->capture_default_str();
   run->add_option("--retries", ro.retries, "times a crashed or timed-out case runs again, alone")->capture_default_str();
   run->add_option("--devices", ro.devices, "device slots, e.g. 0-7 or 0,2,4: one worker per slot");
   run->add_option("--device-env", ro.device_env, "variable binding a worker to its slot (NEURON_RT_VISIBLE_CORES)");
@@ -101,6 +105,8 @@ int main(int argc, char** argv) {
   repro->add_option("key", po.key, "the case key")->required();
   repro->add_option("--backend", po.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
   repro->add_option("--suites-dir", po.suites_dir, "where expectations.yaml and tolerances.yaml live");
+  repro->add_option("--collective-timeout", po.collective_timeout, "seconds a collective case's group of ranks may take")
+      ->capture_default_str();
   repro->add_flag("--json", po.json, "print the outcome as the store keeps it");
   repro->add_option("--golden-store", po.golden_store, "use the golden from this store when present");
   repro->add_option("--golden-release", po.golden_release, "use the golden release R froze");
@@ -195,6 +201,15 @@ int main(int argc, char** argv) {
   binfo->add_option("--backend", bo.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
   binfo->add_flag("--json", bo.json, "print JSON");
 
+  cli::RankOptions rko;
+  auto* rank = app.add_subcommand("rank", "one rank of a collective case's group (started by the group)");
+  rank->add_option("--key", rko.key, "the collective case")->required();
+  rank->add_option("--rank", rko.rank, "this rank")->required();
+  rank->add_option("--port", rko.port, "the group's store on 127.0.0.1")->required();
+  rank->add_option("--backend", rko.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
+  rank->add_option("--suites-dir", rko.suites_dir, "where tolerances.yaml lives");
+  rank->add_option("--store-timeout", rko.store_timeout, "seconds to wait for the other ranks")->capture_default_str();
+
   cli::WorkerOptions wo;
   auto* worker = app.add_subcommand("worker", "run the case keys read on stdin, answer JSON lines (used by run)");
   worker->add_option("--backend", wo.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
@@ -203,6 +218,8 @@ int main(int argc, char** argv) {
   worker->add_option("--golden-store", wo.golden_store, "use precomputed goldens from this store");
   worker->add_option("--golden-release", wo.golden_release, "judge against the goldens release R froze");
   worker->add_flag("--golden-always", wo.golden_always, "read every stored golden");
+  worker->add_option("--collective-timeout", wo.collective_timeout, "seconds a collective case's group of ranks may take")
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -233,6 +250,7 @@ int main(int argc, char** argv) {
     if (*repro) return cli::repro(po);
     if (*binfo) return cli::backend_info(bo);
     if (*worker) return cli::worker(wo);
+    if (*rank) return cli::rank(rko);
     if (*golden) {
       for (auto* sub : golden->get_subcommands()) go.action = sub->get_name();
       return cli::golden(go);

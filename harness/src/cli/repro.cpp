@@ -39,6 +39,7 @@ int repro(const ReproOptions& o) {
   RunnerConfig cfg;
   cfg.tolerances = &tolerances;
   cfg.expectations = &expectations;
+  enable_collectives(cfg, o.backend, dir, o.collective_timeout);
   std::unique_ptr<GoldenStore> golden_store;
   if (!o.golden_store.empty()) {
     golden_store = GoldenStore::open(o.golden_store, GoldenStore::Mode::ReadOnly);
@@ -71,8 +72,13 @@ int repro(const ReproOptions& o) {
   }
 
   const OpSpec* op = find_op(key.target);
-  fmt::print("case     {}\nid       {:016x}\nop       {} ({}, family {})\nbackend  {} ({})\n\n", out.key, key.id(),
-             op->name, op->aten, op->family, backend->name(), backend->version());
+  if (!op) {  // a collective: its group ran it; the outcome says it all
+    fmt::print("case     {}\nid       {:016x}\ncoll     {} over {} ranks\nbackend  {} ({})\n\n", out.key, key.id(),
+               key.target, key.world, backend->name(), backend->version());
+  } else {
+    fmt::print("case     {}\nid       {:016x}\nop       {} ({}, family {})\nbackend  {} ({})\n\n", out.key, key.id(),
+               op->name, op->aten, op->family, backend->name(), backend->version());
+  }
   print_tensors("inputs (as laid out for the device)", detail.inputs);
   if (!detail.actual.empty()) {
     print_tensors("actual", detail.actual);

@@ -246,8 +246,9 @@ int run(const RunOptions& opts) {
   Committer commit(*store, run_id);
   std::string stopped;
   if (o.workers == 0) {
-    const RunnerConfig cfg = runner_config(tolerances, expectations, o.timing, golden_store.get(), o.golden_add,
-                                           o.golden_always, o.golden_release);
+    RunnerConfig cfg = runner_config(tolerances, expectations, o.timing, golden_store.get(), o.golden_add,
+                                     o.golden_always, o.golden_release);
+    enable_collectives(cfg, o.backend, dir, o.collective_timeout);
     for (const Case* c : todo) {
       if (g_interrupted) {
         stopped = "interrupted";
@@ -260,7 +261,8 @@ int run(const RunOptions& opts) {
   } else if (!todo.empty()) {
     OrchestratorConfig oc;
     oc.exe = self_exe();
-    oc.worker_args = {"--backend", o.backend, "--suites-dir", dir, "--reps", std::to_string(o.timing.reps),
+    oc.worker_args = {"--backend", o.backend, "--suites-dir", dir, "--collective-timeout", fmt::format("{:g}", o.collective_timeout),
+                      "--reps", std::to_string(o.timing.reps),
                       "--min-time", fmt::format("{}", o.timing.min_time_ms), "--max-time",
                       fmt::format("{}", o.timing.max_time_ms), "--warmup", std::to_string(o.timing.warmup)};
     if (!o.golden_store.empty()) {

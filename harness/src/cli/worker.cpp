@@ -51,8 +51,9 @@ int worker(const WorkerOptions& o) {
     emit({{"type", "fatal"}, {"error", e.what()}});
     return 2;
   }
-  const RunnerConfig cfg = runner_config(tolerances, expectations, o.timing, golden_store.get(),
-                                         /*golden_add=*/false, o.golden_always, o.golden_release);
+  RunnerConfig cfg = runner_config(tolerances, expectations, o.timing, golden_store.get(),
+                                   /*golden_add=*/false, o.golden_always, o.golden_release);
+  enable_collectives(cfg, o.backend, dir, o.collective_timeout);
   emit({{"type", "hello"}, {"protocol", kWorkerProtocol}, {"pid", ::getpid()}, {"backend", backend->name()},
         {"backend_version", backend->version()}, {"backend_profile", backend->profile()},
         {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)}});

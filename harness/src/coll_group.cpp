@@ -1,0 +1,235 @@
+// Note [Collective groups]: a collective case runs as a group of `world` processes, `gauntlet
+// rank ...`, one per rank, started by whoever runs the case (a worker, `run --in-process`,
+// `repro`):
+//   - the launcher serves a TCPStore on 127.0.0.1, on a port the OS picks (port 0), for this group
+//     only; the ranks meet there (and Gloo exchanges its addresses through it);
+//   - each rank answers one outcome line on its stdout (a file: no pipe to drain while waiting),
+//     its stderr goes to a file whose last line explains a death;
+//   - the launcher polls the ranks until all have exited or the group's timeout has passed. A rank
+//     killed by a signal, or exiting without an answer, is a CRASH; the others, which would wait
+//     on it, get a second to notice, then are killed. At the deadline every rank still running is
+//     killed and named: TIMEOUT. The ranks' own collective timeout is half the group's, so that
+//     ranks merely waiting on a hung one time out, answer ERROR and exit, and only the hung ones
+//     are still running at the deadline: those are the ones named;
+//   - every rank process is reaped before the case returns, and the store (its listening socket)
+//     is destroyed: the next group starts clean, with no process or port left over. Ranks also ask
+//     the kernel to kill them if the launcher dies (PR_SET_PDEATHSIG, cli/rank.cpp).
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <boost/process.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "gauntlet/collective.h"
+#include "gauntlet/orchestrator.h"
+#include "gauntlet/outcome_json.h"
+
+namespace gauntlet {
+
+namespace bp = boost::process;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Rank {
+  int rank = 0;
+  fs::path out, err;
+  std::unique_ptr<bp::child> child;
+  bool exited = false, killed = false;
+  int signal = 0, code = 0;
+  std::optional<Outcome> outcome;
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The last non-empty line of a file (what a dying process said last).
+std::string last_line(const fs::path& p) {
+  std::istringstream in(read_file(p));
+  std::string line, last;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+  }
+  return last.size() > 300 ? last.substr(0, 300) + "..." : last;
+}
+
+int severity(Status s) {
+  switch (s) {
+    case Status::Crash: return 6;
+    case Status::Timeout: return 5;
+    case Status::Error: return 4;
+    case Status::Fail: return 3;
+    case Status::Unsupported: return 2;
+    default: return 1;
+  }
+}
+
+std::string ranks_text(const std::vector<int>& ranks) {
+  return fmt::format("{} {}", ranks.size() == 1 ? "rank" : "ranks", fmt::join(ranks, ", "));
+}
+
+}  // namespace
+
+Outcome run_collective_group(const CaseKey& key, const GroupConfig& cfg) {
+  Outcome out;
+  out.key = key.str();
+  const int world = key.world;
+
+  // The store, for this group only: the OS picks a free port.
+  c10d::TCPStoreOptions so;
+  so.port = 0;
+  so.isServer = true;
+  so.waitWorkers = false;
+  so.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(cfg.timeout_s * 1000));
+  auto store = std::make_unique<c10d::TCPStore>("127.0.0.1", so);
+  const int port = store->getPort();
+
+  fs::path dir = cfg.log_dir.empty() ? fs::temp_directory_path() : fs::path(cfg.log_dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const std::string stem = fmt::format("gauntlet-rank-{}-{}", ::getpid(), port);
+  std::vector<Rank> ranks(static_cast<std::size_t>(world));
+  const double rank_timeout = cfg.timeout_s / 2;
+  for (int r = 0; r < world; ++r) {
+    Rank& rk = ranks[static_cast<std::size_t>(r)];
+    rk.rank = r;
+    rk.out = dir / fmt::format("{}-r{}.out", stem, r);
+    rk.err = dir / fmt::format("{}-r{}.err", stem, r);
+    std::vector<std::string> args{"rank", "--key", out.key, "--rank", std::to_string(r), "--port", std::to_string(port),
+                                  "--store-timeout", fmt::format("{:g}", rank_timeout)};
+    args.insert(args.end(), cfg.rank_args.begin(), cfg.rank_args.end());
+    try {
+      rk.child = std::make_unique<bp::child>(cfg.exe, bp::args(args), bp::std_in.close(),
+                                             bp::std_out > rk.out.string(), bp::std_err > rk.err.string());
+    } catch (const std::exception& e) {
+      for (Rank& started : ranks) {
+        if (started.child && started.child->running()) started.child->terminate();
+      }
+      out.status = Status::Error;
+      out.error = fmt::format("rank {}: cannot start {}: {}", r, cfg.exe, e.what());
+      return out;
+    }
+  }
+
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::milliseconds(static_cast<std::int64_t>(cfg.timeout_s * 1000));
+  std::optional<Clock::time_point> grace_until;
+  bool timed_out = false;
+  while (true) {
+    bool all_done = true;
+    for (Rank& rk : ranks) {
+      if (rk.exited) continue;
+      if (rk.child->running()) {
+        all_done = false;
+        continue;
+      }
+      rk.exited = true;
+      const int status = rk.child->native_exit_code();
+      if (WIFSIGNALED(status)) rk.signal = WTERMSIG(status);
+      else if (WIFEXITED(status)) rk.code = WEXITSTATUS(status);
+      const std::string text = read_file(rk.out);
+      if (rk.signal == 0 && !text.empty()) {
+        try {
+          rk.outcome = outcome_from_json(nlohmann::json::parse(text.substr(0, text.find('\n'))));
+        } catch (const std::exception&) {
+        }
+      }
+      // A rank that died: the others would wait on it until their own timeout. A second to see
+      // whether they notice by themselves, then the group goes down.
+      if (!rk.outcome && !grace_until) grace_until = Clock::now() + std::chrono::seconds(1);
+    }
+    if (all_done) break;
+    const auto now = Clock::now();
+    if (now >= deadline || (grace_until && now >= *grace_until)) {
+      timed_out = now >= deadline;
+      for (Rank& rk : ranks) {
+        if (rk.exited) continue;
+        rk.child->terminate();  // SIGKILL, and reaped
+        rk.exited = rk.killed = true;
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  for (Rank& rk : ranks) {
+    if (rk.child->running()) rk.child->terminate();
+    rk.child->wait();
+  }
+  store.reset();  // closes the listening socket: the port is free again
+
+  // Aggregate. Root causes first: ranks that died, then ranks killed at the deadline (hung).
+  std::vector<int> crashed, hung, failing;
+  std::string crash_text;
+  for (const Rank& rk : ranks) {
+    if (rk.killed && timed_out) {
+      hung.push_back(rk.rank);
+    } else if (!rk.outcome && !rk.killed) {
+      crashed.push_back(rk.rank);
+      const std::string said = last_line(rk.err);
+      crash_text += fmt::format("{}rank {}: {}{}", crash_text.empty() ? "" : "; ", rk.rank,
+                                rk.signal ? signal_name(rk.signal) : fmt::format("exit code {} without a result", rk.code),
+                                said.empty() ? "" : " (" + said + ")");
+    }
+  }
+  const Outcome* worst = nullptr;
+  const Outcome* slowest = nullptr;
+  for (const Rank& rk : ranks) {
+    if (!rk.outcome) continue;
+    const Outcome& o = *rk.outcome;
+    if (severity(o.status) > 1) failing.push_back(rk.rank);
+    if (!worst || severity(o.status) > severity(worst->status) ||
+        (o.status == worst->status && o.metrics.max_abs_err > worst->metrics.max_abs_err))
+      worst = &o;
+    if (!slowest || o.timing.median_us > slowest->timing.median_us) slowest = &o;
+    out.peak_mem_bytes = std::max(out.peak_mem_bytes, o.peak_mem_bytes);
+  }
+  if (slowest) {
+    out.timing = slowest->timing;
+    out.sim_time_us = slowest->sim_time_us;
+    out.algbw_gbps = slowest->algbw_gbps;
+    out.busbw_gbps = slowest->busbw_gbps;
+  }
+  if (worst) {
+    out.metrics = worst->metrics;
+    out.rtol = worst->rtol;
+    out.atol = worst->atol;
+    out.tolerance_profile = worst->tolerance_profile;
+  }
+  const std::string store_note = fmt::format(" (group of {} on 127.0.0.1:{}, torn down)", world, port);
+  if (!crashed.empty()) {
+    out.status = Status::Crash;
+    out.error = crash_text;
+    if (!failing.empty()) out.error += fmt::format("; {} failed after it", ranks_text(failing));
+    out.error += store_note;
+  } else if (timed_out) {
+    out.status = Status::Timeout;
+    out.error = fmt::format("{} did not finish within {:g} s", ranks_text(hung), cfg.timeout_s);
+    if (!failing.empty()) out.error += fmt::format("; {} gave up waiting", ranks_text(failing));
+    out.error += store_note;
+  } else if (worst && severity(worst->status) > 1) {
+    out.status = worst->status;
+    // The failing ranks, then the worst one's message (which starts with "rank <r>: ").
+    out.error = fmt::format("{} {}: {}", ranks_text(failing), status_name(worst->status), worst->error);
+  } else {
+    out.status = Status::Pass;
+  }
+  for (const Rank& rk : ranks) {
+    fs::remove(rk.out, ec);
+    fs::remove(rk.err, ec);
+  }
+  return out;
+}
+
+}  // namespace gauntlet

@@ -1,0 +1,116 @@
+// Deterministic model arguments (Note [Model inputs]).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "gauntlet/models.h"
+
+namespace gauntlet {
+
+namespace {
+
+class SplitMix64 {
+ public:
+  explicit SplitMix64(std::uint64_t seed) : s_(seed) {}
+  std::uint64_t next() {
+    std::uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+  std::int64_t below(std::int64_t n) {
+    return n <= 0 ? 0 : static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(n));
+  }
+
+ private:
+  std::uint64_t s_;
+};
+
+// FNV-1a: an argument's stream depends on its name, not on its position in the list.
+std::uint64_t name_hash(const std::string& s) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+template <typename T>
+void fill_uniform(T* p, std::int64_t n, SplitMix64& rng, double lo, double hi) {
+  const double span = hi - lo;
+  for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(lo + span * rng.uniform());
+}
+
+// Uniform values drawn in double, then rounded once to `dtype` (directly for f32, which rounds
+// the same way as a double tensor's .to(kFloat); through a double tensor otherwise).
+at::Tensor uniform_tensor(at::IntArrayRef shape, at::ScalarType dtype, SplitMix64& rng, double lo,
+                          double hi) {
+  if (dtype == at::kFloat) {
+    at::Tensor t = at::empty(shape, at::kFloat);
+    fill_uniform(t.data_ptr<float>(), t.numel(), rng, lo, hi);
+    return t;
+  }
+  at::Tensor t = at::empty(shape, at::kDouble);
+  fill_uniform(t.data_ptr<double>(), t.numel(), rng, lo, hi);
+  return dtype == at::kDouble ? t : t.to(dtype);
+}
+
+at::Tensor int_tensor(const ModelArg& arg, const ConfigArg& ca, SplitMix64& rng) {
+  at::Tensor t = at::empty(ca.shape, at::kLong);
+  std::int64_t* p = t.data_ptr<std::int64_t>();
+  const std::int64_t n = t.numel();
+  switch (arg.kind) {
+    case ArgKind::Index:
+      for (std::int64_t i = 0; i < n; ++i) p[i] = rng.below(ca.bound);
+      break;
+    case ArgKind::Offsets:
+      // Bag starts: the first bag starts at 0; the others at sorted points in [0, bound], so
+      // bags may be empty (their sum is zero) and the last one runs to the end of the indices.
+      for (std::int64_t i = 0; i < n; ++i) p[i] = i == 0 ? 0 : rng.below(ca.bound + 1);
+      std::sort(p, p + n);
+      break;
+    case ArgKind::Positions: {
+      const std::int64_t len = ca.shape.empty() ? 1 : ca.shape.back();
+      for (std::int64_t i = 0; i < n; ++i) p[i] = i % len;
+      break;
+    }
+    default:
+      throw ModelError(
+          fmt::format("{}: argument '{}' is not an integer argument", arg.where, arg.name));
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<at::Tensor> make_model_inputs(const ModelSpec& spec, const std::string& config,
+                                          at::ScalarType dtype, std::uint64_t seed) {
+  if (!at::isFloatingType(dtype)) {
+    throw ModelError(fmt::format("model {}: inputs need a floating dtype, not {}", spec.name,
+                                 c10::toString(dtype)));
+  }
+  const ModelConfig& c = spec.config(config);
+  std::vector<at::Tensor> out;
+  out.reserve(spec.args.size());
+  for (std::size_t i = 0; i < spec.args.size(); ++i) {
+    const ModelArg& a = spec.args[i];
+    const ConfigArg& ca = c.args[i];
+    SplitMix64 rng(seed ^ name_hash(a.name));
+    if (a.floating()) {
+      out.push_back(uniform_tensor(ca.shape, dtype, rng, ca.lo, ca.hi));
+    } else {
+      out.push_back(int_tensor(a, ca, rng));
+    }
+  }
+  return out;
+}
+
+at::Tensor splitmix_uniform(at::IntArrayRef shape, at::ScalarType dtype, std::uint64_t seed,
+                            double lo, double hi) {
+  SplitMix64 rng(seed);
+  return uniform_tensor(shape, dtype, rng, lo, hi);
+}
+
+}  // namespace gauntlet
