@@ -67,6 +67,37 @@ Shape parse_shape(const Parser& p, std::string_view text, std::size_t at) {
   return shape;
 }
 
+// The optional last field, name=value pairs sorted by name.
+void parse_args(Parser& p, CaseKey& k) {
+  std::string_view args = p.segment("arguments");
+  const std::size_t base = p.start();
+  std::size_t i = 0;
+  std::string prev;
+  while (i <= args.size()) {
+    std::size_t j = args.find(',', i);
+    if (j == std::string_view::npos) j = args.size();
+    std::string_view arg = args.substr(i, j - i);
+    std::size_t eq = arg.find('=');
+    if (eq == std::string_view::npos || eq == 0) p.fail(base + i, "expected name=value");
+    std::string name(arg.substr(0, eq));
+    std::string value(arg.substr(eq + 1));
+    for (std::size_t c = 0; c < name.size(); ++c) {
+      if (!is_name_char(name[c]) || name[c] == '.') p.fail(base + i + c, "bad character in argument name");
+    }
+    if (value.empty()) p.fail(base + i + eq + 1, "empty argument value");
+    for (std::size_t c = 0; c < value.size(); ++c) {
+      if (!is_value_char(value[c])) p.fail(base + i + eq + 1 + c, "bad character in argument value");
+    }
+    if (!prev.empty() && name <= prev) {
+      p.fail(base + i, name == prev ? "duplicate argument '" + name + "'" : "arguments must be sorted by name");
+    }
+    prev = name;
+    k.args.emplace(std::move(name), std::move(value));
+    i = j + 1;
+  }
+  if (!p.done()) p.fail(p.start() + args.size(), "unexpected '/' after arguments");
+}
+
 }  // namespace
 
 KeyError::KeyError(std::string key, std::size_t pos, const std::string& what)
@@ -113,6 +144,16 @@ std::string CaseKey::str() const {
   out += '/';
   out += dtype_name(dtype);
   out += '/';
+  if (kind == "model") {
+    out += config + '/' + exec + '/' + mode_text();
+    char sep = '/';
+    for (const auto& [k, v] : args) {
+      out += sep;
+      out += k + "=" + v;
+      sep = ',';
+    }
+    return out;
+  }
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     if (i) out += ',';
     append_shape(out, shapes[i]);
@@ -147,6 +188,7 @@ std::uint64_t key_id(std::string_view canonical_key) {
 std::uint64_t CaseKey::id() const { return key_id(str()); }
 
 std::string CaseKey::mode_text() const {
+  if (kind == "model") return mode == Mode::EagerBwd ? "train" : "infer";
   return kind == "coll" ? "w" + std::to_string(world) : std::string(mode_name(mode));
 }
 
@@ -155,7 +197,8 @@ CaseKey CaseKey::parse(std::string_view text) {
   CaseKey k;
 
   std::string_view kind = p.segment("kind");
-  if (kind != "op" && kind != "coll") p.fail(p.start(), "unknown kind '" + std::string(kind) + "' (expected op or coll)");
+  if (kind != "op" && kind != "coll" && kind != "model")
+    p.fail(p.start(), "unknown kind '" + std::string(kind) + "' (expected op, coll or model)");
   k.kind = std::string(kind);
   const bool coll = kind == "coll";
 
@@ -170,6 +213,22 @@ CaseKey CaseKey::parse(std::string_view text) {
   if (!d) p.fail(p.start(), "unknown dtype '" + std::string(dt) + "'");
   k.dtype = *d;
 
+  if (kind == "model") {
+    // Note [Model keys]: model/<name>/<dtype>/<config>/<eager|compile>/<infer|train>[/args].
+    std::string_view config = p.segment("config");
+    for (std::size_t c = 0; c < config.size(); ++c) {
+      if (!is_name_char(config[c]) || config[c] == '.') p.fail(p.start() + c, "bad character in config name");
+    }
+    k.config = std::string(config);
+    std::string_view exec = p.segment("execution");
+    if (exec != "eager" && exec != "compile") p.fail(p.start(), "unknown execution '" + std::string(exec) + "' (expected eager or compile)");
+    k.exec = std::string(exec);
+    std::string_view mode = p.segment("mode");
+    if (mode != "infer" && mode != "train") p.fail(p.start(), "unknown mode '" + std::string(mode) + "' (expected infer or train)");
+    k.mode = mode == "train" ? Mode::EagerBwd : Mode::Eager;
+    if (!p.done()) parse_args(p, k);
+    return k;
+  }
   std::string_view shapes = p.segment("shapes");
   std::size_t base = p.start();
   std::size_t i = 0;
@@ -216,36 +275,7 @@ CaseKey CaseKey::parse(std::string_view text) {
     if (!found) p.fail(p.start(), "unknown mode '" + std::string(mode) + "'");
   }
 
-  if (!p.done()) {
-    std::string_view args = p.segment("arguments");
-    base = p.start();
-    i = 0;
-    std::string prev;
-    while (i <= args.size()) {
-      std::size_t j = args.find(',', i);
-      if (j == std::string_view::npos) j = args.size();
-      std::string_view arg = args.substr(i, j - i);
-      std::size_t eq = arg.find('=');
-      if (eq == std::string_view::npos || eq == 0) p.fail(base + i, "expected name=value");
-      std::string name(arg.substr(0, eq));
-      std::string value(arg.substr(eq + 1));
-      for (std::size_t c = 0; c < name.size(); ++c) {
-        if (!is_name_char(name[c]) || name[c] == '.') p.fail(base + i + c, "bad character in argument name");
-      }
-      if (value.empty()) p.fail(base + i + eq + 1, "empty argument value");
-      for (std::size_t c = 0; c < value.size(); ++c) {
-        if (!is_value_char(value[c])) p.fail(base + i + eq + 1 + c, "bad character in argument value");
-      }
-      if (!prev.empty() && name <= prev) {
-        p.fail(base + i, name == prev ? "duplicate argument '" + name + "'"
-                                      : "arguments must be sorted by name");
-      }
-      prev = name;
-      k.args.emplace(std::move(name), std::move(value));
-      i = j + 1;
-    }
-    if (!p.done()) p.fail(p.start() + args.size(), "unexpected '/' after arguments");
-  }
+  if (!p.done()) parse_args(p, k);
   return k;
 }
 

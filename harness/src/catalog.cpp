@@ -10,6 +10,7 @@
 #include <set>
 
 #include "gauntlet/coll_spec.h"
+#include "gauntlet/models.h"
 #include "gauntlet/op_spec.h"
 
 #ifndef GAUNTLET_SOURCE_SUITES_DIR
@@ -289,10 +290,79 @@ void expand_coll_group(const Reader& r, const YAML::Node& g, std::vector<Case>& 
   }
 }
 
+// A group of model cases (Note [Model keys]): models x dtypes x configs x execs x modes, pruned
+// where a model lacks the dtype or cannot train.
+void expand_model_group(const Reader& r, const YAML::Node& g, std::vector<Case>& out) {
+  r.only_fields(g, {"name", "models", "dtypes", "configs", "execs", "modes"}, "a model group");
+  for (const char* f : {"models", "dtypes", "configs"}) {
+    if (!g[f]) r.fail(g, fmt::format("a model group needs '{}'", f));
+  }
+  const ModelCatalog& catalog = model_catalog();
+  std::vector<const ModelSpec*> models;
+  for (const auto& n : r.items(g["models"], "models")) {
+    const std::string name = r.scalar(n, "models");
+    if (name == "all") {
+      for (const ModelSpec& m : catalog.models) models.push_back(&m);
+      continue;
+    }
+    const ModelSpec* m = catalog.find(name);
+    if (!m) r.fail(n, fmt::format("unknown model '{}' (see gauntlet list --models)", name));
+    models.push_back(m);
+  }
+  std::vector<DType> dtypes;
+  for (const auto& n : r.items(g["dtypes"], "dtypes")) {
+    auto d = parse_dtype(r.scalar(n, "dtypes"));
+    if (!d) r.fail(n, fmt::format("unknown dtype '{}'", n.Scalar()));
+    dtypes.push_back(*d);
+  }
+  const std::vector<std::string> configs = r.list(g["configs"], "configs");
+  std::vector<std::string> execs{"eager"}, modes{"infer"};
+  if (g["execs"]) execs = r.list(g["execs"], "execs");
+  if (g["modes"]) modes = r.list(g["modes"], "modes");
+  for (const auto& e : execs) {
+    if (e != "eager" && e != "compile") r.fail(g["execs"], "execs are eager or compile");
+  }
+  for (const auto& m : modes) {
+    if (m != "infer" && m != "train") r.fail(g["modes"], "modes of a model group are infer or train");
+  }
+  for (const ModelSpec* m : models) {
+    for (const std::string& c : configs) {
+      if (!m->find_config(c)) r.fail(g["configs"], fmt::format("model {} has no config '{}'", m->name, c));
+    }
+    for (DType d : dtypes) {
+      if (std::find(m->dtypes.begin(), m->dtypes.end(), std::string(dtype_name(d))) == m->dtypes.end()) continue;
+      for (const std::string& c : configs) {
+        for (const std::string& e : execs) {
+          for (const std::string& mode : modes) {
+            if (mode == "train" && !m->trainable) continue;
+            CaseKey k;
+            k.kind = "model";
+            k.target = m->name;
+            k.dtype = d;
+            k.config = c;
+            k.exec = e;
+            k.mode = mode == "train" ? Mode::EagerBwd : Mode::Eager;
+            if (auto problem = validate_model_key(k)) r.fail(g, *problem + " (in " + k.str() + ")");
+            Case cs;
+            cs.text = k.str();
+            cs.id = key_id(cs.text);
+            cs.key = std::move(k);
+            out.push_back(std::move(cs));
+          }
+        }
+      }
+    }
+  }
+}
+
 void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_sets,
                   std::vector<Case>& out) {
   if (g.IsMap() && g["collectives"]) {
     expand_coll_group(r, g, out);
+    return;
+  }
+  if (g.IsMap() && g["models"]) {
+    expand_model_group(r, g, out);
     return;
   }
   r.only_fields(g, {"name", "ops", "families", "dtypes", "shapes", "layouts", "modes", "args", "values"},
@@ -511,6 +581,8 @@ ToleranceTable ToleranceTable::load(const std::string& file) {
       rule.families = r.list(n["families"], "families");
       for (const auto& f : rule.families) {
         const auto ops = all_ops();
+        // The case kinds are families of their own: `model`, `coll`.
+        if (f == "model" || f == "coll") continue;
         if (std::none_of(ops.begin(), ops.end(), [&](const OpSpec* o) { return o->family == f; })) {
           r.fail(n["families"], "unknown op family '" + f + "'");
         }
@@ -552,9 +624,9 @@ Tolerance ToleranceTable::lookup(const CaseKey& key, DType output_dtype, const s
   for (const auto& rule : rules_) {
     if (!rule.backends.empty() && std::find(rule.backends.begin(), rule.backends.end(), backend) == rule.backends.end()) continue;
     if (!in(rule.ops, key.target)) continue;
-    if (!in(rule.families, op ? op->family : "")) continue;
+    if (!in(rule.families, key.kind == "op" ? (op ? op->family : "") : key.kind)) continue;
     if (!in(rule.dtypes, dtype_name(output_dtype))) continue;
-    if (!in(rule.modes, mode_name(key.mode))) continue;
+    if (!in(rule.modes, key.mode_text())) continue;
     if (rule.rtol) tol.rtol = *rule.rtol;
     if (rule.atol) tol.atol = *rule.atol;
     tol.source = rule.source;

@@ -1,5 +1,7 @@
 #include "gauntlet/runner.h"
 
+#include "gauntlet/model_case.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -203,6 +205,10 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     out.error = "invalid case: " + *problem;
     return;
   }
+  if (key.kind == "model") {
+    run_model_case(key, backend, cfg, out);
+    return;
+  }
   if (key.kind == "coll") {
     // A group of rank processes (Note [Collective groups]); whoever runs cases sets how.
     if (!cfg.collective) throw std::runtime_error("collective cases run as a group of rank processes, which this caller cannot start");
@@ -333,8 +339,17 @@ Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     out.status = compat::is_dtype_not_implemented(e) ? Status::Unsupported : Status::Error;
     out.error = e.what_without_backtrace();
   } catch (const std::exception& e) {
-    out.status = Status::Error;
+    // TorchScript's interpreter rethrows a kernel's c10::Error as a std::runtime_error with the
+    // same text: the dtype it lacks is still UNSUPPORTED (Note [Outcome classification]).
     out.error = e.what();
+    // The interpreter's message starts with a traceback header; its last line is the error.
+    if (out.error.rfind("The following operation failed in the TorchScript interpreter", 0) == 0) {
+      std::string text = out.error;
+      while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+      const std::size_t nl = text.rfind('\n');
+      if (nl != std::string::npos) out.error = text.substr(nl + 1) + "\n" + text.substr(0, nl);
+    }
+    out.status = compat::says_dtype_not_implemented(out.error) ? Status::Unsupported : Status::Error;
   }
   out.key = key.str();
   if (expect.kind == Expect::XFail) {

@@ -150,7 +150,6 @@ TEST_P(CaseKeyErrors, RejectedWithPosition) {
 INSTANTIATE_TEST_SUITE_P(
     Grammar, CaseKeyErrors,
     ::testing::Values(
-        BadKey{"model/add/f32/8/contig/eager", 0, "unknown kind"},
         BadKey{"colls/add/f32/8/contig/eager", 0, "unknown kind"},
         BadKey{"op/add/f33/8/contig/eager", 7, "unknown dtype"},
         BadKey{"op/add/F32/8/contig/eager", 7, "unknown dtype"},
@@ -203,6 +202,30 @@ INSTANTIATE_TEST_SUITE_P(
         BadKey{"coll/all_reduce/f32/8/contig/w1", 30, "2 .. 1024"},
         BadKey{"coll/all_reduce/f32/8/contig/w2000", 30, "2 .. 1024"},
         BadKey{"coll/all_reduce/f32/8/contig", 28, "missing world size"}));
+
+TEST(CaseKey, ModelKeysNameConfigExecutionAndMode) {
+  const CaseKey k = CaseKey::parse("model/llama_block/bf16/small/eager/train");
+  EXPECT_EQ(k.kind, "model");
+  EXPECT_EQ(k.target, "llama_block");
+  EXPECT_EQ(k.config, "small");
+  EXPECT_EQ(k.exec, "eager");
+  EXPECT_EQ(k.mode, Mode::EagerBwd);
+  EXPECT_EQ(k.mode_text(), "train");
+  EXPECT_EQ(k.str(), "model/llama_block/bf16/small/eager/train");
+  EXPECT_EQ(CaseKey::parse("model/mlp/f32/tiny/compile/infer/x=1").str(), "model/mlp/f32/tiny/compile/infer/x=1");
+  for (const auto& [bad, what] : std::vector<std::pair<std::string, std::string>>{
+           {"model/mlp/f32/tiny/jit/infer", "unknown execution 'jit'"},
+           {"model/mlp/f32/tiny/eager/eager", "unknown mode 'eager' (expected infer or train)"},
+           {"model/mlp/f32/Tiny/eager/infer", "bad character in config name"},
+           {"model/mlp/f32/tiny/eager", "missing mode"}}) {
+    try {
+      CaseKey::parse(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const KeyError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  }
+}
 
 TEST(CaseKey, CollectiveKeysCarryTheWorldSizeInTheModeField) {
   const CaseKey k = CaseKey::parse("coll/all_reduce/bf16/1048576/step2/w4/op=sum");

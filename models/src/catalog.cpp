@@ -13,6 +13,8 @@
 
 #include "gauntlet/models.h"
 
+#include "gauntlet/case_key.h"
+
 #ifndef GAUNTLET_SOURCE_MODELS_DIR
 #define GAUNTLET_SOURCE_MODELS_DIR "models"
 #endif
@@ -627,6 +629,24 @@ ModelCatalog load_model_catalog(const std::string& dir) {
   }
   if (cat.models.empty()) r.fail(models, "field 'models' is empty");
   return cat;
+}
+
+const ModelCatalog& model_catalog() {
+  static const ModelCatalog catalog = load_model_catalog(default_models_dir());
+  return catalog;
+}
+
+std::optional<std::string> validate_model_key(const CaseKey& key) {
+  const ModelSpec* spec = model_catalog().find(key.target);
+  if (!spec) return fmt::format("unknown model '{}' (see gauntlet list --models)", key.target);
+  if (!spec->find_config(key.config))
+    return fmt::format("model {} has no config '{}' (has {})", spec->name, key.config, fmt::join(spec->config_names(), ", "));
+  const std::string dtype(dtype_name(key.dtype));
+  if (std::find(spec->dtypes.begin(), spec->dtypes.end(), dtype) == spec->dtypes.end())
+    return fmt::format("model {} does not support dtype {} (supports {})", spec->name, dtype, fmt::join(spec->dtypes, ","));
+  if (key.mode == Mode::EagerBwd && !spec->trainable) return fmt::format("model {} is not trainable", spec->name);
+  if (!key.args.empty()) return fmt::format("model {} takes no arguments", spec->name);
+  return std::nullopt;
 }
 
 }  // namespace gauntlet

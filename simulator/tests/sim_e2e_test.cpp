@@ -971,4 +971,33 @@ TEST_F(SimE2E, FaultsInOneRankAreAttributedToItAndTheGroupLeavesNothingBehind) {
   }
 }
 
+// ---- Models (docs/models.md): the zoo's models op by op, forward and training.
+
+// Every model of models_smoke runs on cpu and on sim with no failure; a bias injected into
+// aten::gelu on sim fails exactly the models whose source calls gelu, and nothing else.
+TEST_F(SimE2E, ModelSmokePassesAndAGeluFaultFailsExactlyTheModelsUsingIt) {
+  Result count = gauntlet("list --suite models_smoke --count");
+  ASSERT_EQ(count.code, 0);
+  for (const char* backend : {"cpu", "sim"}) {
+    SCOPED_TRACE(backend);
+    StoredRun run = run_colls(dir_, std::string("models_") + backend, backend, "models_smoke", "");
+    ASSERT_EQ(run.by_key.size(), std::stoul(count.out));
+    for (const auto& [key, o] : run.by_key) EXPECT_FALSE(gauntlet::is_failure(o.status)) << key << ": " << o.error;
+  }
+  std::set<std::string> with_gelu;
+  for (const auto& e : fs::directory_iterator(fs::path(GAUNTLET_SOURCE_DIR) / "models/zoo")) {
+    if (e2e::slurp(e.path()).find("torch.gelu(") != std::string::npos) with_gelu.insert(e.path().stem().string());
+  }
+  ASSERT_FALSE(with_gelu.empty());
+  StoredRun hit = run_colls(dir_, "models_gelu", "sim", "models_smoke", "", "GAUNTLET_SIM_FAULTS='op=aten::gelu*,kind=bias,factor=0.5'");
+  for (const auto& [key, o] : hit.by_key) {
+    const std::string model = key.substr(6, key.find('/', 6) - 6);
+    if (with_gelu.count(model) && o.status != Status::Unsupported) {
+      EXPECT_EQ(o.status, Status::Fail) << key;
+    } else {
+      EXPECT_FALSE(gauntlet::is_failure(o.status)) << key << ": " << o.error;
+    }
+  }
+}
+
 }  // namespace

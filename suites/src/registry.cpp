@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "gauntlet/coll_spec.h"
+#include "gauntlet/models.h"
 #include "gauntlet/op_impl.h"
 
 namespace gauntlet {
@@ -210,6 +211,7 @@ std::vector<const OpSpec*> all_ops() {
 
 std::optional<std::string> validate_key(const CaseKey& key) {
   if (key.kind == "coll") return validate_coll_key(key);
+  if (key.kind == "model") return validate_model_key(key);
   const OpSpec* op = find_op(key.target);
   if (!op) return fmt::format("unknown op '{}' (see gauntlet list --ops)", key.target);
   if (!contains(op->dtypes, key.dtype)) {

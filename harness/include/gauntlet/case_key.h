@@ -33,16 +33,21 @@ class KeyError : public std::invalid_argument {
 };
 
 struct CaseKey final {
-  std::string kind = "op";  // "op", or "coll" (a collective over `world` ranks); "model" comes later
+  std::string kind = "op";  // "op", "coll" (a collective over `world` ranks) or "model"
   std::string target;       // op name from the op table, e.g. "add"; a collective's name
   DType dtype = DType::F32;
   std::vector<Shape> shapes;  // one per tensor input; {} is a 0-d tensor
   Layout layout = Layout::Contig;
   Mode mode = Mode::Eager;  // op cases; coll cases are Eager and print their world size instead
   int world = 0;            // coll cases: ranks in the group (its mode field "w4"); 0 otherwise
+  // model cases (Note [Model keys]): the size config and how it runs; mode Eager is "infer",
+  // EagerBwd "train" (forward and backward).
+  std::string config;       // "tiny", "small", ...
+  std::string exec;         // "eager" (op by op) or "compile" (the backend's compile path)
   std::map<std::string, std::string> args;  // scalar arguments, sorted by name
 
-  // The mode field as printed: "eager", "eager-bwd", or "w4" for a collective over 4 ranks.
+  // The mode field as printed: "eager", "eager-bwd", "w4" for a collective over 4 ranks, "infer"
+  // or "train" for a model.
   std::string mode_text() const;
   std::string str() const;  // canonical text
   std::uint64_t id() const;  // XXH64 of str(), seed 0

@@ -16,10 +16,14 @@ inline std::string torch_version() { return TORCH_VERSION; }
 // 1.13's AT_DISPATCH macros report an unsupported dtype with a plain c10::Error
 // ("\"exp_vml_cpu\" not implemented for 'Half'"); 2.x throws c10::NotImplementedError.
 // Both mean the backend does not implement the op for this dtype: UNSUPPORTED, not ERROR.
-inline bool is_dtype_not_implemented(const c10::Error& e) {
-  const std::string msg = e.what_without_backtrace();
-  return msg.find(" not implemented for '") != std::string::npos;
+// Some kernels check their dtype with checkScalarTypes instead ("Expected tensor for argument #1
+// 'weight' to have one of the following scalar types: Half, Float, Double; but got ..."); and
+// TorchScript's interpreter rethrows either as a std::runtime_error with the same text.
+inline bool says_dtype_not_implemented(const std::string& msg) {
+  return msg.find(" not implemented for '") != std::string::npos ||
+         msg.find("to have one of the following scalar types") != std::string::npos;
 }
+inline bool is_dtype_not_implemented(const c10::Error& e) { return says_dtype_not_implemented(e.what_without_backtrace()); }
 
 // The PrivateUse1 device as it prints. 2.x lets a backend rename it
 // (c10::register_privateuse1_backend); 1.13 always prints "privateuseone".

@@ -21,7 +21,7 @@ class UsageError : public std::runtime_error {
 
 struct ListOptions {
   std::string suite, filter, suites_dir, shard;
-  bool count = false, json = false, ops = false, suites = false, colls = false;
+  bool count = false, json = false, ops = false, suites = false, colls = false, models = false;
 };
 // How each case is timed (Note [Timing methodology] in runner.h): run and worker take the same.
 struct TimingOptions {

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "gauntlet/coll_spec.h"
+#include "gauntlet/models.h"
 #include "gauntlet/catalog.h"
 #include "gauntlet/op_spec.h"
 #include "gauntlet/outcome_json.h"
@@ -73,12 +74,28 @@ int list_colls(bool json) {
   return 0;
 }
 
+int list_models(bool json) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (const ModelSpec& m : model_catalog().models) {
+    if (json) {
+      arr.push_back({{"name", m.name}, {"configs", m.config_names()}, {"dtypes", m.dtypes}, {"trainable", m.trainable},
+                     {"ops", m.ops}, {"file", m.path}, {"description", m.description}});
+    } else {
+      fmt::print("{:<22} configs={} dtypes={} {}  {}\n", m.name, fmt::join(m.config_names(), ","), fmt::join(m.dtypes, ","),
+                 m.trainable ? "train" : "infer", m.description);
+    }
+  }
+  if (json) std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"models", arr}}.dump(1) << "\n";
+  return 0;
+}
+
 }  // namespace
 
 int list(const ListOptions& o) {
   const std::string dir = suites_dir_or_default(o.suites_dir);
   if (o.ops) return list_ops(o.json);
   if (o.colls) return list_colls(o.json);
+  if (o.models) return list_models(o.json);
   if (o.suites) {
     for (const auto& name : list_suites(dir)) {
       Suite s = load_suite(name, dir);

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   list->add_flag("--json", lo.json, "print JSON");
   list->add_flag("--ops", lo.ops, "print the op table, one op a line");
   list->add_flag("--colls", lo.colls, "print the collectives, one a line");
+  list->add_flag("--models", lo.models, "print the model zoo, one model a line");
   list->add_flag("--suites", lo.suites, "print the suites, one a line");
 
   cli::RunOptions ro;

@@ -72,7 +72,10 @@ int repro(const ReproOptions& o) {
   }
 
   const OpSpec* op = find_op(key.target);
-  if (!op) {  // a collective: its group ran it; the outcome says it all
+  if (key.kind == "model") {
+    fmt::print("case     {}\nid       {:016x}\nmodel    {} (config {}, {}, {})\nbackend  {} ({})\n\n", out.key, key.id(),
+               key.target, key.config, key.exec, key.mode_text(), backend->name(), backend->version());
+  } else if (!op) {  // a collective: its group ran it; the outcome says it all
     fmt::print("case     {}\nid       {:016x}\ncoll     {} over {} ranks\nbackend  {} ({})\n\n", out.key, key.id(),
                key.target, key.world, backend->name(), backend->version());
   } else {

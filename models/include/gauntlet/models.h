@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -180,4 +181,15 @@ class ScopedExecutor {
   bool saved_profiling_, saved_executor_, saved_optimize_;
 };
 
+}  // namespace gauntlet
+
+// ---- Model cases (Note [Model keys] in harness/base/case_key.cpp)
+
+namespace gauntlet {
+struct CaseKey;
+// The catalog of default_models_dir(), loaded once per process (thread-safe); throws ModelError.
+const ModelCatalog& model_catalog();
+// Checks a model case key against the catalog: the model, its config and dtype, train only for
+// trainable models, no arguments. The problem as text, or nullopt when valid.
+std::optional<std::string> validate_model_key(const CaseKey& key);
 }  // namespace gauntlet

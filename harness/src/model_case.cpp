@@ -1,0 +1,173 @@
+// Note [Model cases]: a model case runs one model of the zoo (Note [Model zoo]):
+//   - inputs and weights from make_model_inputs(spec, config, dtype, seed = the case id): the same
+//     values on every host and release;
+//   - the golden: the same source run on the CPU in fp64 from those values (rounded to the case
+//     dtype, then upcast: the golden sees exactly what the device got);
+//   - "eager": the graph executor op by op (legacy executor, no optimisation passes), so each aten
+//     op is dispatched to the backend as a Python eager program would; "compile" is the backend's
+//     compile path, which comes with the compile-path work (such cases are UNSUPPORTED until then);
+//   - "train": forward, then the gradient of loss = sum_k sum(out_k * w_k) for fixed weights w_k
+//     (splitmix, rounded to the dtype) with respect to every trainable weight; each gradient is
+//     compared with the fp64 golden's ("grad.<arg>");
+//   - tolerance: tolerances.yaml's rules for the family `model` (a model chains dozens of ops,
+//     each rounding), per dtype and backend;
+//   - timing: the first call (allocations, caches) apart, then repetitions as for op cases (Note
+//     [Timing methodology]); the TorchScript parse happens before and is not timed.
+#include "gauntlet/model_case.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "gauntlet/compare.h"
+#include "gauntlet/models.h"
+
+namespace gauntlet {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
+
+struct Result {
+  std::vector<std::string> names;
+  std::vector<at::Tensor> tensors;
+};
+
+// One call: forward, and in train mode the gradients of the fixed-weight loss.
+Result call(torch::jit::CompilationUnit& cu, const ModelSpec& spec, const std::vector<at::Tensor>& inputs,
+            const std::vector<at::Tensor>& loss_weights, bool train) {
+  std::vector<at::Tensor> args = inputs;
+  std::vector<at::Tensor> leaves;
+  const auto trainable = spec.trainable_args();
+  if (train) {
+    for (std::size_t i : trainable) {
+      args[i] = inputs[i].detach().requires_grad_(true);
+      leaves.push_back(args[i]);
+    }
+  }
+  Result r;
+  std::vector<at::Tensor> outs = run_model(cu, spec, args);
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    r.names.push_back("out" + std::to_string(k));
+    r.tensors.push_back(outs[k].detach());
+  }
+  if (train) {
+    at::Tensor loss;
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+      if (!at::isFloatingType(outs[k].scalar_type())) continue;
+      at::Tensor term = (outs[k] * loss_weights.at(k).to(outs[k].device())).sum();
+      loss = loss.defined() ? loss + term : term;
+    }
+    std::vector<at::Tensor> grads = torch::autograd::grad({loss}, leaves, /*grad_outputs=*/{}, /*retain_graph=*/false,
+                                                          /*create_graph=*/false, /*allow_unused=*/true);
+    for (std::size_t j = 0; j < trainable.size(); ++j) {
+      r.names.push_back("grad." + spec.args[trainable[j]].name);
+      r.tensors.push_back(grads[j].defined() ? grads[j] : at::zeros_like(inputs[trainable[j]]));
+    }
+  }
+  return r;
+}
+
+at::Tensor cpu_double(const at::Tensor& t) { return t.detach().to(at::kCPU).contiguous().to(at::kDouble); }
+
+}  // namespace
+
+void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out) {
+  const ModelSpec& spec = model_catalog().get(key.target);
+  if (key.exec != "eager") {
+    out.status = Status::Unsupported;
+    out.error = "the compile path for model cases is not built yet (exec " + key.exec + ")";
+    return;
+  }
+  const bool train = key.mode == Mode::EagerBwd;
+  const at::ScalarType dtype = model_dtype(std::string(dtype_name(key.dtype)));
+  const std::vector<at::Tensor> inputs = make_model_inputs(spec, key.config, dtype, key.id());
+
+  ScopedExecutor op_by_op(ExecutorSettings::op_by_op());
+  // The golden: fp64 on the CPU, from the same (rounded) values.
+  const auto t_golden = Clock::now();
+  std::vector<at::Tensor> inputs64;
+  for (const at::Tensor& t : inputs) inputs64.push_back(at::isFloatingType(t.scalar_type()) ? t.to(at::kDouble) : t);
+  std::vector<at::Tensor> loss_weights, loss_weights64;
+  {
+    auto cu = compile_model(spec);
+    const Result probe = call(*cu, spec, inputs64, {}, false);
+    for (std::size_t k = 0; k < probe.tensors.size(); ++k) {
+      const at::Tensor w = splitmix_uniform(probe.tensors[k].sizes(), dtype, key.id() ^ (0x1055'0000'0000'0001ULL * (k + 1)));
+      loss_weights.push_back(w);
+      loss_weights64.push_back(w.to(at::kDouble));
+    }
+  }
+  auto golden_cu = compile_model(spec);
+  const Result golden = call(*golden_cu, spec, inputs64, loss_weights64, train);
+  out.timing.golden_us = us_since(t_golden);
+
+  // The device: op by op, a fresh compilation unit (its executor takes the settings above).
+  std::vector<at::Tensor> device_inputs;
+  for (const at::Tensor& t : inputs) device_inputs.push_back(backend.to_device(t));
+  auto cu = compile_model(spec);
+  backend.take_fallback_ops();
+  backend.reset_peak_memory();
+  backend.reset_device_time();
+  auto t0 = Clock::now();
+  Result actual = call(*cu, spec, device_inputs, loss_weights, train);
+  backend.synchronize();
+  out.timing.first_us = us_since(t0);
+  out.sim_time_us = backend.device_time_us();
+  out.peak_mem_bytes = backend.memory().peak_bytes;
+  out.fallback_ops = backend.take_fallback_ops();
+
+  // The check, every output and gradient under one tolerance.
+  Tolerance tol = default_tolerance(key.dtype);
+  if (cfg.tolerances) tol = cfg.tolerances->lookup(key, key.dtype, backend.profile());
+  out.rtol = tol.rtol;
+  out.atol = tol.atol;
+  out.tolerance_profile = tol.source;
+  Comparison cmp;
+  std::vector<at::Tensor> keep;  // the arrays the views point into
+  for (std::size_t i = 0; i < golden.tensors.size(); ++i) {
+    const at::Tensor a = cpu_double(actual.tensors.at(i));
+    const at::Tensor g = cpu_double(golden.tensors[i]);
+    if (a.sizes() != g.sizes()) {
+      out.status = Status::Fail;
+      out.error = fmt::format("{}: shape [{}] where the golden has [{}]", golden.names[i], fmt::join(a.sizes(), ", "),
+                              fmt::join(g.sizes(), ", "));
+      return;
+    }
+    const at::Tensor c = g.to(dtype).to(at::kDouble).contiguous();
+    keep.insert(keep.end(), {a, g, c});
+    cmp.add({golden.names[i], a.data_ptr<double>(), g.data_ptr<double>(), c.data_ptr<double>(), g.numel(), key.dtype}, tol);
+  }
+  out.metrics = cmp.metrics();
+  if (out.metrics.mismatches > 0 || !out.metrics.nan_inf_ok) {
+    out.status = Status::Fail;
+    out.error = fmt::format("{} of {} elements outside tolerance (rtol={:g}, atol={:g}), worst {}", out.metrics.mismatches,
+                            out.metrics.numel, tol.rtol, tol.atol, out.metrics.worst);
+  }
+
+  // Steady state, as op cases are timed (Note [Timing methodology]).
+  std::vector<double> reps;
+  double spent_ms = out.timing.first_us / 1000;
+  while (cfg.max_reps > 0 && static_cast<int>(reps.size()) < cfg.max_reps && spent_ms < cfg.max_time_ms &&
+         (static_cast<int>(reps.size()) < cfg.min_reps || spent_ms < cfg.min_time_ms)) {
+    auto t = Clock::now();
+    call(*cu, spec, device_inputs, loss_weights, train);
+    backend.synchronize();
+    reps.push_back(us_since(t));
+    spent_ms += reps.back() / 1000;
+  }
+  if (!reps.empty()) {
+    std::vector<double> sorted = reps;
+    std::sort(sorted.begin(), sorted.end());
+    auto q = [&](double p) { return sorted[static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5)]; };
+    out.timing.median_us = q(0.5);
+    out.timing.p10_us = q(0.1);
+    out.timing.p90_us = q(0.9);
+    out.timing.reps = static_cast<int>(reps.size());
+    out.timing.samples_us = reps;
+  }
+}
+
+}  // namespace gauntlet
