@@ -9,104 +9,26 @@
 // in the browser, on any failed or refused request, and on any request to a host other than
 // loopback. Always closes the browser and the server.
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
-import vm from 'node:vm';
-import { chromium } from 'playwright-core';
+import { check, checkPrerequisites, finish, firstLine, isLoopback, parseArgs, readData, runMain, setHash, short, withBrowser } from './common.mjs';
 
 const NAME = 'browser_test';
 const PAGE_SIZE = 100;
 const TIMEOUT = 20000;
 
 // ---------------------------------------------------------------------------------------------
-// Arguments, data, server
+// Arguments, checks
 
-function usage(msg) {
-  if (msg) console.error(`${NAME}: ${msg}`);
-  console.error('usage: node dashboards/test/browser_test.mjs --site DIR --screenshots OUTDIR [--expect-releases N] [--expect-group BACKEND/SUITE] [--chromium PATH]');
-  process.exit(2);
-}
-
-function parseArgs(argv) {
-  const o = { site: null, screenshots: null, expectReleases: null, expectGroup: null, chromium: process.env.CHROMIUM || '/usr/bin/chromium' };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const val = () => { if (i + 1 >= argv.length) usage(`${a} needs a value`); return argv[++i]; };
-    if (a === '--site') o.site = val();
-    else if (a === '--screenshots') o.screenshots = val();
-    else if (a === '--expect-releases') {
-      o.expectReleases = Number(val());
-      if (!Number.isInteger(o.expectReleases) || o.expectReleases < 0) usage('--expect-releases takes a whole number');
-    } else if (a === '--expect-group') o.expectGroup = val();
-    else if (a === '--chromium') o.chromium = val();
-    else usage(`unknown argument ${a}`);
-  }
-  if (!o.site) usage('--site is required');
-  if (!o.screenshots) usage('--screenshots is required');
-  return o;
-}
-
-// Reads data/<name>.js the way the page does: runs it with a gauntletData that keeps the payload.
-function readData(site, name) {
-  const file = path.join(site, 'data', name + '.js');
-  const src = fs.readFileSync(file, 'utf8');
-  let payload;
-  vm.runInNewContext(src, { gauntletData: (n, p) => { if (n === name) payload = p; } }, { filename: file, timeout: 20000 });
-  if (payload === undefined) throw new Error(`${file} did not call gauntletData("${name}", ...)`);
-  return JSON.parse(JSON.stringify(payload));
-}
-
-const TYPES = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.png': 'image/png', '.svg': 'image/svg+xml',
+const USAGE = 'node dashboards/test/browser_test.mjs --site DIR --screenshots OUTDIR [--expect-releases N] [--expect-group BACKEND/SUITE] [--chromium PATH]';
+const OPTIONS = {
+  '--screenshots': (o, v) => { o.screenshots = v; },
+  '--expect-releases': (o, v, usage) => {
+    o.expectReleases = Number(v);
+    if (!Number.isInteger(o.expectReleases) || o.expectReleases < 0) usage('--expect-releases takes a whole number');
+  },
+  '--expect-group': (o, v) => { o.expectGroup = v; },
 };
 
-function startServer(root) {
-  const server = http.createServer((req, res) => {
-    let rel;
-    try { rel = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname); } catch { res.writeHead(400); res.end(); return; }
-    if (rel.endsWith('/')) rel += 'index.html';
-    const file = path.resolve(root, '.' + path.posix.normalize(rel));
-    if (file !== root && !file.startsWith(root + path.sep)) { res.writeHead(403); res.end(); return; }
-    fs.readFile(file, (err, buf) => {
-      if (err) { res.writeHead(404, { 'content-type': 'text/plain' }); res.end('not found'); return; }
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream', 'cache-control': 'no-cache' });
-      res.end(buf);
-    });
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve(server));
-  });
-}
-
-function closeServer(server) {
-  return new Promise((resolve) => {
-    if (!server) { resolve(); return; }
-    if (server.closeAllConnections) server.closeAllConnections();
-    server.close(() => resolve());
-  });
-}
-
-function isLoopback(u) {
-  let url;
-  try { url = new URL(u); } catch { return false; }
-  if (url.protocol === 'data:' || url.protocol === 'blob:' || url.protocol === 'about:') return true;
-  if (url.protocol === 'file:') return true;
-  return ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Checks
-
-const results = [];
-const short = (s) => (String(s).length > 200 ? String(s).slice(0, 200) + '...' : String(s));
-function check(name, ok, detail) {
-  results.push({ name, ok: !!ok });
-  if (ok) console.log(`ok   ${name}`);
-  else console.log(`FAIL ${name}${detail !== undefined ? `: ${short(detail)}` : ''}`);
-  return !!ok;
-}
 function checkEq(name, got, want) {
   return check(name, got === want, `got ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
 }
@@ -115,18 +37,20 @@ async function step(name, fn) {
   try {
     await fn();
   } catch (e) {
-    check(name, false, String(e && e.message ? e.message : e).split('\n')[0]);
+    check(name, false, firstLine(e));
   }
 }
 
 // ---------------------------------------------------------------------------------------------
 
 async function main() {
-  const o = parseArgs(process.argv.slice(2));
+  const o = parseArgs(process.argv.slice(2), {
+    name: NAME, usage: USAGE, options: OPTIONS,
+    defaults: { screenshots: null, expectReleases: null, expectGroup: null }, required: ['site', 'screenshots'],
+  });
   const site = path.resolve(o.site);
   const shots = path.resolve(o.screenshots);
-  if (!fs.existsSync(path.join(site, 'index.html'))) { console.log(`FAIL ${site}/index.html does not exist (assemble the site first)`); process.exit(1); }
-  if (!fs.existsSync(o.chromium)) { console.log(`FAIL no Chromium at ${o.chromium} (install Debian's chromium: ci/setup.sh)`); process.exit(1); }
+  checkPrerequisites(site, o.chromium);
   fs.mkdirSync(shots, { recursive: true });
 
   const overview = readData(site, 'overview');
@@ -141,26 +65,7 @@ async function main() {
   const gid = g.id;
   console.log(`${NAME}: group ${g.backend}/${g.suite} (${gid}), ${N} releases expected, site ${site}`);
 
-  let server = null, browser = null;
-  const watchdog = setTimeout(async () => {
-    console.log('FAIL the test did not finish within 10 minutes');
-    try { if (browser) await browser.close(); } catch { /* closing anyway */ }
-    await closeServer(server);
-    process.exit(1);
-  }, 600000);
-  watchdog.unref();
-
-  try {
-    server = await startServer(site);
-    const base = `http://127.0.0.1:${server.address().port}/`;
-    browser = await chromium.launch({ executablePath: o.chromium, headless: true });
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, serviceWorkers: 'block' });
-    const foreign = [];
-    await context.route('**/*', (route) => {
-      const u = route.request().url();
-      if (!isLoopback(u)) { foreign.push(u); return route.abort('blockedbyclient'); }
-      return route.fallback();
-    });
+  await withBrowser(site, o.chromium, async ({ base, context, foreign }) => {
     let errors = [];
     let expectErrors = false;
     const watch = (page) => {
@@ -183,11 +88,7 @@ async function main() {
         }
       });
     const go = async (hash, view) => {
-      await page.evaluate((h) => {
-        document.body.removeAttribute('data-ready');
-        if (location.hash === h) window.dispatchEvent(new HashChangeEvent('hashchange'));
-        else location.hash = h;
-      }, hash);
+      await setHash(page, hash);
       await ready(view);
     };
     const clickTo = async (locator, view) => {
@@ -495,21 +396,9 @@ async function main() {
     // ---------------------------------------------------------------- the whole session
     check('no console or page errors', errors.length === 0, errors.slice(0, 5).map(short).join(' | '));
     check('no request left the loopback host', foreign.length === 0, foreign.slice(0, 5).join(' '));
-  } catch (e) {
-    check('test run', false, String(e && e.message ? e.message : e).split('\n')[0]);
-  } finally {
-    try { if (browser) await browser.close(); } catch { /* closing anyway */ }
-    await closeServer(server);
-    clearTimeout(watchdog);
-  }
-  const failed = results.filter((r) => !r.ok).length;
-  const passed = results.length - failed;
+  });
   console.log(`screenshots in ${shots}`);
-  console.log(`${NAME}: ${passed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  finish(NAME);
 }
 
-main().catch((e) => {
-  console.log(`FAIL ${NAME}: ${e && e.stack ? e.stack : e}`);
-  process.exit(1);
-});
+runMain(NAME, main);

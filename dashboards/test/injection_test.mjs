@@ -14,44 +14,14 @@
 // onerror attribute, no <script> other than the page's own assets and data files exists, and the
 // browser logs no error. Exit 1, one line per failed check.
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
-import vm from 'node:vm';
-import { chromium } from 'playwright-core';
+import { check, checkPrerequisites, finish, firstLine, parseArgs, readData, runMain, setHash, short, withBrowser } from './common.mjs';
 
 const NAME = 'injection_test';
 const HOSTILE = ['<script>window.__pwned=1</script>', '<img src=x onerror="window.__pwned=1">'];
 const MARK = '__pwned';
 const TIMEOUT = 20000;
-
-function usage(msg) {
-  if (msg) console.error(`${NAME}: ${msg}`);
-  console.error('usage: node dashboards/test/injection_test.mjs --site DIR [--screenshots OUTDIR] [--chromium PATH]');
-  process.exit(2);
-}
-
-function parseArgs(argv) {
-  const o = { site: null, screenshots: null, chromium: process.env.CHROMIUM || '/usr/bin/chromium' };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const val = () => { if (i + 1 >= argv.length) usage(`${a} needs a value`); return argv[++i]; };
-    if (a === '--site') o.site = val();
-    else if (a === '--screenshots') o.screenshots = val();
-    else if (a === '--chromium') o.chromium = val();
-    else usage(`unknown argument ${a}`);
-  }
-  if (!o.site) usage('--site is required');
-  return o;
-}
-
-function readData(site, name) {
-  const file = path.join(site, 'data', name + '.js');
-  const src = fs.readFileSync(file, 'utf8');
-  let payload;
-  vm.runInNewContext(src, { gauntletData: (n, p) => { if (n === name) payload = p; } }, { filename: file, timeout: 20000 });
-  if (payload === undefined) throw new Error(`${file} did not call gauntletData("${name}", ...)`);
-  return JSON.parse(JSON.stringify(payload));
-}
+const USAGE = 'node dashboards/test/injection_test.mjs --site DIR [--screenshots OUTDIR] [--chromium PATH]';
 
 // Every string in a value (deep) that holds the marker.
 function hostileStrings(v, out = new Set()) {
@@ -61,56 +31,13 @@ function hostileStrings(v, out = new Set()) {
   return out;
 }
 
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
-
-function startServer(root) {
-  const server = http.createServer((req, res) => {
-    let rel;
-    try { rel = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname); } catch { res.writeHead(400); res.end(); return; }
-    if (rel.endsWith('/')) rel += 'index.html';
-    const file = path.resolve(root, '.' + path.posix.normalize(rel));
-    if (file !== root && !file.startsWith(root + path.sep)) { res.writeHead(403); res.end(); return; }
-    fs.readFile(file, (err, buf) => {
-      if (err) { res.writeHead(404, { 'content-type': 'text/plain' }); res.end('not found'); return; }
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream', 'cache-control': 'no-cache' });
-      res.end(buf);
-    });
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve(server));
-  });
-}
-
-function closeServer(server) {
-  return new Promise((resolve) => {
-    if (!server) { resolve(); return; }
-    if (server.closeAllConnections) server.closeAllConnections();
-    server.close(() => resolve());
-  });
-}
-
-function isLoopback(u) {
-  let url;
-  try { url = new URL(u); } catch { return false; }
-  if (['data:', 'blob:', 'about:', 'file:'].includes(url.protocol)) return true;
-  return ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
-}
-
-const results = [];
-const short = (s) => (String(s).length > 200 ? String(s).slice(0, 200) + '...' : String(s));
-function check(name, ok, detail) {
-  results.push({ name, ok: !!ok });
-  if (ok) console.log(`ok   ${name}`);
-  else console.log(`FAIL ${name}${detail !== undefined ? `: ${short(detail)}` : ''}`);
-  return !!ok;
-}
-
 async function main() {
-  const o = parseArgs(process.argv.slice(2));
+  const o = parseArgs(process.argv.slice(2), {
+    name: NAME, usage: USAGE, defaults: { screenshots: null },
+    options: { '--screenshots': (o2, v) => { o2.screenshots = v; } },
+  });
   const site = path.resolve(o.site);
-  if (!fs.existsSync(path.join(site, 'index.html'))) { console.log(`FAIL ${site}/index.html does not exist (assemble the site first)`); process.exit(1); }
-  if (!fs.existsSync(o.chromium)) { console.log(`FAIL no Chromium at ${o.chromium} (install Debian's chromium: ci/setup.sh)`); process.exit(1); }
+  checkPrerequisites(site, o.chromium);
   if (o.screenshots) fs.mkdirSync(path.resolve(o.screenshots), { recursive: true });
 
   // What each view should show literally: the hostile strings of the fields it displays.
@@ -197,26 +124,7 @@ async function main() {
     check(`the data shows "${hs}" somewhere`, [...allExpected].some((s) => s.includes(hs)), 'no displayed field holds it');
   }
 
-  let server = null, browser = null;
-  const watchdog = setTimeout(async () => {
-    console.log('FAIL the test did not finish within 10 minutes');
-    try { if (browser) await browser.close(); } catch { /* closing anyway */ }
-    await closeServer(server);
-    process.exit(1);
-  }, 600000);
-  watchdog.unref();
-
-  try {
-    server = await startServer(site);
-    const base = `http://127.0.0.1:${server.address().port}/`;
-    browser = await chromium.launch({ executablePath: o.chromium, headless: true });
-    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 }, serviceWorkers: 'block' });
-    const foreign = [];
-    await context.route('**/*', (route) => {
-      const u = route.request().url();
-      if (!isLoopback(u)) { foreign.push(u); return route.abort('blockedbyclient'); }
-      return route.fallback();
-    });
+  await withBrowser(site, o.chromium, async ({ base, context, foreign }) => {
     const page = await context.newPage();
     page.setDefaultTimeout(TIMEOUT);
     const events = [];
@@ -235,11 +143,7 @@ async function main() {
     for (const p of plan) {
       const before = events.length;
       try {
-        await page.evaluate((h) => {
-          document.body.removeAttribute('data-ready');
-          if (location.hash === h) window.dispatchEvent(new HashChangeEvent('hashchange'));
-          else location.hash = h;
-        }, p.hash);
+        await setHash(page, p.hash);
         await page.waitForFunction(() => document.body.dataset.ready, null, { timeout: TIMEOUT });
         const ready = await page.evaluate(() => document.body.dataset.ready);
         if (ready !== p.view) { check(`${p.name}: renders`, false, `the page shows "${ready}" instead`); continue; }
@@ -269,7 +173,7 @@ async function main() {
           await page.screenshot({ path: path.join(path.resolve(o.screenshots), p.shot), fullPage: false });
         }
       } catch (e) {
-        check(`${p.name}`, false, String(e && e.message ? e.message : e).split('\n')[0]);
+        check(`${p.name}`, false, firstLine(e));
       }
     }
     check('no dialog opened', dialogs.length === 0, dialogs.join(' | '));
@@ -277,19 +181,8 @@ async function main() {
     const stray = requests.filter((u) => { try { const x = new URL(u); return x.pathname === '/x' || x.pathname.endsWith('/x'); } catch { return false; } });
     check('no request made by an injected <img>', stray.length === 0, stray.join(' '));
     check('no request left the loopback host', foreign.length === 0, foreign.slice(0, 5).join(' '));
-  } catch (e) {
-    check('test run', false, String(e && e.message ? e.message : e).split('\n')[0]);
-  } finally {
-    try { if (browser) await browser.close(); } catch { /* closing anyway */ }
-    await closeServer(server);
-    clearTimeout(watchdog);
-  }
-  const failed = results.filter((r) => !r.ok).length;
-  console.log(`${NAME}: ${results.length - failed} passed, ${failed} failed`);
-  process.exit(failed ? 1 : 0);
+  });
+  finish(NAME);
 }
 
-main().catch((e) => {
-  console.log(`FAIL ${NAME}: ${e && e.stack ? e.stack : e}`);
-  process.exit(1);
-});
+runMain(NAME, main);

@@ -9,62 +9,16 @@
 // Prints the median and every run, in ms. Exit 1 when a run does not render the overview, logs
 // a browser error, or when a median is above --max-ms.
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
+import { checkPrerequisites, closeAll, firstLine, launchChromium, parseArgs, startServer } from './common.mjs';
 
 const NAME = 'load_time';
-
-function usage(msg) {
-  if (msg) console.error(`${NAME}: ${msg}`);
-  console.error('usage: node dashboards/test/load_time.mjs --site DIR [--runs 5] [--max-ms 2000] [--chromium PATH]');
-  process.exit(2);
-}
-
-function parseArgs(argv) {
-  const o = { site: null, runs: 5, maxMs: 2000, chromium: process.env.CHROMIUM || '/usr/bin/chromium' };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const val = () => { if (i + 1 >= argv.length) usage(`${a} needs a value`); return argv[++i]; };
-    if (a === '--site') o.site = val();
-    else if (a === '--runs') { o.runs = Number(val()); if (!Number.isInteger(o.runs) || o.runs < 1) usage('--runs takes a positive integer'); }
-    else if (a === '--max-ms') { o.maxMs = Number(val()); if (!(o.maxMs > 0)) usage('--max-ms takes a positive number'); }
-    else if (a === '--chromium') o.chromium = val();
-    else usage(`unknown argument ${a}`);
-  }
-  if (!o.site) usage('--site is required');
-  return o;
-}
-
-const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
-
-function startServer(root) {
-  const server = http.createServer((req, res) => {
-    let rel;
-    try { rel = decodeURIComponent(new URL(req.url, 'http://127.0.0.1').pathname); } catch { res.writeHead(400); res.end(); return; }
-    if (rel.endsWith('/')) rel += 'index.html';
-    const file = path.resolve(root, '.' + path.posix.normalize(rel));
-    if (file !== root && !file.startsWith(root + path.sep)) { res.writeHead(403); res.end(); return; }
-    fs.readFile(file, (err, buf) => {
-      if (err) { res.writeHead(404, { 'content-type': 'text/plain' }); res.end('not found'); return; }
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] || 'application/octet-stream', 'cache-control': 'no-cache' });
-      res.end(buf);
-    });
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve(server));
-  });
-}
-
-function closeServer(server) {
-  return new Promise((resolve) => {
-    if (!server) { resolve(); return; }
-    if (server.closeAllConnections) server.closeAllConnections();
-    server.close(() => resolve());
-  });
-}
+const USAGE = 'node dashboards/test/load_time.mjs --site DIR [--runs 5] [--max-ms 2000] [--chromium PATH]';
+const OPTIONS = {
+  '--runs': (o, v, usage) => { o.runs = Number(v); if (!Number.isInteger(o.runs) || o.runs < 1) usage('--runs takes a positive integer'); },
+  '--max-ms': (o, v, usage) => { o.maxMs = Number(v); if (!(o.maxMs > 0)) usage('--max-ms takes a positive number'); },
+};
 
 const median = (xs) => { const s = xs.slice().sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 
@@ -103,10 +57,9 @@ async function measure(browser, url, runs) {
 }
 
 async function main() {
-  const o = parseArgs(process.argv.slice(2));
+  const o = parseArgs(process.argv.slice(2), { name: NAME, usage: USAGE, options: OPTIONS, defaults: { runs: 5, maxMs: 2000 } });
   const site = path.resolve(o.site);
-  if (!fs.existsSync(path.join(site, 'index.html'))) { console.log(`FAIL ${site}/index.html does not exist (assemble the site first)`); process.exit(1); }
-  if (!fs.existsSync(o.chromium)) { console.log(`FAIL no Chromium at ${o.chromium} (install Debian's chromium: ci/setup.sh)`); process.exit(1); }
+  checkPrerequisites(site, o.chromium);
   const ovSize = fs.statSync(path.join(site, 'data', 'overview.js')).size;
   console.log(`${NAME}: ${site} (data/overview.js ${(ovSize / 1024).toFixed(1)} KiB), ${o.runs} runs each, fresh context per run`);
 
@@ -114,7 +67,7 @@ async function main() {
   let failed = 0;
   try {
     server = await startServer(site);
-    browser = await chromium.launch({ executablePath: o.chromium, headless: true });
+    browser = await launchChromium(o.chromium);
     const targets = [
       ['http', `http://127.0.0.1:${server.address().port}/index.html`],
       ['file', pathToFileURL(path.join(site, 'index.html')).href],
@@ -129,11 +82,10 @@ async function main() {
       }
     }
   } catch (e) {
-    console.log(`FAIL ${NAME}: ${String(e && e.message ? e.message : e).split('\n')[0]}`);
+    console.log(`FAIL ${NAME}: ${firstLine(e)}`);
     failed++;
   } finally {
-    try { if (browser) await browser.close(); } catch { /* closing anyway */ }
-    await closeServer(server);
+    await closeAll(browser, server);
   }
   process.exit(failed ? 1 : 0);
 }

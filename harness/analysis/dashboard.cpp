@@ -93,26 +93,7 @@ class SlotMap {
 
 class Db {
  public:
-  explicit Db(const std::string& path) : path_(path) {
-    std::error_code ec;
-    if (!fs::exists(path, ec)) raise(path + ": no such database");
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) !=
-        SQLITE_OK) {
-      const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
-      sqlite3_close(db_);
-      db_ = nullptr;
-      raise(fmt::format("{}: cannot open database: {}", path, why));
-    }
-    sqlite3_busy_timeout(db_, 10000);
-    // Reading 50 releases of 100,000 results through read() spends a third of the time copying
-    // pages; mapped, they are read in place.
-    sqlite3_exec(db_, "PRAGMA mmap_size = 4294967296", nullptr, nullptr, nullptr);
-    if (sqlite::application_of(db_) != "gauntlet") {
-      sqlite3_close(db_);
-      db_ = nullptr;
-      raise(path + ": not a gauntlet database");
-    }
-  }
+  explicit Db(const std::string& path) : path_(path), db_(sqlite::open_results_readonly(raise, path)) {}
   ~Db() { sqlite3_close(db_); }
   Db(const Db&) = delete;
   Db& operator=(const Db&) = delete;

@@ -102,21 +102,9 @@ std::string percent(double ratio) { return fmt::format("{:+.1f}%", (ratio - 1) *
 class CompareDb {
  public:
   // The same one-line errors as the store's (docs/database.md): compare only reads.
-  explicit CompareDb(const std::string& path) : path_(path) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) raise(path + ": no such database");
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
-      const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
-      sqlite3_close(db_);
-      raise(fmt::format("{}: cannot open database: {}", path, why));
-    }
-    sqlite3_busy_timeout(db_, 10000);
-    // Pages mapped, not copied in by read(): a comparison reads every row of a dozen runs.
-    sqlite3_exec(db_, "PRAGMA mmap_size = 4294967296", nullptr, nullptr, nullptr);
-    Stmt has_meta(db_, path_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'runs', 'results')");
-    if (!has_meta.step() || has_meta.int64() != 3) raise(path + ": not a Gauntlet database");
-    Stmt check(db_, path_, "SELECT value FROM meta WHERE key = 'application'");
-    if (!check.step() || check.text() != "gauntlet") raise(path + ": not a Gauntlet database");
+  explicit CompareDb(const std::string& path) : path_(path), db_(sqlite::open_results_readonly(raise, path)) {
+    Stmt has_tables(db_, path_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('runs', 'results')");
+    if (!has_tables.step() || has_tables.int64() != 2) raise(path + ": not a Gauntlet database");
     Stmt version(db_, path_, "PRAGMA user_version");
     version.step();
     schema_ = version.int64();

@@ -47,23 +47,7 @@ struct RunRow {
 
 class WeeklyDb {
  public:
-  explicit WeeklyDb(const std::string& path) : path_(path) {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) raise(path + ": no such database");
-    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) !=
-        SQLITE_OK) {
-      const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
-      sqlite3_close(db_);
-      db_ = nullptr;
-      raise(fmt::format("{}: cannot open database: {}", path, why));
-    }
-    sqlite3_busy_timeout(db_, 10000);
-    if (sqlite::application_of(db_) != "gauntlet") {
-      sqlite3_close(db_);
-      db_ = nullptr;
-      raise(path + ": not a gauntlet database");
-    }
-  }
+  explicit WeeklyDb(const std::string& path) : path_(path), db_(sqlite::open_results_readonly(raise, path)) {}
   ~WeeklyDb() { sqlite3_close(db_); }
   WeeklyDb(const WeeklyDb&) = delete;
   WeeklyDb& operator=(const WeeklyDb&) = delete;

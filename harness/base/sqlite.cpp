@@ -1,5 +1,7 @@
 #include "gauntlet/sqlite.h"
 
+#include <filesystem>
+
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -108,6 +110,25 @@ void Transaction::commit() {
 int user_version(Fail f, sqlite3* db, const std::string& path) {
   Stmt query(f, db, path, "PRAGMA user_version");
   return query.step() ? static_cast<int>(query.int64()) : 0;
+}
+
+sqlite3* open_results_readonly(Fail fail_with, const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) fail_with(path + ": no such database");
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    fail_with(path + ": cannot open database: " + why);
+  }
+  sqlite3_busy_timeout(db, 10000);
+  // Reading every row of many runs through read() spends a third of the time copying pages.
+  sqlite3_exec(db, "PRAGMA mmap_size = 4294967296", nullptr, nullptr, nullptr);
+  if (application_of(db) != "gauntlet") {
+    sqlite3_close(db);
+    fail_with(path + ": not a Gauntlet database");
+  }
+  return db;
 }
 
 std::string application_of(sqlite3* db) {

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <algorithm>
 #include <boost/process.hpp>
 #include <chrono>
 #include <filesystem>
@@ -171,18 +172,26 @@ Outcome run_collective_group(const CaseKey& key, const GroupConfig& cfg) {
 
   // Aggregate. Root causes first: ranks that died, then ranks killed at the deadline (hung).
   std::vector<int> crashed, hung, failing;
-  std::string crash_text;
+  // Ranks that died the same way are named together: "ranks 0, 1: exit code 2 without a result (...)".
+  std::vector<std::pair<std::string, std::vector<int>>> deaths;
   for (const Rank& rk : ranks) {
     if (rk.killed && timed_out) {
       hung.push_back(rk.rank);
     } else if (!rk.outcome && !rk.killed) {
       crashed.push_back(rk.rank);
       const std::string said = last_line(rk.err);
-      crash_text += fmt::format("{}rank {}: {}{}", crash_text.empty() ? "" : "; ", rk.rank,
-                                rk.signal ? signal_name(rk.signal) : fmt::format("exit code {} without a result", rk.code),
-                                said.empty() ? "" : " (" + said + ")");
+      const std::string how = (rk.signal ? signal_name(rk.signal) : fmt::format("exit code {} without a result", rk.code)) +
+                              (said.empty() ? "" : " (" + said + ")");
+      auto same = std::find_if(deaths.begin(), deaths.end(), [&](const auto& d) { return d.first == how; });
+      if (same == deaths.end()) {
+        deaths.push_back({how, {rk.rank}});
+      } else {
+        same->second.push_back(rk.rank);
+      }
     }
   }
+  std::string crash_text;
+  for (const auto& [how, who] : deaths) crash_text += fmt::format("{}{}: {}", crash_text.empty() ? "" : "; ", ranks_text(who), how);
   const Outcome* worst = nullptr;
   const Outcome* slowest = nullptr;
   for (const Rank& rk : ranks) {

@@ -7,6 +7,7 @@
 //   4. runs the collective once (first_us), compares its own output with the fp64 golden of that
 //      output, computed from every rank's inputs regenerated here (Note [Collective tolerance]);
 //   5. times it (Note [Collective timing]) and answers one outcome.
+#define GAUNTLET_COMPAT_C10D
 #include "gauntlet/collective.h"
 
 #include <fmt/format.h>
@@ -19,6 +20,7 @@
 
 #include "gauntlet/coll_spec.h"
 #include "gauntlet/inputs.h"
+#include "gauntlet/op_impl.h"
 #include "gauntlet/plugin_abi.h"
 #include "gauntlet/torch_compat.h"
 
@@ -30,22 +32,6 @@ using Clock = std::chrono::steady_clock;
 
 double us_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
-
-at::ScalarType scalar_type(DType d) {
-  switch (d) {
-    case DType::F64: return at::kDouble;
-    case DType::F32: return at::kFloat;
-    case DType::F16: return at::kHalf;
-    case DType::BF16: return at::kBFloat16;
-    case DType::I64: return at::kLong;
-    case DType::I32: return at::kInt;
-    case DType::I16: return at::kShort;
-    case DType::I8: return at::kChar;
-    case DType::U8: return at::kByte;
-    case DType::Bool: return at::kBool;
-  }
-  return at::kFloat;
 }
 
 std::string reduce_op(const CaseKey& key) {
@@ -94,7 +80,7 @@ at::Tensor coll_input(const CaseKey& key, int rank) {
       p[i] = static_cast<double>(rng.below(201) - 100);
     }
   }
-  return t.to(scalar_type(key.dtype));
+  return t.to(to_scalar_type(key.dtype));
 }
 
 namespace {
@@ -191,7 +177,7 @@ Tolerance coll_tolerance(const CaseKey& key, const Tolerance& base) {
 namespace {
 
 // A c10d process group for `backend`: Gloo on the CPU; a plugin's own when it exports one.
-c10::intrusive_ptr<c10d::ProcessGroup> new_process_group(Backend& backend, const c10::intrusive_ptr<c10d::Store>& store,
+c10::intrusive_ptr<compat::CollectiveGroup> new_process_group(Backend& backend, const c10::intrusive_ptr<c10d::Store>& store,
                                                          int rank, int world, std::chrono::milliseconds timeout) {
   if (backend.device().is_cpu()) {
     auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
@@ -203,7 +189,7 @@ c10::intrusive_ptr<c10d::ProcessGroup> new_process_group(Backend& backend, const
   if (!make) throw c10::NotImplementedError({__func__, __FILE__, __LINE__}, "backend " + backend.name() + " has no process group");
   void* pg = make(store.get(), rank, world, static_cast<int>(timeout.count()));
   if (!pg) throw std::runtime_error("backend " + backend.name() + ": its process group factory failed");
-  return c10::intrusive_ptr<c10d::ProcessGroup>::reclaim(static_cast<c10d::ProcessGroup*>(pg));
+  return c10::intrusive_ptr<compat::CollectiveGroup>::reclaim(static_cast<compat::CollectiveGroup*>(pg));
 }
 
 c10d::ReduceOp to_reduce_op(const std::string& op) {
@@ -217,7 +203,7 @@ c10d::ReduceOp to_reduce_op(const std::string& op) {
 // The buffers of one rank on the device, and the call that runs the collective on them.
 class Call {
  public:
-  Call(const CaseKey& key, int rank, Backend& backend, c10d::ProcessGroup& pg) : key_(key), rank_(rank), pg_(pg) {
+  Call(const CaseKey& key, int rank, Backend& backend, compat::CollectiveGroup& pg) : key_(key), rank_(rank), pg_(pg) {
     const auto dev = backend.device();
     const at::Tensor cpu = coll_input(key, rank);
     input_ = backend.to_device(apply_layout(cpu, key.layout));
@@ -303,7 +289,7 @@ class Call {
 
   const CaseKey& key_;
   int rank_;
-  c10d::ProcessGroup& pg_;
+  compat::CollectiveGroup& pg_;
   at::Tensor input_, fresh_, output_;
   std::vector<at::Tensor> gathered_, scattered_;
   std::vector<std::int64_t> in_splits_, out_splits_;
@@ -362,7 +348,7 @@ void run_checked(const CaseKey& key, int rank, int port, Backend& backend, const
     out.status = Status::Fail;
     out.error = fmt::format("rank {}: output has {} elements, the golden {}", rank, actual.numel(), golden.numel());
   } else if (golden.numel() > 0) {
-    const at::Tensor cast = golden.to(scalar_type(d)).to(at::kDouble).contiguous();
+    const at::Tensor cast = golden.to(to_scalar_type(d)).to(at::kDouble).contiguous();
     Comparison cmp;
     cmp.add({"out" + std::to_string(rank), actual.data_ptr<double>(), golden.data_ptr<double>(), cast.data_ptr<double>(),
              golden.numel(), d},

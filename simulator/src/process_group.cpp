@@ -17,6 +17,7 @@
 // Faults (fault_spec.h) reach collectives by the op names c10d::<call> with rank=: segv, abort
 // and hang stop that rank at the call; bias adds to that rank's result (a wrong result on one
 // rank); slow multiplies its simulated time; sleep sleeps.
+#define GAUNTLET_COMPAT_C10D
 #include <ATen/ATen.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
@@ -28,6 +29,7 @@
 #include <thread>
 
 #include "fault_spec.h"
+#include "gauntlet/torch_compat.h"
 #include "state.h"
 #include "trn2_constants.h"
 
@@ -75,10 +77,10 @@ at::Tensor as_bytes(const at::Tensor& t) {
   return t.view({-1}).view(at::kByte);
 }
 
-class SimProcessGroup final : public c10d::ProcessGroup {
+class SimProcessGroup final : public gauntlet::compat::CollectiveGroup {
  public:
-  SimProcessGroup(c10::intrusive_ptr<c10d::ProcessGroup> transport, int rank, int size)
-      : c10d::ProcessGroup(rank, size), net_(std::move(transport)) {}
+  SimProcessGroup(c10::intrusive_ptr<gauntlet::compat::CollectiveGroup> transport, int rank, int size)
+      : gauntlet::compat::CollectiveGroup(rank, size), net_(std::move(transport)) {}
 
   const std::string getBackendName() const override { return "gauntlet_sim"; }
 
@@ -275,7 +277,7 @@ class SimProcessGroup final : public c10d::ProcessGroup {
     if (op == c10d::ReduceOp::AVG) t.div_(size_);
   }
 
-  c10::intrusive_ptr<c10d::ProcessGroup> net_;
+  c10::intrusive_ptr<gauntlet::compat::CollectiveGroup> net_;
   int tag_ = 1000;
 };
 

@@ -112,6 +112,12 @@ void check_not_newer(Fail fail, const std::string& path, int version, int target
 // empty one (no objects, user_version 0). Reads only: never writes into a file that is not ours.
 bool is_empty(Fail fail, sqlite3* db, const std::string& path, const std::string& not_sqlite);
 
+// Opens a results database read-only for tools that read whole runs (compare, report, dashboard):
+// a 10 s busy timeout and pages mapped rather than copied in. One-line errors through `fail`:
+// "PATH: no such database", "PATH: cannot open database: WHY", "PATH: not a Gauntlet database".
+// The caller owns the handle (sqlite3_close).
+sqlite3* open_results_readonly(Fail fail, const std::string& path);
+
 // Case ids are XXH64 values; SQLite integers are signed, so ids are stored bit-cast.
 std::int64_t as_signed(std::uint64_t id);
 std::uint64_t as_unsigned(std::int64_t id);
