@@ -73,8 +73,11 @@ CallFaults faults_for(const std::string& op, const at::Tensor* t) {
 double message_seconds(double bytes) { return trn2::kLinkLatencySeconds + bytes / trn2::kLinkBytesPerSec; }
 
 at::Tensor as_bytes(const at::Tensor& t) {
-  // Raw bytes of a contiguous CPU tensor: Gloo moves any dtype as uint8.
-  return t.view({-1}).view(at::kByte);
+  // Raw bytes of a contiguous CPU tensor: Gloo moves any dtype as uint8. A contiguous tensor's
+  // elements are adjacent whatever the strides of its size-1 dims (a 1-element view of every
+  // other element has stride 2 and is contiguous), so it is re-strided to 1 first.
+  TORCH_INTERNAL_ASSERT(t.is_contiguous());
+  return t.as_strided({t.numel()}, {1}, t.storage_offset()).view(at::kByte);
 }
 
 class SimProcessGroup final : public gauntlet::compat::CollectiveGroup {
