@@ -18,6 +18,10 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <filesystem>
+#include <torch/csrc/jit/ir/constants.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <unordered_map>
 
 #include "gauntlet/compare.h"
 #include "gauntlet/models.h"
@@ -71,6 +75,101 @@ Result call(torch::jit::CompilationUnit& cu, const ModelSpec& spec, const std::v
 }
 
 at::Tensor cpu_double(const at::Tensor& t) { return t.detach().to(at::kCPU).contiguous().to(at::kDouble); }
+
+std::string shape_text(const at::Tensor& t) { return "[" + fmt::format("{}", fmt::join(t.sizes(), ", ")) + "]"; }
+
+// Note [First divergent node]: when a model case fails, its forward graph (helpers inlined, no
+// passes) is run node by node twice, on the backend from the device inputs and on the CPU in fp64
+// from the golden inputs, each node's operation fed from its own run's values, and each tensor a
+// node produces is compared with the golden's under the case's tolerance. The first node whose
+// output leaves it is named with its kind, its source line and its input shapes: where the
+// backend went wrong first (what comes after only carries the error along). Control flow
+// (prim::Loop, prim::If) ends the walk: it is named instead. Forward only: a training case whose
+// forward agrees has diverged in its backward.
+std::string first_divergent_node(const ModelSpec& spec, const CaseKey& key, const std::vector<at::Tensor>& device_inputs,
+                                 const std::vector<at::Tensor>& inputs64, const Tolerance& tol) {
+  auto cu = compile_model(spec);
+  const std::shared_ptr<torch::jit::Graph> graph = model_graph(*cu, spec);
+  std::unordered_map<const torch::jit::Value*, c10::IValue> dev, gold;
+  for (std::size_t i = 0; i < graph->inputs().size() && i < device_inputs.size(); ++i) {
+    dev[graph->inputs()[i]] = device_inputs[i];
+    gold[graph->inputs()[i]] = inputs64[i];
+  }
+  const at::ScalarType dtype = model_dtype(std::string(dtype_name(key.dtype)));
+  const std::string file = std::filesystem::path(spec.path).filename().string();
+  for (torch::jit::Node* node : graph->nodes()) {
+    const int line = source_line(*node);
+    if (!node->blocks().empty()) {
+      return fmt::format("none found before {} ({}:{}), where the node-by-node check stops (control flow)",
+                         node->kind().toQualString(), file, line);
+    }
+    if (node->kind() == torch::jit::prim::Constant) {
+      const c10::IValue value = *torch::jit::toIValue(node->output());
+      dev[node->output()] = value;
+      gold[node->output()] = value;
+      continue;
+    }
+    // The structural prim ops are built here; every other node runs its registered operation.
+    const auto kind = node->kind();
+    const bool structural = kind == torch::jit::prim::ListConstruct || kind == torch::jit::prim::TupleConstruct ||
+                            kind == torch::jit::prim::ListUnpack || kind == torch::jit::prim::TupleUnpack;
+    std::optional<torch::jit::Operation> op;
+    if (!structural) op.emplace(node->getOperation());
+    std::string shapes;
+    auto run = [&](std::unordered_map<const torch::jit::Value*, c10::IValue>& env, bool record) {
+      torch::jit::Stack stack;
+      for (const torch::jit::Value* v : node->inputs()) {
+        stack.push_back(env.at(v));
+        if (record && env.at(v).isTensor()) shapes += (shapes.empty() ? "" : ", ") + shape_text(env.at(v).toTensor());
+      }
+      const std::size_t n = node->outputs().size();
+      if (kind == torch::jit::prim::ListConstruct) {
+        const c10::TypePtr elem = node->output()->type()->expectRef<c10::ListType>().getElementType();
+        c10::impl::GenericList list(elem);
+        for (c10::IValue& v : stack) list.push_back(std::move(v));
+        env[node->output()] = c10::IValue(std::move(list));
+        return;
+      }
+      if (kind == torch::jit::prim::TupleConstruct) {
+        env[node->output()] = c10::ivalue::Tuple::create(std::vector<c10::IValue>(stack.begin(), stack.end()));
+        return;
+      }
+      if (kind == torch::jit::prim::ListUnpack || kind == torch::jit::prim::TupleUnpack) {
+        const std::vector<c10::IValue> items =
+            stack.at(0).isTuple() ? stack.at(0).toTupleRef().elements().vec() : stack.at(0).toListRef().vec();
+        for (std::size_t k = 0; k < n; ++k) env[node->outputs()[k]] = items.at(k);
+        return;
+      }
+      (*op)(stack);
+      for (std::size_t k = 0; k < n; ++k) env[node->outputs()[k]] = stack[stack.size() - n + k];
+    };
+    run(dev, true);
+    run(gold, false);
+    for (const torch::jit::Value* v : node->outputs()) {
+      if (!dev.at(v).isTensor() || !gold.at(v).isTensor()) continue;
+      const at::Tensor a = cpu_double(dev.at(v).toTensor());
+      const at::Tensor g = cpu_double(gold.at(v).toTensor());
+      std::string why;
+      double err = 0;
+      if (a.sizes() != g.sizes()) {
+        why = "shape " + shape_text(a) + " where the golden has " + shape_text(g);
+      } else if (g.numel() > 0) {
+        const at::Tensor c = at::isFloatingType(gold.at(v).toTensor().scalar_type()) ? g.to(dtype).to(at::kDouble) : g;
+        const at::Tensor diff = (a - c).abs();
+        const at::Tensor allowed = tol.atol + tol.rtol * c.abs();
+        const at::Tensor bad = (diff > allowed) | (at::isnan(a) != at::isnan(c));
+        if (bad.any().item<bool>()) {
+          err = at::where(at::isfinite(diff), diff, at::zeros_like(diff)).max().item<double>();
+          why = fmt::format("{} of {} elements outside tolerance, max abs err {:.4g}", bad.sum().item<std::int64_t>(), g.numel(), err);
+        }
+      }
+      if (!why.empty()) {
+        return fmt::format("{} ({}:{}) inputs {}: {}", node->kind().toQualString(), file, line, shapes.empty() ? "-" : shapes, why);
+      }
+    }
+  }
+  return "none: every node of the forward graph agrees (the divergence is in the backward)";
+}
 
 }  // namespace
 
@@ -145,6 +244,15 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
     out.status = Status::Fail;
     out.error = fmt::format("{} of {} elements outside tolerance (rtol={:g}, atol={:g}), worst {}", out.metrics.mismatches,
                             out.metrics.numel, tol.rtol, tol.atol, out.metrics.worst);
+    std::string first;
+    try {
+      first = first_divergent_node(spec, key, device_inputs, inputs64, tol);
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      std::replace(what.begin(), what.end(), '\n', ' ');
+      first = "unknown: the node-by-node check failed: " + what.substr(0, 300);
+    }
+    out.error += "; first divergent node: " + first.substr(0, first.find('\n'));
   }
 
   // Steady state, as op cases are timed (Note [Timing methodology]).

@@ -974,7 +974,8 @@ TEST_F(SimE2E, FaultsInOneRankAreAttributedToItAndTheGroupLeavesNothingBehind) {
 // ---- Models (docs/models.md): the zoo's models op by op, forward and training.
 
 // Every model of models_smoke runs on cpu and on sim with no failure; a bias injected into
-// aten::gelu on sim fails exactly the models whose source calls gelu, and nothing else.
+// aten::gelu on sim fails exactly the models whose source calls gelu, and nothing else, and each
+// failure names the gelu node as the first divergent one.
 TEST_F(SimE2E, ModelSmokePassesAndAGeluFaultFailsExactlyTheModelsUsingIt) {
   Result count = gauntlet("list --suite models_smoke --count");
   ASSERT_EQ(count.code, 0);
@@ -994,6 +995,8 @@ TEST_F(SimE2E, ModelSmokePassesAndAGeluFaultFailsExactlyTheModelsUsingIt) {
     const std::string model = key.substr(6, key.find('/', 6) - 6);
     if (with_gelu.count(model) && o.status != Status::Unsupported) {
       EXPECT_EQ(o.status, Status::Fail) << key;
+      // Note [First divergent node]: the gelu node is named, with its line in the model's file.
+      EXPECT_NE(o.error.find("first divergent node: aten::gelu (" + model + ".py:"), std::string::npos) << o.error;
     } else {
       EXPECT_FALSE(gauntlet::is_failure(o.status)) << key << ": " << o.error;
     }
