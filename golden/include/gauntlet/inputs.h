@@ -12,24 +12,9 @@
 
 #include "gauntlet/case_key.h"
 #include "gauntlet/op_spec.h"
+#include "gauntlet/splitmix.h"
 
 namespace gauntlet {
-
-class SplitMix64 {
- public:
-  explicit SplitMix64(std::uint64_t seed) : s_(seed) {}
-  std::uint64_t next() {
-    std::uint64_t z = (s_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  std::int64_t below(std::int64_t n) { return n <= 0 ? 0 : std::int64_t(next() % std::uint64_t(n)); }
-
- private:
-  std::uint64_t s_;
-};
 
 // The CPU inputs of a case, contiguous, in the case dtype (or the input's own type).
 std::vector<at::Tensor> make_inputs(const CaseKey& key, const OpSpec& spec);
