@@ -99,7 +99,7 @@ int list(const ListOptions& o) {
   if (o.suites) {
     for (const auto& name : list_suites(dir)) {
       Suite s = load_suite(name, dir);
-      fmt::print("{:<10} {:>8} cases  {}\n", s.name, s.cases.size(), s.description);
+      fmt::print("{:<14} {:>8} cases  {}\n", s.name, s.cases.size(), s.description);
     }
     return 0;
   }
