@@ -99,17 +99,10 @@ class Db {
   Db& operator=(const Db&) = delete;
 
   std::vector<RunRow> runs() {
-    Stmt q(db_, path_,
-           "SELECT id, release, backend, backend_version, suite, started_at FROM runs ORDER BY id");
     std::vector<RunRow> out;
-    while (q.step()) {
+    for (RunRef& ref : read_runs(db_, path_, raise)) {
       RunRow r;
-      r.ref.id = q.int64();
-      r.ref.release = q.text();
-      r.ref.backend = q.text();
-      r.ref.backend_version = q.text();
-      r.ref.suite = q.text();
-      r.ref.started_at = q.text();
+      r.ref = std::move(ref);
       if (const auto d = dates::parse_date(r.ref.started_at.substr(0, 10))) {
         r.day = *d;
         r.dated = true;

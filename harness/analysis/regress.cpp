@@ -113,21 +113,7 @@ class CompareDb {
   CompareDb(const CompareDb&) = delete;
   CompareDb& operator=(const CompareDb&) = delete;
 
-  std::vector<RunRef> runs() {
-    Stmt q(db_, path_, "SELECT id, release, backend, backend_version, suite, started_at FROM runs ORDER BY id");
-    std::vector<RunRef> out;
-    while (q.step()) {
-      RunRef r;
-      r.id = q.int64();
-      r.release = q.text();
-      r.backend = q.text();
-      r.backend_version = q.text();
-      r.suite = q.text();
-      r.started_at = q.text();
-      out.push_back(std::move(r));
-    }
-    return out;
-  }
+  std::vector<RunRef> runs() { return read_runs(db_, path_, raise); }
 
   std::vector<Row> rows(std::int64_t run) {
     // samples exist from schema 4 on; graph_breaks, recompiles, compile_ms from schema 1.
@@ -301,6 +287,22 @@ void sort_findings(std::vector<Finding>& findings) {
 }  // namespace
 
 // ---- The comparison
+
+std::vector<RunRef> read_runs(sqlite3* db, const std::string& path, void (*fail)(const std::string&)) {
+  sqlite::Stmt q(fail, db, path, "SELECT id, release, backend, backend_version, suite, started_at FROM runs ORDER BY id");
+  std::vector<RunRef> out;
+  while (q.step()) {
+    RunRef r;
+    r.id = q.int64();
+    r.release = q.text();
+    r.backend = q.text();
+    r.backend_version = q.text();
+    r.suite = q.text();
+    r.started_at = q.text();
+    out.push_back(std::move(r));
+  }
+  return out;
+}
 
 RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id, std::optional<std::int64_t> baseline_id,
                         const CompareOptions& opt) {

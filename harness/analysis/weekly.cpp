@@ -53,17 +53,10 @@ class WeeklyDb {
   WeeklyDb& operator=(const WeeklyDb&) = delete;
 
   std::vector<RunRow> runs() {
-    Stmt q(db_, path_,
-           "SELECT id, release, backend, backend_version, suite, started_at FROM runs ORDER BY id");
     std::vector<RunRow> out;
-    while (q.step()) {
+    for (RunRef& ref : read_runs(db_, path_, raise)) {
       RunRow r;
-      r.ref.id = q.int64();
-      r.ref.release = q.text();
-      r.ref.backend = q.text();
-      r.ref.backend_version = q.text();
-      r.ref.suite = q.text();
-      r.ref.started_at = q.text();
+      r.ref = std::move(ref);
       // ISO 8601 UTC ("2026-11-29T23:44:35Z"): the date is its first ten characters.
       const std::string day = r.ref.started_at.substr(0, 10);
       if (parse_date(day)) r.day = day;

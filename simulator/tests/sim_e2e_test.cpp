@@ -40,6 +40,29 @@ struct StoredRun {
   std::vector<std::string> order;  // as the run executed them
 };
 
+// A database's latest run: its record, results by key, and keys in the order they ran.
+StoredRun read_stored_run(const fs::path& db) {
+  StoredRun run;
+  auto store = gauntlet::Store::open(db.string(), gauntlet::Store::OpenMode::ReadOnly);
+  const auto id = store->latest_run();
+  if (!id) {
+    ADD_FAILURE() << db << " holds no run";
+    return run;
+  }
+  run.info = *store->run(*id);
+  for (const auto& r : store->results(*id)) run.by_key[r.outcome.key] = r.outcome;
+  // results() orders by key; the order the run executed is the order of insertion.
+  sqlite3* h = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(h, "SELECT cases.key FROM results JOIN cases ON cases.id = results.case_id ORDER BY results.rowid",
+                     -1, &st, nullptr);
+  while (sqlite3_step(st) == SQLITE_ROW) run.order.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  return run;
+}
+
 class SimE2E : public e2e::E2E {
  protected:
   // Runs the smoke suite (or a filtered part) on the simulator into its own database.
@@ -58,27 +81,7 @@ class SimE2E : public e2e::E2E {
     EXPECT_EQ(r.code, 0) << r.err;
     return read(db);
   }
-  static StoredRun read(const fs::path& db) {
-    StoredRun run;
-    auto store = gauntlet::Store::open(db.string(), gauntlet::Store::OpenMode::ReadOnly);
-    const auto id = store->latest_run();
-    if (!id) {
-      ADD_FAILURE() << db << " holds no run";
-      return run;
-    }
-    run.info = *store->run(*id);
-    for (const auto& r : store->results(*id)) run.by_key[r.outcome.key] = r.outcome;
-    // results() orders by key; the order the run executed is the order of insertion.
-    sqlite3* h = nullptr;
-    EXPECT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-    sqlite3_stmt* st = nullptr;
-    sqlite3_prepare_v2(h, "SELECT cases.key FROM results JOIN cases ON cases.id = results.case_id ORDER BY results.rowid",
-                       -1, &st, nullptr);
-    while (sqlite3_step(st) == SQLITE_ROW) run.order.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return run;
-  }
+  static StoredRun read(const fs::path& db) { return read_stored_run(db); }
   std::set<std::string> kernels() {
     Result r = gauntlet("backend-info --backend sim --json");
     EXPECT_EQ(r.code, 0) << r.err;
@@ -866,16 +869,7 @@ StoredRun run_colls(const fs::path& dir, const std::string& name, const std::str
   const std::string full = env + " " + std::string(GAUNTLET_BIN) + " " + cmd + " >/dev/null 2>&1";
   const int rc = std::system(full.c_str());
   EXPECT_TRUE(WIFEXITED(rc)) << cmd;
-  auto store = gauntlet::Store::open(db.string(), gauntlet::Store::OpenMode::ReadOnly);
-  StoredRun run;
-  const auto id = store->latest_run();
-  if (!id) {
-    ADD_FAILURE() << db << " holds no run";
-    return run;
-  }
-  run.info = *store->run(*id);
-  for (const auto& r : store->results(*id)) run.by_key[r.outcome.key] = r.outcome;
-  return run;
+  return read_stored_run(db);
 }
 
 TEST_F(SimE2E, CollectiveSmokePassesOnSimAndOnCpuThroughGloo) {

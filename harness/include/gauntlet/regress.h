@@ -14,6 +14,8 @@
 #include "gauntlet/outcome.h"
 #include "gauntlet/stats.h"
 
+struct sqlite3;
+
 namespace gauntlet {
 
 // A comparison that cannot be made: unreadable database, no such run, no baseline. One line.
@@ -135,6 +137,10 @@ struct RunComparison {
   // Regressions that fail the gates asked for (after waivers), by gate.
   std::map<Gate, std::int64_t> gating_counts() const;
 };
+
+// Every run of an open results database (sqlite::open_results_readonly), oldest first; errors go
+// through `fail` (one line, the caller's error type). Shared by compare, report and dashboard.
+std::vector<RunRef> read_runs(sqlite3* db, const std::string& path, void (*fail)(const std::string&));
 
 // Compares run `candidate` (0: the latest run) with `baseline` (none: the previous release of
 // the same backend and suite, Note [Automatic baseline]) in the database at `db_path`, opened
