@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <thread>
 
 #include "gauntlet/coll_spec.h"
 #include "gauntlet/inputs.h"
@@ -316,7 +317,10 @@ double quantile(std::vector<double> v, double q) {
   return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
-void run_checked(const CaseKey& key, int rank, int port, Backend& backend, const RankConfig& cfg, Outcome& out) {
+// `stage` says how far the rank got, for its error message ("rank 1 (timing): ...").
+void run_checked(const CaseKey& key, int rank, int port, Backend& backend, const RankConfig& cfg, Outcome& out,
+                 const char*& stage) {
+  stage = "rendezvous";
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(cfg.store_timeout_s * 1000));
   c10d::TCPStoreOptions so;
   so.port = static_cast<std::uint16_t>(port);
@@ -326,6 +330,7 @@ void run_checked(const CaseKey& key, int rank, int port, Backend& backend, const
   auto store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so);
   auto pg = new_process_group(backend, store, rank, key.world, timeout);
 
+  stage = "first call";
   Call call(key, rank, backend, *pg);
   backend.reset_peak_memory();
   backend.reset_device_time();
@@ -335,6 +340,7 @@ void run_checked(const CaseKey& key, int rank, int port, Backend& backend, const
   out.timing.first_us = us_since(t0);
 
   // The check: this rank's output against its golden.
+  stage = "check";
   DType d = key.dtype;
   Tolerance base = default_tolerance(d);
   if (cfg.tolerances) base = cfg.tolerances->lookup(key, d, backend.profile());
@@ -366,6 +372,7 @@ void run_checked(const CaseKey& key, int rank, int port, Backend& backend, const
   // first call (enough for min_time_ms, within [min_reps, max_reps]) and tells the others
   // through the store. time = the median call; algbw = bytes / time; busbw = algbw * the
   // collective's bus factor (coll_spec.h).
+  stage = "timing";
   for (int i = 0; i < cfg.warmup; ++i) call.run();
   int reps = cfg.min_reps;
   if (rank == 0) {
@@ -398,7 +405,17 @@ void run_checked(const CaseKey& key, int rank, int port, Backend& backend, const
     out.busbw_gbps = *out.algbw_gbps * find_coll(key.target)->bus_factor(key.world);
   }
   // Leave together: a rank that exits while another still reads from it makes that one fail.
+  // The Gloo barrier first (every collective call done everywhere), then one through the store,
+  // so that no rank closes its connections while another is still inside the barrier.
+  stage = "exit barrier";
   pg->barrier()->wait();
+  const auto exit_start = Clock::now();
+  store->add("gauntlet/left", 1);
+  while (store->add("gauntlet/left", 0) < key.world) {
+    if (Clock::now() - exit_start > timeout) throw std::runtime_error("the other ranks did not reach the exit barrier");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  stage = "done";
 }
 
 }  // namespace
@@ -407,19 +424,20 @@ Outcome run_rank(const CaseKey& key, int rank, int port, Backend& backend, const
   Outcome out;
   out.key = key.str();
   out.golden_source = "computed";
+  const char* stage = "set-up";
   try {
     if (auto problem = validate_coll_key(key)) throw std::invalid_argument("invalid case: " + *problem);
     if (rank < 0 || rank >= key.world) throw std::invalid_argument(fmt::format("rank {} is not in 0 .. {}", rank, key.world - 1));
-    run_checked(key, rank, port, backend, cfg, out);
+    run_checked(key, rank, port, backend, cfg, out, stage);
   } catch (const c10::NotImplementedError& e) {
     out.status = Status::Unsupported;
-    out.error = fmt::format("rank {}: {}", rank, e.what_without_backtrace());
+    out.error = fmt::format("rank {} ({}): {}", rank, stage, e.what_without_backtrace());
   } catch (const c10::Error& e) {
     out.status = classify(e.what_without_backtrace());
-    out.error = fmt::format("rank {}: {}", rank, e.what_without_backtrace());
+    out.error = fmt::format("rank {} ({}): {}", rank, stage, e.what_without_backtrace());
   } catch (const std::exception& e) {
     out.status = classify(e.what());
-    out.error = fmt::format("rank {}: {}", rank, e.what());
+    out.error = fmt::format("rank {} ({}): {}", rank, stage, e.what());
   }
   return out;
 }

@@ -270,8 +270,9 @@ std::string Orchestrator::run(const std::vector<std::string>& keys,
 
   auto finish = [&](Worker& w, Item it, Outcome out) {
     out.key = it.key;
-    out.attempt = it.attempt;
-    CaseDone d{it.key, std::move(out), w.slot, false};
+    out.attempt = it.attempt + out.attempt - 1;  // a collective group may have retried inside (Note [Transport retries])
+    const bool flaky_inside = out.flaky;
+    CaseDone d{it.key, std::move(out), w.slot, flaky_inside};
     if (it.attempt > 1 && !is_failure(d.outcome.status)) {
       d.flaky = true;
       d.outcome.reason +=
