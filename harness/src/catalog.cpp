@@ -291,9 +291,10 @@ void expand_coll_group(const Reader& r, const YAML::Node& g, std::vector<Case>& 
 }
 
 // A group of model cases (Note [Model keys]): models x dtypes x configs x execs x modes, pruned
-// where a model lacks the dtype or cannot train.
+// where a model lacks the dtype or cannot train. With `seqs`, the group's cases are shape
+// sequences instead (Note [Shape sequences]): each compile case once per length in `seqs`.
 void expand_model_group(const Reader& r, const YAML::Node& g, std::vector<Case>& out) {
-  r.only_fields(g, {"name", "models", "dtypes", "configs", "execs", "modes"}, "a model group");
+  r.only_fields(g, {"name", "models", "dtypes", "configs", "execs", "modes", "seqs"}, "a model group");
   for (const char* f : {"models", "dtypes", "configs"}) {
     if (!g[f]) r.fail(g, fmt::format("a model group needs '{}'", f));
   }
@@ -325,6 +326,18 @@ void expand_model_group(const Reader& r, const YAML::Node& g, std::vector<Case>&
   for (const auto& m : modes) {
     if (m != "infer" && m != "train") r.fail(g["modes"], "modes of a model group are infer or train");
   }
+  std::vector<std::string> seqs{""};  // "": the case without a shape sequence
+  if (g["seqs"]) {
+    if (std::find(execs.begin(), execs.end(), "compile") == execs.end())
+      r.fail(g["seqs"], "seqs (shape sequences) need the compile exec in 'execs'");
+    seqs.clear();  // a group with seqs holds only shape-sequence cases
+    for (const auto& n : r.items(g["seqs"], "seqs")) {
+      const std::string v = r.scalar(n, "seqs");
+      if (v.empty() || v.size() > 2 || !std::all_of(v.begin(), v.end(), ::isdigit) || std::stoi(v) < 1 || std::stoi(v) > 16)
+        r.fail(n, fmt::format("seqs: '{}' is not a count from 1 to 16", v));
+      seqs.push_back(std::to_string(std::stoi(v)));
+    }
+  }
   for (const ModelSpec* m : models) {
     for (const std::string& c : configs) {
       if (!m->find_config(c)) r.fail(g["configs"], fmt::format("model {} has no config '{}'", m->name, c));
@@ -335,19 +348,23 @@ void expand_model_group(const Reader& r, const YAML::Node& g, std::vector<Case>&
         for (const std::string& e : execs) {
           for (const std::string& mode : modes) {
             if (mode == "train" && !m->trainable) continue;
-            CaseKey k;
-            k.kind = "model";
-            k.target = m->name;
-            k.dtype = d;
-            k.config = c;
-            k.exec = e;
-            k.mode = mode == "train" ? Mode::EagerBwd : Mode::Eager;
-            if (auto problem = validate_model_key(k)) r.fail(g, *problem + " (in " + k.str() + ")");
-            Case cs;
-            cs.text = k.str();
-            cs.id = key_id(cs.text);
-            cs.key = std::move(k);
-            out.push_back(std::move(cs));
+            for (const std::string& seq : seqs) {
+              if (!seq.empty() && e != "compile") continue;  // sequences exercise the compile path
+              CaseKey k;
+              k.kind = "model";
+              k.target = m->name;
+              k.dtype = d;
+              k.config = c;
+              k.exec = e;
+              k.mode = mode == "train" ? Mode::EagerBwd : Mode::Eager;
+              if (!seq.empty()) k.args["seq"] = seq;
+              if (auto problem = validate_model_key(k)) r.fail(g, *problem + " (in " + k.str() + ")");
+              Case cs;
+              cs.text = k.str();
+              cs.id = key_id(cs.text);
+              cs.key = std::move(k);
+              out.push_back(std::move(cs));
+            }
           }
         }
       }

@@ -5,7 +5,7 @@
 //     dtype, then upcast: the golden sees exactly what the device got);
 //   - "eager": the graph executor op by op (legacy executor, no optimisation passes), so each aten
 //     op is dispatched to the backend as a Python eager program would; "compile" is the backend's
-//     compile path, which comes with the compile-path work (such cases are UNSUPPORTED until then);
+//     compile path (Note [Compile path], compile_path.cpp), with a shape sequence for seq=<n>;
 //   - "train": forward, then the gradient of loss = sum_k sum(out_k * w_k) for fixed weights w_k
 //     (splitmix, rounded to the dtype) with respect to every trainable weight; each gradient is
 //     compared with the fp64 golden's ("grad.<arg>");
@@ -18,12 +18,16 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
 #include <filesystem>
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <unordered_map>
 
 #include "gauntlet/compare.h"
+#include "gauntlet/compile_path.h"
 #include "gauntlet/models.h"
 
 namespace gauntlet {
@@ -38,41 +42,6 @@ struct Result {
   std::vector<std::string> names;
   std::vector<at::Tensor> tensors;
 };
-
-// One call: forward, and in train mode the gradients of the fixed-weight loss.
-Result call(torch::jit::CompilationUnit& cu, const ModelSpec& spec, const std::vector<at::Tensor>& inputs,
-            const std::vector<at::Tensor>& loss_weights, bool train) {
-  std::vector<at::Tensor> args = inputs;
-  std::vector<at::Tensor> leaves;
-  const auto trainable = spec.trainable_args();
-  if (train) {
-    for (std::size_t i : trainable) {
-      args[i] = inputs[i].detach().requires_grad_(true);
-      leaves.push_back(args[i]);
-    }
-  }
-  Result r;
-  std::vector<at::Tensor> outs = run_model(cu, spec, args);
-  for (std::size_t k = 0; k < outs.size(); ++k) {
-    r.names.push_back("out" + std::to_string(k));
-    r.tensors.push_back(outs[k].detach());
-  }
-  if (train) {
-    at::Tensor loss;
-    for (std::size_t k = 0; k < outs.size(); ++k) {
-      if (!at::isFloatingType(outs[k].scalar_type())) continue;
-      at::Tensor term = (outs[k] * loss_weights.at(k).to(outs[k].device())).sum();
-      loss = loss.defined() ? loss + term : term;
-    }
-    std::vector<at::Tensor> grads = torch::autograd::grad({loss}, leaves, /*grad_outputs=*/{}, /*retain_graph=*/false,
-                                                          /*create_graph=*/false, /*allow_unused=*/true);
-    for (std::size_t j = 0; j < trainable.size(); ++j) {
-      r.names.push_back("grad." + spec.args[trainable[j]].name);
-      r.tensors.push_back(grads[j].defined() ? grads[j] : at::zeros_like(inputs[trainable[j]]));
-    }
-  }
-  return r;
-}
 
 at::Tensor cpu_double(const at::Tensor& t) { return t.detach().to(at::kCPU).contiguous().to(at::kDouble); }
 
@@ -171,52 +140,145 @@ std::string first_divergent_node(const ModelSpec& spec, const CaseKey& key, cons
   return "none: every node of the forward graph agrees (the divergence is in the backward)";
 }
 
+
+// Note [Shape sequences]: a compile case with seq=<n> feeds the compiled model, after its first
+// call, batch sizes b*2, b*3, b*2, b*4, b*3, ...: n shapes it has not seen (each a recompile on a
+// backend that compiles per shape) with a revisit after each (which must hit its cache). Every
+// call's outputs are checked against the golden of its own inputs.
+std::vector<std::int64_t> shape_sequence(int n) {
+  std::vector<std::int64_t> scales;
+  for (int k = 0; k < n; ++k) {
+    scales.push_back(k + 2);
+    if (k > 0) scales.push_back(k + 1);
+  }
+  return scales;
+}
+
+using Forward = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
+
+// One call through `forward`: the outputs, and in train mode the gradients of the fixed-weight
+// loss with respect to every trainable weight.
+Result call_with(const Forward& forward, const ModelSpec& spec, const std::vector<at::Tensor>& inputs,
+                 const std::vector<at::Tensor>& loss_weights, bool train) {
+  std::vector<at::Tensor> args = inputs;
+  std::vector<at::Tensor> leaves;
+  const auto trainable = spec.trainable_args();
+  if (train) {
+    for (std::size_t i : trainable) {
+      args[i] = inputs[i].detach().requires_grad_(true);
+      leaves.push_back(args[i]);
+    }
+  }
+  Result r;
+  std::vector<at::Tensor> outs = forward(args);
+  for (std::size_t k = 0; k < outs.size(); ++k) {
+    r.names.push_back("out" + std::to_string(k));
+    r.tensors.push_back(outs[k].detach());
+  }
+  if (train) {
+    at::Tensor loss;
+    for (std::size_t k = 0; k < outs.size(); ++k) {
+      if (!at::isFloatingType(outs[k].scalar_type())) continue;
+      at::Tensor term = (outs[k] * loss_weights.at(k).to(outs[k].device())).sum();
+      loss = loss.defined() ? loss + term : term;
+    }
+    std::vector<at::Tensor> grads = torch::autograd::grad({loss}, leaves, /*grad_outputs=*/{}, /*retain_graph=*/false,
+                                                          /*create_graph=*/false, /*allow_unused=*/true);
+    for (std::size_t j = 0; j < trainable.size(); ++j) {
+      r.names.push_back("grad." + spec.args[trainable[j]].name);
+      r.tensors.push_back(grads[j].defined() ? grads[j] : at::zeros_like(inputs[trainable[j]]));
+    }
+  }
+  return r;
+}
+
+// The golden for one set of inputs: fp64 on the CPU, op by op, from the same (rounded) values.
+struct Golden {
+  std::vector<at::Tensor> inputs64;
+  std::vector<at::Tensor> loss_weights;  // in the case dtype, for the device
+  Result result;
+};
+
+Golden make_golden(const ModelSpec& spec, const CaseKey& key, const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
+                   bool train) {
+  ScopedExecutor op_by_op(ExecutorSettings::op_by_op());
+  Golden g;
+  for (const at::Tensor& t : inputs) g.inputs64.push_back(at::isFloatingType(t.scalar_type()) ? t.to(at::kDouble) : t);
+  std::vector<at::Tensor> loss_weights64;
+  auto cu = compile_model(spec);
+  const Forward eager = [&](const std::vector<at::Tensor>& a) { return run_model(*cu, spec, a); };
+  const Result probe = call_with(eager, spec, g.inputs64, {}, false);
+  for (std::size_t k = 0; k < probe.tensors.size(); ++k) {
+    const at::Tensor w = splitmix_uniform(probe.tensors[k].sizes(), dtype, key.id() ^ (0x1055'0000'0000'0001ULL * (k + 1)));
+    g.loss_weights.push_back(w);
+    loss_weights64.push_back(w.to(at::kDouble));
+  }
+  auto golden_cu = compile_model(spec);
+  const Forward golden_eager = [&](const std::vector<at::Tensor>& a) { return run_model(*golden_cu, spec, a); };
+  g.result = call_with(golden_eager, spec, g.inputs64, loss_weights64, train);
+  return g;
+}
+
+// Adds every output and gradient of `actual` to the comparison; a shape mismatch is the error.
+std::optional<std::string> compare_into(Comparison& cmp, std::vector<at::Tensor>& keep, const Result& actual,
+                                        const Result& golden, at::ScalarType dtype, DType d, const Tolerance& tol,
+                                        const std::string& suffix) {
+  for (std::size_t i = 0; i < golden.tensors.size(); ++i) {
+    const at::Tensor a = cpu_double(actual.tensors.at(i));
+    const at::Tensor g = cpu_double(golden.tensors[i]);
+    if (a.sizes() != g.sizes()) {
+      return fmt::format("{}{}: shape [{}] where the golden has [{}]", golden.names[i], suffix, fmt::join(a.sizes(), ", "),
+                         fmt::join(g.sizes(), ", "));
+    }
+    const at::Tensor c = g.to(dtype).to(at::kDouble).contiguous();
+    keep.insert(keep.end(), {a, g, c});
+    cmp.add({golden.names[i] + suffix, a.data_ptr<double>(), g.data_ptr<double>(), c.data_ptr<double>(), g.numel(), d}, tol);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out) {
   const ModelSpec& spec = model_catalog().get(key.target);
-  if (key.exec != "eager") {
-    out.status = Status::Unsupported;
-    out.error = "the compile path for model cases is not built yet (exec " + key.exec + ")";
-    return;
-  }
+  const bool compiled = key.exec == "compile";
   const bool train = key.mode == Mode::EagerBwd;
   const at::ScalarType dtype = model_dtype(std::string(dtype_name(key.dtype)));
   const std::vector<at::Tensor> inputs = make_model_inputs(spec, key.config, dtype, key.id());
 
   ScopedExecutor op_by_op(ExecutorSettings::op_by_op());
-  // The golden: fp64 on the CPU, from the same (rounded) values.
   const auto t_golden = Clock::now();
-  std::vector<at::Tensor> inputs64;
-  for (const at::Tensor& t : inputs) inputs64.push_back(at::isFloatingType(t.scalar_type()) ? t.to(at::kDouble) : t);
-  std::vector<at::Tensor> loss_weights, loss_weights64;
-  {
-    auto cu = compile_model(spec);
-    const Result probe = call(*cu, spec, inputs64, {}, false);
-    for (std::size_t k = 0; k < probe.tensors.size(); ++k) {
-      const at::Tensor w = splitmix_uniform(probe.tensors[k].sizes(), dtype, key.id() ^ (0x1055'0000'0000'0001ULL * (k + 1)));
-      loss_weights.push_back(w);
-      loss_weights64.push_back(w.to(at::kDouble));
-    }
-  }
-  auto golden_cu = compile_model(spec);
-  const Result golden = call(*golden_cu, spec, inputs64, loss_weights64, train);
+  const Golden golden = make_golden(spec, key, inputs, dtype, train);
   out.timing.golden_us = us_since(t_golden);
 
-  // The device: op by op, a fresh compilation unit (its executor takes the settings above).
+  // The device: op by op through a fresh compilation unit (its executor takes the settings
+  // above), or the backend's compile path (Note [Compile path]).
   std::vector<at::Tensor> device_inputs;
   for (const at::Tensor& t : inputs) device_inputs.push_back(backend.to_device(t));
   auto cu = compile_model(spec);
+  std::unique_ptr<CompiledGraph> program;
+  Forward forward = [&](const std::vector<at::Tensor>& a) { return run_model(*cu, spec, a); };
+  std::optional<CompileScope> compile_scope;
+  if (compiled) {
+    compile_scope.emplace();
+    program = compile_graph(backend, model_graph(*cu, spec));
+    forward = [&](const std::vector<at::Tensor>& a) {
+      std::vector<c10::IValue> values = program->run(std::vector<c10::IValue>(a.begin(), a.end()));
+      std::vector<at::Tensor> outs;
+      for (const c10::IValue& v : values) {
+        for (at::Tensor& t : flatten_model_result(v)) outs.push_back(std::move(t));
+      }
+      return outs;
+    };
+  }
   backend.take_fallback_ops();
   backend.reset_peak_memory();
   backend.reset_device_time();
   auto t0 = Clock::now();
-  Result actual = call(*cu, spec, device_inputs, loss_weights, train);
+  Result actual = call_with(forward, spec, device_inputs, golden.loss_weights, train);
   backend.synchronize();
   out.timing.first_us = us_since(t0);
   out.sim_time_us = backend.device_time_us();
-  out.peak_mem_bytes = backend.memory().peak_bytes;
-  out.fallback_ops = backend.take_fallback_ops();
 
   // The check, every output and gradient under one tolerance.
   Tolerance tol = default_tolerance(key.dtype);
@@ -226,18 +288,28 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   out.tolerance_profile = tol.source;
   Comparison cmp;
   std::vector<at::Tensor> keep;  // the arrays the views point into
-  for (std::size_t i = 0; i < golden.tensors.size(); ++i) {
-    const at::Tensor a = cpu_double(actual.tensors.at(i));
-    const at::Tensor g = cpu_double(golden.tensors[i]);
-    if (a.sizes() != g.sizes()) {
-      out.status = Status::Fail;
-      out.error = fmt::format("{}: shape [{}] where the golden has [{}]", golden.names[i], fmt::join(a.sizes(), ", "),
-                              fmt::join(g.sizes(), ", "));
-      return;
+  if (auto problem = compare_into(cmp, keep, actual, golden.result, dtype, key.dtype, tol, "")) {
+    out.status = Status::Fail;
+    out.error = *problem;
+    return;
+  }
+
+  // A shape sequence (Note [Shape sequences]), each call checked against its own golden.
+  if (auto seq = key.args.find("seq"); seq != key.args.end()) {
+    std::map<std::int64_t, Golden> goldens;
+    for (std::int64_t scale : shape_sequence(std::stoi(seq->second))) {
+      const std::vector<at::Tensor> in = make_model_inputs(spec, key.config, dtype, key.id(), scale);
+      auto it = goldens.find(scale);
+      if (it == goldens.end()) it = goldens.emplace(scale, make_golden(spec, key, in, dtype, train)).first;
+      std::vector<at::Tensor> dev;
+      for (const at::Tensor& t : in) dev.push_back(backend.to_device(t));
+      const Result r = call_with(forward, spec, dev, it->second.loss_weights, train);
+      if (auto problem = compare_into(cmp, keep, r, it->second.result, dtype, key.dtype, tol, fmt::format("@b*{}", scale))) {
+        out.status = Status::Fail;
+        out.error = *problem;
+        return;
+      }
     }
-    const at::Tensor c = g.to(dtype).to(at::kDouble).contiguous();
-    keep.insert(keep.end(), {a, g, c});
-    cmp.add({golden.names[i], a.data_ptr<double>(), g.data_ptr<double>(), c.data_ptr<double>(), g.numel(), key.dtype}, tol);
   }
   out.metrics = cmp.metrics();
   if (out.metrics.mismatches > 0 || !out.metrics.nan_inf_ok) {
@@ -246,7 +318,10 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
                             out.metrics.numel, tol.rtol, tol.atol, out.metrics.worst);
     std::string first;
     try {
-      first = first_divergent_node(spec, key, device_inputs, inputs64, tol);
+      first = first_divergent_node(spec, key, device_inputs, golden.inputs64, tol);
+      if (compiled && first.rfind("none", 0) == 0) {
+        first += "; op by op every node agrees, so the difference comes from the compile path itself";
+      }
     } catch (const std::exception& e) {
       std::string what = e.what();
       std::replace(what.begin(), what.end(), '\n', ' ');
@@ -255,17 +330,20 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
     out.error += "; first divergent node: " + first.substr(0, first.find('\n'));
   }
 
-  // Steady state, as op cases are timed (Note [Timing methodology]).
+  // Steady state, as op cases are timed (Note [Timing methodology]), on the case's own inputs.
+  // A compile case's first call (compilation) does not eat into the repetitions' time budget.
   std::vector<double> reps;
-  double spent_ms = out.timing.first_us / 1000;
+  double spent_ms = compiled ? 0.0 : out.timing.first_us / 1000;
   while (cfg.max_reps > 0 && static_cast<int>(reps.size()) < cfg.max_reps && spent_ms < cfg.max_time_ms &&
          (static_cast<int>(reps.size()) < cfg.min_reps || spent_ms < cfg.min_time_ms)) {
     auto t = Clock::now();
-    call(*cu, spec, device_inputs, loss_weights, train);
+    call_with(forward, spec, device_inputs, golden.loss_weights, train);
     backend.synchronize();
     reps.push_back(us_since(t));
     spent_ms += reps.back() / 1000;
   }
+  out.peak_mem_bytes = backend.memory().peak_bytes;
+  out.fallback_ops = backend.take_fallback_ops();
   if (!reps.empty()) {
     std::vector<double> sorted = reps;
     std::sort(sorted.begin(), sorted.end());
@@ -275,6 +353,22 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
     out.timing.p90_us = q(0.9);
     out.timing.reps = static_cast<int>(reps.size());
     out.timing.samples_us = reps;
+  }
+  if (program) {
+    const CompileStats st = program->stats();
+    out.graph_breaks = st.graph_breaks;
+    out.recompiles = st.recompiles;
+    out.regions = st.regions;
+    out.compile_ms = st.compile_ms;
+    if (!st.breaks.empty()) {
+      const std::string file = std::filesystem::path(spec.path).filename().string();
+      std::string text = fmt::format("graph breaks: {}", fmt::join(st.breaks, "; "));
+      // "(line 52)" names a line of the model's file
+      for (std::size_t at = text.find("(line "); at != std::string::npos; at = text.find("(line ", at + 1)) {
+        text.replace(at, 6, "(" + file + ":");
+      }
+      out.reason += (out.reason.empty() ? "" : "; ") + text.substr(0, 1000);
+    }
   }
 }
 

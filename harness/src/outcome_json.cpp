@@ -64,6 +64,10 @@ nlohmann::json to_json(const Outcome& o) {
       {"samples_us", o.timing.samples_us},
       {"algbw_gbps", o.algbw_gbps ? num(*o.algbw_gbps) : nlohmann::json(nullptr)},
       {"busbw_gbps", o.busbw_gbps ? num(*o.busbw_gbps) : nlohmann::json(nullptr)},
+      {"graph_breaks", o.graph_breaks ? nlohmann::json(*o.graph_breaks) : nlohmann::json(nullptr)},
+      {"recompiles", o.recompiles ? nlohmann::json(*o.recompiles) : nlohmann::json(nullptr)},
+      {"regions", o.regions ? nlohmann::json(*o.regions) : nlohmann::json(nullptr)},
+      {"compile_ms", o.compile_ms ? num(*o.compile_ms) : nlohmann::json(nullptr)},
   };
 }
 
@@ -192,7 +196,16 @@ std::string to_json_text(const Outcome& o) {
     w.field("device_slot", o.device_slot);
     w.field("flaky", o.flaky);
     w.field("samples_us", o.timing.samples_us);
-    for (const auto& [name, value] : {std::pair{"algbw_gbps", o.algbw_gbps}, std::pair{"busbw_gbps", o.busbw_gbps}}) {
+    for (const auto& [name, value] : {std::pair{"graph_breaks", o.graph_breaks}, std::pair{"recompiles", o.recompiles},
+                                      std::pair{"regions", o.regions}}) {
+      if (value) {
+        w.field(name, *value);
+      } else {
+        w.null(name);
+      }
+    }
+    for (const auto& [name, value] : {std::pair{"algbw_gbps", o.algbw_gbps}, std::pair{"busbw_gbps", o.busbw_gbps},
+                                      std::pair{"compile_ms", o.compile_ms}}) {
       if (value) {
         w.field(name, *value);
       } else {
@@ -238,6 +251,11 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   o.timing.samples_us = j.value("samples_us", std::vector<double>{});
   if (j.contains("algbw_gbps") && !j.at("algbw_gbps").is_null()) o.algbw_gbps = num_of(j.at("algbw_gbps"));
   if (j.contains("busbw_gbps") && !j.at("busbw_gbps").is_null()) o.busbw_gbps = num_of(j.at("busbw_gbps"));
+  if (j.contains("compile_ms") && !j.at("compile_ms").is_null()) o.compile_ms = num_of(j.at("compile_ms"));
+  for (auto [name, field] : {std::pair{"graph_breaks", &o.graph_breaks}, std::pair{"recompiles", &o.recompiles},
+                             std::pair{"regions", &o.regions}}) {
+    if (j.contains(name) && !j.at(name).is_null()) *field = j.at(name).get<std::int64_t>();
+  }
   return o;
 }
 
@@ -317,6 +335,14 @@ Outcome outcome_from_dom(simdjson::dom::object obj) {
       if (!v.is_null()) o.algbw_gbps = dom_number(name, v);
     } else if (name == "busbw_gbps") {
       if (!v.is_null()) o.busbw_gbps = dom_number(name, v);
+    } else if (name == "compile_ms") {
+      if (!v.is_null()) o.compile_ms = dom_number(name, v);
+    } else if (name == "graph_breaks") {
+      if (!v.is_null()) o.graph_breaks = dom_int(name, v);
+    } else if (name == "recompiles") {
+      if (!v.is_null()) o.recompiles = dom_int(name, v);
+    } else if (name == "regions") {
+      if (!v.is_null()) o.regions = dom_int(name, v);
     } else if (name == "device_slot") o.device_slot = dom_string(name, v);
     else if (name == "flaky") o.flaky = dom_bool(name, v);
     else if (name == "fallback_ops" || name == "samples_us") {

@@ -126,6 +126,10 @@ ALTER TABLE results ADD COLUMN samples BLOB;
 ALTER TABLE results ADD COLUMN algbw_gbps REAL;
 ALTER TABLE results ADD COLUMN busbw_gbps REAL;
 )sql",
+    // 5 -> 6: the compile path's regions (graph_breaks, recompiles, compile_ms exist since 1).
+    R"sql(
+ALTER TABLE results ADD COLUMN regions INTEGER;
+)sql",
 };
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration step per schema version");
@@ -141,7 +145,8 @@ constexpr std::string_view kResultColumns =
     "run_id, case_id, status, attempt, rtol, atol, tolerance_profile, max_abs_err, max_rel_err, "
     "mismatches, numel, mismatch_frac, max_ulp, nan_inf_ok, worst, error, reason, first_us, "
     "median_us, p10_us, p90_us, reps, peak_mem_bytes, fallback_ops, golden_source, golden_entry, "
-    "golden_us, sim_time_us, device_slot, flaky, samples, algbw_gbps, busbw_gbps";
+    "golden_us, sim_time_us, device_slot, flaky, samples, algbw_gbps, busbw_gbps, graph_breaks, recompiles, "
+    "compile_ms, regions";
 
 // ---- Errors and SQLite helpers (gauntlet/sqlite.h), raising StoreError
 
@@ -305,6 +310,11 @@ std::string ops_json(const std::vector<std::string>& ops) {
 // Text that lives until the statement has run binds without a copy.
 sqlite::Static fixed(const std::string& text) { return sqlite::Static{text}; }
 
+// An optional count: NULL when absent (bound as a NaN real, which SQLite stores as NULL).
+double opt_int(const std::optional<std::int64_t>& v) {
+  return v ? static_cast<double>(*v) : std::numeric_limits<double>::quiet_NaN();
+}
+
 void bind_result(Stmt& s, std::int64_t run_id, std::int64_t case_id, const Outcome& o) {
   const Metrics& m = o.metrics;
   const Timing& t = o.timing;
@@ -316,7 +326,8 @@ void bind_result(Stmt& s, std::int64_t run_id, std::int64_t case_id, const Outco
          fixed(o.golden_entry), t.golden_us, o.sim_time_us.value_or(std::numeric_limits<double>::quiet_NaN()),
          fixed(o.device_slot), int{o.flaky}, sqlite::Blob{pack_samples(t.samples_us)},
          o.algbw_gbps.value_or(std::numeric_limits<double>::quiet_NaN()),
-         o.busbw_gbps.value_or(std::numeric_limits<double>::quiet_NaN()));
+         o.busbw_gbps.value_or(std::numeric_limits<double>::quiet_NaN()), opt_int(o.graph_breaks),
+         opt_int(o.recompiles), o.compile_ms.value_or(std::numeric_limits<double>::quiet_NaN()), opt_int(o.regions));
 }
 
 Status read_status(Stmt& s) {
@@ -376,6 +387,10 @@ StoredResult read_result(Stmt& s) {
   o.timing.samples_us = unpack_samples(s.blob());
   if (const double v = s.real(); !std::isnan(v)) o.algbw_gbps = v;
   if (const double v = s.real(); !std::isnan(v)) o.busbw_gbps = v;
+  if (const double v = s.real(); !std::isnan(v)) o.graph_breaks = static_cast<std::int64_t>(v);
+  if (const double v = s.real(); !std::isnan(v)) o.recompiles = static_cast<std::int64_t>(v);
+  if (const double v = s.real(); !std::isnan(v)) o.compile_ms = v;
+  if (const double v = s.real(); !std::isnan(v)) o.regions = static_cast<std::int64_t>(v);
   return r;
 }
 

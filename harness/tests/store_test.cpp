@@ -500,7 +500,7 @@ TEST_F(StoreTest, ASchemaOneDatabaseIsMigratedKeepingItsResults) {
   }
   {
     RawDb db(path);
-    for (const char* column : {"golden_source", "golden_entry", "golden_us", "device_slot", "flaky", "samples", "algbw_gbps", "busbw_gbps"}) {
+    for (const char* column : {"golden_source", "golden_entry", "golden_us", "device_slot", "flaky", "samples", "algbw_gbps", "busbw_gbps", "regions"}) {
       db.exec("ALTER TABLE results DROP COLUMN " + std::string(column));
     }
     db.exec("PRAGMA user_version = 1");

@@ -645,7 +645,14 @@ std::optional<std::string> validate_model_key(const CaseKey& key) {
   if (std::find(spec->dtypes.begin(), spec->dtypes.end(), dtype) == spec->dtypes.end())
     return fmt::format("model {} does not support dtype {} (supports {})", spec->name, dtype, fmt::join(spec->dtypes, ","));
   if (key.mode == Mode::EagerBwd && !spec->trainable) return fmt::format("model {} is not trainable", spec->name);
-  if (!key.args.empty()) return fmt::format("model {} takes no arguments", spec->name);
+  for (const auto& [name, value] : key.args) {
+    // Note [Shape sequences]: seq=<n> feeds the compiled model n more batch sizes after the first.
+    if (name != "seq") return fmt::format("model {}: unknown argument '{}' (model cases take only seq=<n>)", spec->name, name);
+    if (key.exec != "compile") return fmt::format("model {}: seq={} needs exec compile (a shape sequence exercises recompiles)", spec->name, value);
+    if (value.empty() || value.size() > 2 || !std::all_of(value.begin(), value.end(), ::isdigit) || std::stoi(value) < 1 ||
+        std::stoi(value) > 16)
+      return fmt::format("model {}: seq={} is not a count from 1 to 16", spec->name, value);
+  }
   return std::nullopt;
 }
 

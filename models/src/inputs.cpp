@@ -69,7 +69,7 @@ at::Tensor int_tensor(const ModelArg& arg, const ConfigArg& ca, SplitMix64& rng)
 }  // namespace
 
 std::vector<at::Tensor> make_model_inputs(const ModelSpec& spec, const std::string& config,
-                                          at::ScalarType dtype, std::uint64_t seed) {
+                                          at::ScalarType dtype, std::uint64_t seed, std::int64_t batch_scale) {
   if (!at::isFloatingType(dtype)) {
     throw ModelError(fmt::format("model {}: inputs need a floating dtype, not {}", spec.name,
                                  c10::toString(dtype)));
@@ -79,7 +79,16 @@ std::vector<at::Tensor> make_model_inputs(const ModelSpec& spec, const std::stri
   out.reserve(spec.args.size());
   for (std::size_t i = 0; i < spec.args.size(); ++i) {
     const ModelArg& a = spec.args[i];
-    const ConfigArg& ca = c.args[i];
+    ConfigArg ca = c.args[i];
+    if (batch_scale != 1) {
+      // The batch size b scaled; every other size, fan-in and bound as in the config.
+      std::map<std::string, std::int64_t> sizes = c.sizes;
+      auto b = sizes.find("b");
+      if (b == sizes.end()) throw ModelError(fmt::format("model {}: no batch size 'b' to scale", spec.name));
+      b->second *= batch_scale;
+      ca.shape.clear();
+      for (const std::string& e : a.shape) ca.shape.push_back(eval_size_expr(e, sizes));
+    }
     SplitMix64 rng(seed ^ name_hash(a.name));
     if (a.floating()) {
       out.push_back(uniform_tensor(ca.shape, dtype, rng, ca.lo, ca.hi));

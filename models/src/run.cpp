@@ -46,6 +46,12 @@ torch::jit::Function& model_function(torch::jit::CompilationUnit& cu, const Mode
 
 }  // namespace
 
+std::vector<at::Tensor> flatten_model_result(const c10::IValue& result) {
+  std::vector<at::Tensor> out;
+  flatten(result, out);
+  return out;
+}
+
 std::shared_ptr<torch::jit::CompilationUnit> compile_model(const ModelSpec& spec) {
   std::shared_ptr<torch::jit::CompilationUnit> cu;
   try {

@@ -25,4 +25,19 @@ double seconds(const Work& w) {
   return 0;
 }
 
+double compute_seconds(const Work& w) {
+  switch (w.engine) {
+    case Engine::Tensor: {
+      const double rate = w.precision == Precision::Low    ? trn2::kTensorBf16Flops
+                          : w.precision == Precision::Fp32 ? trn2::kTensorFp32Flops
+                                                           : trn2::kTensorFp64Flops;
+      return w.flops / rate;
+    }
+    case Engine::Vector: return w.flops / trn2::kVectorFlops;
+    default: return seconds(w);
+  }
+}
+
+const double kLaunchOverheadSeconds = trn2::kLaunchSeconds;
+
 }  // namespace gauntlet::sim

@@ -30,5 +30,10 @@ struct Work {
 
 // Seconds the work takes on the simulated device.
 double seconds(const Work& w);
+// The compute part alone: FLOPs over the engine's rate, no memory traffic, no launch (a kernel
+// inside a fused region, Note [Fused regions]).
+double compute_seconds(const Work& w);
+// One kernel launch from the host runtime.
+extern const double kLaunchOverheadSeconds;
 
 }  // namespace gauntlet::sim

@@ -1,5 +1,7 @@
 #include "state.h"
 
+#include <algorithm>
+
 namespace gauntlet::sim {
 
 State& State::get() {
@@ -34,8 +36,30 @@ void State::reset_peak() {
 
 void State::charge(const Work& w, double slowdown) {
   const double s = seconds(w) * slowdown;
+  const double compute = compute_seconds(w) * slowdown;
   std::lock_guard<std::mutex> lock(mu_);
-  device_seconds_ += s;
+  if (in_region_ && (w.engine == Engine::Tensor || w.engine == Engine::Vector)) {
+    region_compute_ += compute;
+  } else {
+    device_seconds_ += s;
+  }
+}
+
+void State::begin_region() {
+  std::lock_guard<std::mutex> lock(mu_);
+  in_region_ = true;
+  region_compute_ = 0;
+}
+
+void State::end_region(double external_bytes) {
+  Work io;
+  io.engine = Engine::Vector;
+  io.bytes = external_bytes;
+  const double launch = seconds(io);  // bytes / bandwidth + one launch
+  std::lock_guard<std::mutex> lock(mu_);
+  in_region_ = false;
+  device_seconds_ += std::max(region_compute_ + kLaunchOverheadSeconds, launch);
+  region_compute_ = 0;
 }
 
 void State::charge_seconds(double s) {

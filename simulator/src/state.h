@@ -36,6 +36,15 @@ class State {
   double device_time_us() const;
   void reset_device_time();
 
+  // Note [Fused regions]: between begin_region and end_region (a compiled region of the compile
+  // path, simulator/src/compiler.cpp) the device and tensor engines' kernels are not charged one
+  // by one: their compute time is summed, and end_region charges the region as one fused launch,
+  // max(compute, bytes the region reads and writes in HBM / bandwidth) + one launch overhead.
+  // Intermediates stay on chip. Host work and transfers (a fallback inside a region) are charged
+  // as usual.
+  void begin_region();
+  void end_region(double external_bytes);
+
   // Fallbacks since the last take. Returns true the first time an op falls back in this
   // process (the caller warns once per op, as real backends do).
   bool record_fallback(const std::string& op);
@@ -47,6 +56,8 @@ class State {
   std::string load_error_;
   std::int64_t current_ = 0, peak_ = 0;
   double device_seconds_ = 0;
+  bool in_region_ = false;
+  double region_compute_ = 0;
   std::map<std::string, std::int64_t> fallbacks_;
   std::map<std::string, bool> warned_;
 };

@@ -32,6 +32,13 @@ inline constexpr double kHbmCapacityBytes = 96.0 * 1024 * 1024 * 1024;
 // the order of a device runtime's launch path (NRT, CUDA). [assumed]
 inline constexpr double kLaunchSeconds = 2e-6;
 
+// The compile path's compiler (Note [Simulated compiler]): the host time to compile one region,
+// a fixed part plus a part per node. A real graph compiler (neuronx-cc) takes seconds to minutes
+// per graph; these are scaled down a thousandfold so that suites of compile cases stay quick,
+// keeping the shape that matters: compile time grows with the region. [assumed]
+inline constexpr double kCompileBaseSeconds = 2e-3;
+inline constexpr double kCompilePerNodeSeconds = 2e-4;
+
 // Host <-> device transfers over PCIe, per direction: a Gen5 x16 link is 64 GB/s raw; 32 GB/s
 // effective is a typical DMA figure after protocol overhead. [assumed]
 inline constexpr double kHostLinkBytesPerSec = 32e9;

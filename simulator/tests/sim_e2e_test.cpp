@@ -997,4 +997,87 @@ TEST_F(SimE2E, ModelSmokePassesAndAGeluFaultFailsExactlyTheModelsUsingIt) {
   }
 }
 
+
+// ---- The compile path (docs/compile-path.md, Note [Simulated compiler]).
+
+// How many times `call` appears in the model file's forward body (after "def forward").
+int calls_in_forward(const std::string& model, const std::string& call) {
+  const std::string text = e2e::slurp(fs::path(GAUNTLET_SOURCE_DIR) / "models/zoo" / (model + ".py"));
+  int n = 0;
+  for (auto at = text.find(call, text.find("def forward")); at != std::string::npos; at = text.find(call, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(SimE2E, CompilePathCountsGraphBreaksAtUnsupportedNodesAndFusesRegions) {
+  const std::string filter = "model/transformer_encoder/f32/tiny/*";
+  const int norms = calls_in_forward("transformer_encoder", "torch.layer_norm(");
+  const int gelus = calls_in_forward("transformer_encoder", "torch.gelu(");
+  ASSERT_EQ(norms, 2);
+  ASSERT_EQ(gelus, 1);
+  // Clean: one region, no break; fused, the model costs less simulated time than op by op.
+  StoredRun clean = run_colls(dir_, "compile_clean", "sim", "models_smoke", filter);
+  const Outcome& eager = clean.by_key.at("model/transformer_encoder/f32/tiny/eager/infer");
+  const Outcome& comp = clean.by_key.at("model/transformer_encoder/f32/tiny/compile/infer");
+  ASSERT_EQ(comp.status, Status::Pass) << comp.error;
+  EXPECT_EQ(comp.graph_breaks, 0);
+  EXPECT_EQ(comp.regions, 1);
+  EXPECT_EQ(comp.recompiles, 0);
+  EXPECT_FALSE(eager.graph_breaks.has_value());
+  ASSERT_TRUE(comp.sim_time_us && eager.sim_time_us);
+  EXPECT_LT(*comp.sim_time_us, *eager.sim_time_us);
+  // Layer norms sent to the CPU: a break at each, the supported runs between them compiled.
+  StoredRun norm = run_colls(dir_, "compile_norm", "sim", "models_smoke", filter, "GAUNTLET_SIM_FAULTS='op=aten::layer_norm,kind=fallback'");
+  const Outcome& n = norm.by_key.at("model/transformer_encoder/f32/tiny/compile/infer");
+  EXPECT_EQ(n.status, Status::Pass) << n.error;
+  EXPECT_EQ(n.graph_breaks, norms);
+  EXPECT_EQ(n.regions, 2);  // attention + residual | LN | FFN + residual | LN
+  EXPECT_NE(n.reason.find("aten::layer_norm (transformer_encoder.py:51)"), std::string::npos) << n.reason;
+  EXPECT_NE(n.reason.find("aten::layer_norm (transformer_encoder.py:53)"), std::string::npos) << n.reason;
+  // And gelu too: three breaks, three regions (attention | linear | linear + residual).
+  StoredRun both = run_colls(dir_, "compile_both", "sim", "models_smoke", filter,
+                             "GAUNTLET_SIM_FAULTS='op=aten::layer_norm,kind=fallback;op=aten::gelu,kind=fallback'");
+  const Outcome& b = both.by_key.at("model/transformer_encoder/f32/tiny/compile/infer");
+  EXPECT_EQ(b.graph_breaks, norms + gelus) << b.reason;
+  EXPECT_EQ(b.regions, 3);
+  // Training compiles the same forward; its backward runs through autograd.
+  const Outcome& train = both.by_key.at("model/transformer_encoder/f32/tiny/compile/train");
+  EXPECT_EQ(train.status, Status::Pass) << train.error;
+  EXPECT_EQ(train.graph_breaks, norms + gelus);
+}
+
+TEST_F(SimE2E, ShapeSequenceRecompilesOncePerNewShapeAndFirstRunIncludesCompilation) {
+  StoredRun run = run_colls(dir_, "seq", "sim", "models_smoke", "model/*/f32/tiny/compile/infer*");
+  int sequences = 0;
+  for (const auto& [key, o] : run.by_key) {
+    SCOPED_TRACE(key);
+    ASSERT_EQ(o.status, Status::Pass) << o.error;
+    ASSERT_TRUE(o.recompiles && o.compile_ms && o.graph_breaks && o.regions);
+    const auto seq = key.find("/seq=");
+    // Note [Shape sequences]: seq=n feeds n batch sizes the model has not seen (and revisits).
+    const int expected = seq == std::string::npos ? 0 : std::stoi(key.substr(seq + 5));
+    sequences += seq != std::string::npos;
+    EXPECT_EQ(*o.recompiles, expected);
+    EXPECT_GT(*o.compile_ms, 0);
+    // The first run compiles; the steady state runs compiled code.
+    EXPECT_GT(o.timing.first_us, o.timing.median_us);
+    EXPECT_GT(o.timing.reps, 0);
+  }
+  EXPECT_GE(sequences, 11);
+}
+
+TEST_F(SimE2E, CpuCompilePathIsTorchScriptsFuserAsItReallyIs) {
+  // gru's gates fuse into fusion groups (compiled by the system C++ compiler at run time); the
+  // legacy executor specialises on ranks and dtypes, not sizes: a batch sequence recompiles nothing.
+  StoredRun run = run_colls(dir_, "cpu_compile", "cpu", "models_smoke", "model/gru/f32/tiny/compile/*");
+  const Outcome& infer = run.by_key.at("model/gru/f32/tiny/compile/infer");
+  ASSERT_EQ(infer.status, Status::Pass) << infer.error;
+  EXPECT_EQ(infer.graph_breaks, 0);
+  EXPECT_GT(infer.regions.value_or(0), 0);
+  EXPECT_GT(infer.compile_ms.value_or(0), 0);
+  EXPECT_GT(infer.timing.first_us, infer.timing.median_us);
+  const Outcome& seq = run.by_key.at("model/gru/f32/tiny/compile/infer/seq=2");
+  EXPECT_EQ(seq.status, Status::Pass) << seq.error;
+  EXPECT_EQ(seq.recompiles, 0);
+}
+
 }  // namespace

@@ -59,6 +59,13 @@ struct Outcome {
   // Collectives (Note [Collective timing] in collective.cpp): algorithm and bus bandwidth in GB/s,
   // as nccl-tests reports them.
   std::optional<double> algbw_gbps, busbw_gbps;
+  // The compile path (exec=compile cases, Note [Compile path] in harness/src/compile_path.cpp);
+  // none for eager cases. graph_breaks: nodes the backend's compiler could not take (each runs
+  // eagerly between compiled regions); recompiles: compilations for an input signature (shapes,
+  // dtypes) after the first; compile_ms: time spent compiling; regions: compiled regions (`sim`)
+  // or fusion groups (`cpu`).
+  std::optional<std::int64_t> graph_breaks, recompiles, regions;
+  std::optional<double> compile_ms;
   int attempt = 1;
   // "computed", "store", "computed+stored" (added to the store) or "recomputed" (stored, but
   // cheaper to compute than to read: Note [Reading or recomputing] in golden_store.h)

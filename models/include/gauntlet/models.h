@@ -133,9 +133,11 @@ std::string model_dtype_name(at::ScalarType t);
 // Floating arguments have `dtype`, the others int64. Values come from a splitmix64 stream per
 // argument seeded from (seed, argument name) alone: identical across processes, machines and
 // libtorch versions (libtorch's RNG is never used). Values are drawn in double and rounded to
-// `dtype` once; the same seed with f64 gives the unrounded values.
+// `dtype` once; the same seed with f64 gives the unrounded values. `batch_scale` multiplies the
+// batch size `b` (a shape sequence, Note [Shape sequences]); every model has one.
 std::vector<at::Tensor> make_model_inputs(const ModelSpec& spec, const std::string& config,
-                                          at::ScalarType dtype, std::uint64_t seed);
+                                          at::ScalarType dtype, std::uint64_t seed,
+                                          std::int64_t batch_scale = 1);
 
 // Deterministic values uniform in [lo, hi] (a splitmix64 stream from `seed`), e.g. the fixed
 // weights of a loss sum(output * w).
@@ -150,6 +152,9 @@ std::shared_ptr<torch::jit::CompilationUnit> compile_model(const ModelSpec& spec
 // tensors, nested) into its tensors, in order.
 std::vector<at::Tensor> run_model(torch::jit::CompilationUnit& cu, const ModelSpec& spec,
                                   const std::vector<at::Tensor>& inputs);
+
+// A model's result (a tensor, a tuple or a list of tensors, nested) as its tensors, in order.
+std::vector<at::Tensor> flatten_model_result(const c10::IValue& result);
 
 // The forward graph as compiled, with calls to the file's helper functions inlined and no other
 // pass run (a copy: the executor's optimisations never show here), for inspecting nodes.

@@ -1,0 +1,35 @@
+// The compile path of a backend (exec=compile cases, docs/compile-path.md): `cpu` through
+// TorchScript's optimizing executor with its fuser, a plugin through its own graph compiler
+// (Note [Plugin compile path] in compile_abi.h).
+#pragma once
+
+#include <memory>
+
+#include "gauntlet/backend.h"
+#include "gauntlet/compile_abi.h"
+
+namespace torch::jit {
+struct Graph;
+}
+
+namespace gauntlet {
+
+// The process-wide settings a compiled graph's calls need, forward and backward alike, for as
+// long as it lives: TorchScript creates the executor of a backward graph at its first backward
+// call, with the settings of that moment (the legacy executor, optimising, the CPU fuser on).
+class CompileScope {
+ public:
+  CompileScope();
+  ~CompileScope();
+  CompileScope(const CompileScope&) = delete;
+  CompileScope& operator=(const CompileScope&) = delete;
+
+ private:
+  bool profiling_, executor_, optimize_, fuser_;
+};
+
+// Compiles `graph` (not modified: each path works on its own copy) for `backend`. Throws
+// c10::NotImplementedError when the backend has no compile path (its cases are UNSUPPORTED).
+std::unique_ptr<CompiledGraph> compile_graph(Backend& backend, const std::shared_ptr<torch::jit::Graph>& graph);
+
+}  // namespace gauntlet
