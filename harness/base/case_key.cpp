@@ -10,7 +10,7 @@ namespace gauntlet {
 namespace {
 
 constexpr std::string_view kLayouts[] = {"contig", "t", "step2", "cl"};
-constexpr std::string_view kModes[] = {"eager", "eager-bwd"};
+constexpr std::string_view kModes[] = {"eager", "eager-bwd", "compile"};
 
 bool is_name_char(char c) {
   return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||

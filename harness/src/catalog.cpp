@@ -421,7 +421,7 @@ void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_
   std::vector<Mode> modes{Mode::Eager};
   if (g["modes"]) {
     modes.clear();
-    for (const auto& n : r.items(g["modes"], "modes")) modes.push_back(parse_enum<Mode>(r, n, r.scalar(n, "modes"), 2, mode_name, "mode"));
+    for (const auto& n : r.items(g["modes"], "modes")) modes.push_back(parse_enum<Mode>(r, n, r.scalar(n, "modes"), 3, mode_name, "mode"));
   }
   auto arg_sets = read_args(r, g["args"]);
   std::vector<std::string> values{"normal"};
@@ -614,7 +614,8 @@ ToleranceTable ToleranceTable::load(const std::string& file) {
     if (n["modes"]) {
       rule.modes = r.list(n["modes"], "modes");
       for (const auto& m : rule.modes) {
-        if (m != mode_name(Mode::Eager) && m != mode_name(Mode::EagerBwd)) r.fail(n["modes"], "unknown mode '" + m + "'");
+        if (m != mode_name(Mode::Eager) && m != mode_name(Mode::EagerBwd) && m != mode_name(Mode::Compile))
+          r.fail(n["modes"], "unknown mode '" + m + "'");
       }
     }
     if (n["backend"]) rule.backends = r.list(n["backend"], "backend");

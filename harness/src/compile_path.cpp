@@ -41,8 +41,7 @@ std::int64_t count_fusion_groups(const torch::jit::Block* block) {
 
 class TorchScriptCompiled final : public CompiledGraph {
  public:
-  explicit TorchScriptCompiled(const std::shared_ptr<torch::jit::Graph>& graph)
-      : fn_("forward", graph->copy(), nullptr) {}
+  explicit TorchScriptCompiled(const std::shared_ptr<torch::jit::Graph>& graph) : fn_("forward", one_output(graph), nullptr) {}
 
   std::vector<c10::IValue> run(std::vector<c10::IValue> inputs) override {
     CompileScope scope;  // the caller holds one too, for the backward
@@ -50,6 +49,10 @@ class TorchScriptCompiled final : public CompiledGraph {
     torch::jit::Stack stack(std::move(inputs));
     const auto t0 = Clock::now();
     fn_.run(stack);
+    if (packed_ && stack.size() == 1 && stack[0].isTuple()) {
+      std::vector<c10::IValue> items = stack[0].toTupleRef().elements().vec();
+      stack = torch::jit::Stack(items.begin(), items.end());
+    }
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     if (plans() > before) {
       ++stats_.compiles;
@@ -76,6 +79,20 @@ class TorchScriptCompiled final : public CompiledGraph {
  private:
   std::size_t plans() { return fn_.get_executor().getDebugState().execution_plans.size(); }
 
+  // A graph function returns one value: a graph with several outputs (a traced op returning two
+  // tensors) returns them as a tuple, unpacked again after each call.
+  std::shared_ptr<torch::jit::Graph> one_output(const std::shared_ptr<torch::jit::Graph>& graph) {
+    std::shared_ptr<torch::jit::Graph> g = graph->copy();
+    if (g->outputs().size() == 1) return g;
+    torch::jit::Node* tuple = g->createTuple(g->outputs());
+    g->appendNode(tuple);
+    while (!g->outputs().empty()) g->eraseOutput(0);
+    g->registerOutput(tuple->output());
+    packed_ = true;
+    return g;
+  }
+
+  bool packed_ = false;  // before fn_: one_output() sets it while fn_ is made
   torch::jit::GraphFunction fn_;
   CompileStats stats_;
   std::vector<double> compiling_ms_;

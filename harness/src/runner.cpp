@@ -7,8 +7,12 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <optional>
+#include <torch/csrc/jit/frontend/tracer.h>
+#include <torch/csrc/jit/ir/ir.h>
 
 #include "gauntlet/compare.h"
+#include "gauntlet/compile_path.h"
 #include "gauntlet/golden.h"
 #include "gauntlet/inputs.h"
 #include "gauntlet/torch_compat.h"
@@ -196,6 +200,63 @@ std::vector<NamedTensor> obtain_golden(const OpDef& def, const CaseKey& key, con
   return golden;
 }
 
+// Note [Op cases in compile mode]: an op case with mode `compile` traces the op table's call of
+// the op (torch::jit::tracer, on the device inputs) into a graph, usually one aten node, and runs
+// it through the backend's compile path (Note [Compile path]), forward only. Its outputs are
+// checked as an eager case's; the outcome also has graph breaks, regions and compile time. The
+// trace and the compilation are part of the first call (first_us), as a user's first call of a
+// compiled function pays them; the device time and fallbacks are the compiled run's. A call
+// that cannot be traced (it reads values on the host to decide what to do) is UNSUPPORTED: the
+// harness cannot make a graph of it, which says nothing about the backend.
+std::unique_ptr<CompiledGraph> trace_and_compile(const OpDef& def, const CaseKey& key, const std::vector<at::Tensor>& inputs,
+                                                 Backend& backend) {
+  torch::jit::Stack stack(inputs.begin(), inputs.end());
+  std::shared_ptr<torch::jit::Graph> graph;
+  std::exception_ptr op_error;  // the op itself failed: classified as an eager call's failure
+  try {
+    auto traced = torch::jit::tracer::trace(
+        std::move(stack),
+        [&](torch::jit::Stack in) {
+          std::vector<at::Tensor> ts;
+          for (const c10::IValue& v : in) ts.push_back(v.isTensor() ? v.toTensor() : at::Tensor());
+          OpCall call(def.spec, key, std::move(ts));
+          try {
+            std::vector<at::Tensor> outs = def.fn(call);
+            return torch::jit::Stack(outs.begin(), outs.end());
+          } catch (...) {
+            op_error = std::current_exception();
+            throw;
+          }
+        },
+        [](const at::Tensor&) { return std::string(); }, /*strict=*/false, /*force_outplace=*/false);
+    graph = traced.first->graph;
+  } catch (const std::exception& e) {
+    if (op_error) std::rethrow_exception(op_error);
+    // The tracer's complaints print a whole tensor ("output 1 (<values>) of traced region ..."):
+    // keep the words around it.
+    std::string what = e.what();
+    const auto open = what.find(" ("), close = what.find(") of traced region");
+    if (open != std::string::npos && close != std::string::npos && open < close) what.erase(open, close + 1 - open);
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    throw c10::NotImplementedError({__func__, __FILE__, __LINE__}, "the op's call cannot be traced into a graph: " + what.substr(0, 300));
+  }
+  return compile_graph(backend, graph);
+}
+
+std::vector<NamedTensor> run_compiled(CompiledGraph& program, const std::vector<at::Tensor>& inputs) {
+  std::vector<c10::IValue> values = program.run(std::vector<c10::IValue>(inputs.begin(), inputs.end()));
+  std::vector<NamedTensor> named;
+  for (const c10::IValue& v : values) {
+    if (v.isTensor()) {
+      named.push_back({"out" + std::to_string(named.size()), v.toTensor().detach()});
+    } else if (v.isTuple() || v.isList()) {
+      const std::vector<c10::IValue> items = v.isTuple() ? v.toTupleRef().elements().vec() : v.toListRef().vec();
+      for (const c10::IValue& item : items) named.push_back({"out" + std::to_string(named.size()), item.toTensor().detach()});
+    }
+  }
+  return named;
+}
+
 // Fills `out` as the case goes, so what is known before an exception (the golden's provenance)
 // survives into the outcome.
 void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, CaseDetail* detail, Outcome& out) {
@@ -231,7 +292,18 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   backend.reset_device_time();
 
   auto t0 = Clock::now();
-  std::vector<NamedTensor> actual = execute(def, key, device_inputs);
+  std::optional<CompileScope> compile_scope;
+  std::unique_ptr<CompiledGraph> program;
+  if (key.mode == Mode::Compile) {
+    compile_scope.emplace();
+    program = trace_and_compile(def, key, device_inputs, backend);
+    backend.synchronize();
+    backend.take_fallback_ops();  // the trace ran the op eagerly: not the compiled run's
+    backend.reset_peak_memory();
+    backend.reset_device_time();
+  }
+  auto call = [&] { return program ? run_compiled(*program, device_inputs) : execute(def, key, device_inputs); };
+  std::vector<NamedTensor> actual = call();
   backend.synchronize();
   out.timing.first_us = us_since(t0);
   out.sim_time_us = backend.device_time_us();
@@ -243,9 +315,10 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   // Note [Timing methodology] in runner.h.
   std::vector<double> reps;
   double spent_ms = out.timing.first_us / 1000, timed_ms = 0;
+  if (program) spent_ms = 0;  // compilation does not eat into the repetitions' budget
   for (int i = 0; i < cfg.warmup && cfg.max_reps > 0 && spent_ms < cfg.max_time_ms; ++i) {
     auto t = Clock::now();
-    execute(def, key, device_inputs);
+    call();
     backend.synchronize();
     spent_ms += us_since(t) / 1000;
   }
@@ -256,7 +329,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   };
   while (more()) {
     auto t = Clock::now();
-    execute(def, key, device_inputs);
+    call();
     backend.synchronize();
     reps.push_back(us_since(t));
     spent_ms += reps.back() / 1000;
@@ -273,6 +346,14 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     out.timing.median_us = out.timing.p10_us = out.timing.p90_us = out.timing.first_us;
   }
   out.timing.reps = static_cast<int>(reps.size());
+  if (program) {
+    const CompileStats st = program->stats();
+    out.graph_breaks = st.graph_breaks;
+    out.recompiles = st.recompiles;
+    out.regions = st.regions;
+    out.compile_ms = st.compile_ms;
+    if (!st.breaks.empty()) out.reason += (out.reason.empty() ? "" : "; ") + ("graph breaks: " + fmt::format("{}", fmt::join(st.breaks, "; "))).substr(0, 1000);
+  }
 
   std::string problem = compare_outputs(key, backend.profile(), actual, golden, device_inputs, def.spec, cfg, out, detail);
   if (!problem.empty()) {
@@ -296,6 +377,7 @@ class Prepared final : public PreparedCase {
   Prepared(const CaseKey& key, Backend& backend) : key_(key), backend_(backend) {
     if (auto problem = validate_key(key)) throw std::invalid_argument("invalid case: " + *problem);
     if (key.kind != "op") throw std::invalid_argument("only op cases can be prepared for timing (not " + key.str() + ")");
+    if (key.mode == Mode::Compile) throw std::invalid_argument("compile-mode cases are timed by run, not bench (" + key.str() + ")");
     def_ = find_op_def(key.target);
     for (const auto& t : make_inputs(key, def_->spec)) inputs_.push_back(backend.to_device(apply_layout(t, key.layout)));
   }

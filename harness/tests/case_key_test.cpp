@@ -24,6 +24,8 @@ TEST(CaseKey, RoundTripVarietyOfKeys) {
       "op/clamp/f64/17x31/contig/eager/max=1.5e+3,min=-0.25",  // float values
       "op/sum/i64/2x3x5/contig/eager/dim=0:-1,keepdim=1",      // ':'-list with a negative
       "op/gelu/f32/8/contig/eager/approximate=tanh",
+      "op/gelu/f32/8/contig/compile/approximate=tanh",  // a one-op graph through the compile path
+      "model/mlp/f32/tiny/compile/infer/seq=4",         // a shape sequence
       "op/abs/i8/3/contig/eager",
       "op/abs/i16/3/contig/eager",
       "op/abs/i32/3/contig/eager",
@@ -90,6 +92,7 @@ TEST(CaseKey, EveryLayoutAndModeRoundTrips) {
   EXPECT_EQ(layout_name(Layout::ChannelsLast), "cl");
   EXPECT_EQ(mode_name(Mode::Eager), "eager");
   EXPECT_EQ(mode_name(Mode::EagerBwd), "eager-bwd");
+  EXPECT_EQ(mode_name(Mode::Compile), "compile");
 }
 
 TEST(CaseKey, ArgsPrintSortedByName) {

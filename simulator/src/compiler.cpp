@@ -6,9 +6,10 @@
 //     kernel the device registers itself (views, copies), or decomposes into other ops
 //     (CompositeImplicitAutograd / CompositeExplicitAutograd), and no fault rule of kind
 //     `fallback` sends it to the CPU for the inputs it gets. Host-side nodes (constants, lists,
-//     tuples, sizes, scalar arithmetic: no tensor in or out) go with any region. Every other node
-//     is a graph break: an op the device would run through the CPU fallback, or control flow
-//     (prim::If, prim::Loop, whose bodies then run eagerly, op by op). A break ends the region
+//     tuples, scalar arithmetic, a tensor's sizes, dtype or device: no tensor data moves) go with
+//     any region. Every other node is a graph break: an op the device would run through the CPU
+//     fallback, a read of a tensor's value on the host (item(), int(t): data-dependent), or
+//     control flow (prim::If, prim::Loop, whose bodies then run eagerly, op by op). A break ends the region
 //     before it; the node runs eagerly; a new region starts after it.
 //   - Compile. The compiled graph keeps a cache keyed by its input signature (every tensor
 //     input's sizes and dtype). A signature not seen before compiles every region whose own inputs
@@ -62,21 +63,33 @@ bool is_tensorish(const c10::TypePtr& t) {
   return false;
 }
 
-// Host-side: no tensor goes in or out (sizes, scalar arithmetic, constants, lists of scalars).
-bool host_side(const Node* n) {
-  if (n->kind() == torch::jit::prim::Constant) return true;
-  const auto kind = n->kind();
-  if (kind == torch::jit::prim::ListConstruct || kind == torch::jit::prim::TupleConstruct ||
-      kind == torch::jit::prim::ListUnpack || kind == torch::jit::prim::TupleUnpack) {
-    return true;  // packing values moves no data
-  }
+// Reads a tensor's values on the host (a scalar out of device memory): the compiler cannot
+// trace through it, as a tracing compiler cannot (a data-dependent graph break).
+bool reads_values(const Node* n) {
+  static const std::set<std::string> kinds{"aten::item", "aten::Int", "aten::Float", "aten::Bool", "aten::ScalarImplicit",
+                                           "aten::tolist", "aten::is_nonzero", "aten::equal", "aten::_local_scalar_dense"};
+  if (!kinds.count(n->kind().toQualString())) return false;
   for (const Value* v : n->inputs()) {
-    if (is_tensorish(v->type())) return false;
+    if (is_tensorish(v->type())) return true;  // float(t), not float(an int)
+  }
+  return false;
+}
+
+// Host-side: moves no tensor data. Constants, packing values into lists and tuples, scalar
+// arithmetic, and metadata of a tensor (its sizes, dim, dtype, device): nothing in or out is a
+// tensor, or tensors go in and only metadata comes out.
+bool host_side(const Node* n) {
+  if (!n->blocks().empty()) return false;
+  const auto kind = n->kind();
+  if (kind == torch::jit::prim::Constant || kind == torch::jit::prim::ListConstruct ||
+      kind == torch::jit::prim::TupleConstruct || kind == torch::jit::prim::ListUnpack ||
+      kind == torch::jit::prim::TupleUnpack) {
+    return true;
   }
   for (const Value* v : n->outputs()) {
     if (is_tensorish(v->type())) return false;
   }
-  return n->blocks().empty();
+  return !reads_values(n);
 }
 
 std::string full_name(const c10::OperatorName& op) {
@@ -97,6 +110,7 @@ void call_facts(const std::vector<c10::IValue>& inputs, std::string* dtype, std:
 // Why the device cannot take `n` with these inputs, or "" when it can.
 std::string break_reason(const Node* n, const std::vector<c10::IValue>& inputs) {
   if (!n->blocks().empty()) return "control flow";
+  if (reads_values(n)) return "reads a tensor's value on the host (data-dependent)";
   if (host_side(n)) return "";
   const c10::FunctionSchema* schema = n->maybeSchema();
   if (!schema) return "no schema";
@@ -286,9 +300,10 @@ class SimCompiledGraph final : public CompiledGraph {
   }
 
   // Splits the top-level nodes into regions and breaks. Whether an op is taken can depend on its
-  // inputs (a fault rule for one dtype or size), so the graph runs once, eagerly, alongside:
-  // each node decided from its real inputs. (That run's results are thrown away; its simulated
-  // time and fallbacks are not charged, Note [Simulated compiler].)
+  // inputs (a fault rule for one dtype or size) and on what it decomposes into, so the graph runs
+  // once, eagerly, alongside, as a tracing compiler would: each node decided from its real inputs
+  // and from whether it reached the CPU fallback. That run's results are thrown away; its
+  // simulated time and fallbacks are not the device's (its host time counts as compile time).
   void partition(const Env& start) {
     const auto t_start = Clock::now();
     Env env = start;
@@ -297,18 +312,26 @@ class SimCompiledGraph final : public CompiledGraph {
     for (const Node* n : graph_->nodes()) {
       std::vector<c10::IValue> ins;
       for (const Value* v : n->inputs()) ins.push_back(env.count(v) ? env.at(v) : c10::IValue());
-      const std::string why = break_reason(n, ins);
+      std::string why = break_reason(n, ins);
+      run_control_flow_or_node(n, env);
+      // An op that decomposes into one the device lacks reaches the CPU fallback: the compiler
+      // cannot take it either (no fallback hides inside a compiled region).
+      std::vector<std::string> fell_back;
+      State::get().take_fallbacks([&](const std::string& op, std::int64_t) { fell_back.push_back(op); });
+      if (why.empty() && !fell_back.empty() && n->blocks().empty()) {
+        why = fmt::format("decomposes into {}, which falls back to the CPU", fmt::join(fell_back, ", "));
+      }
       decided.emplace_back(n, why.empty());
       if (!why.empty()) {
         ++stats_.graph_breaks;
-        stats_.breaks.push_back(fmt::format("{} (line {}): {}", n->kind().toQualString(), line_of(n), why));
+        const int line = line_of(n);  // 0 in a traced graph: no source
+        stats_.breaks.push_back(line > 0 ? fmt::format("{} (line {}): {}", n->kind().toQualString(), line, why)
+                                         : fmt::format("{}: {}", n->kind().toQualString(), why));
       }
-      run_control_flow_or_node(n, env);
     }
     // The probe's cost is the compiler's, not the device's.
     State::get().reset_device_time();
     if (t0 > 0) State::get().charge_seconds(t0 / 1e6);
-    State::get().take_fallbacks([](const std::string&, std::int64_t) {});
 
     for (const auto& [n, taken] : decided) {
       if (!taken) {

@@ -1065,6 +1065,36 @@ TEST_F(SimE2E, ShapeSequenceRecompilesOncePerNewShapeAndFirstRunIncludesCompilat
   EXPECT_GE(sequences, 11);
 }
 
+// Note [Op cases in compile mode]: one-op graphs through the compile path, apart from eager.
+TEST_F(SimE2E, OpCasesInCompileModeMeasureTheCompilePathsOpCoverage) {
+  const std::string filter = "op/add/f32/17x31,17x31/contig/compile:op/lgamma/f32/17x31/contig/compile:op/relu/f32/17x31/contig/compile";
+  for (const char* backend : {"sim", "cpu"}) {
+    SCOPED_TRACE(backend);
+    StoredRun run = run_colls(dir_, std::string("opc_") + backend, backend, "compile_smoke", filter);
+    ASSERT_GE(run.by_key.size(), 3u);
+    for (const auto& [key, o] : run.by_key) {
+      SCOPED_TRACE(key);
+      EXPECT_EQ(o.status, Status::Pass) << o.error;
+      ASSERT_TRUE(o.graph_breaks && o.regions && o.compile_ms);
+      // lgamma has no simulator kernel: on sim the whole graph is one break and nothing compiles.
+      const bool breaks = std::string(backend) == "sim" && key.rfind("op/lgamma/", 0) == 0;
+      EXPECT_EQ(*o.graph_breaks, breaks ? 1 : 0);
+      if (std::string(backend) == "sim") {
+        EXPECT_EQ(*o.regions, breaks ? 0 : 1);
+        if (breaks) {
+          EXPECT_NE(o.reason.find("aten::lgamma: no kernel on the device"), std::string::npos) << o.reason;
+        }
+      }
+    }
+  }
+  // A fault that sends add to the CPU breaks its graph there too.
+  StoredRun hit = run_colls(dir_, "opc_fallback", "sim", "compile_smoke", "op/add/f32/17x31,17x31/contig/compile",
+                            "GAUNTLET_SIM_FAULTS='op=aten::add*,kind=fallback'");
+  ASSERT_EQ(hit.by_key.size(), 1u);
+  EXPECT_EQ(hit.by_key.begin()->second.graph_breaks, 1);
+  EXPECT_EQ(hit.by_key.begin()->second.regions, 0);
+}
+
 TEST_F(SimE2E, CpuCompilePathIsTorchScriptsFuserAsItReallyIs) {
   // gru's gates fuse into fusion groups (compiled by the system C++ compiler at run time); the
   // legacy executor specialises on ranks and dtypes, not sizes: a batch sequence recompiles nothing.

@@ -19,8 +19,10 @@ using Shape = std::vector<std::int64_t>;
 enum class Layout : std::uint8_t { Contig, Transposed, Strided, ChannelsLast };
 std::string_view layout_name(Layout l);  // contig, t, step2, cl
 
-enum class Mode : std::uint8_t { Eager, EagerBwd };
-std::string_view mode_name(Mode m);  // eager, eager-bwd
+// Op cases: eager (forward, op by op), eager-bwd (forward and backward), compile (forward, the
+// op as a one-op graph through the backend's compile path: docs/compile-path.md).
+enum class Mode : std::uint8_t { Eager, EagerBwd, Compile };
+std::string_view mode_name(Mode m);  // eager, eager-bwd, compile
 
 // A malformed key: `pos` is the 0-based character offset of the problem.
 class KeyError : public std::invalid_argument {
