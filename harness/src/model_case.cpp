@@ -52,94 +52,153 @@ std::string shape_text(const at::Tensor& t) { return "[" + fmt::format("{}", fmt
 // from the golden inputs, each node's operation fed from its own run's values, and each tensor a
 // node produces is compared with the golden's under the case's tolerance. The first node whose
 // output leaves it is named with its kind, its source line and its input shapes: where the
-// backend went wrong first (what comes after only carries the error along). Control flow
-// (prim::Loop, prim::If) ends the walk: it is named instead. Forward only: a training case whose
-// forward agrees has diverged in its backward.
+// backend went wrong first (what comes after only carries the error along). Control flow is
+// followed: a prim::If takes its branch (a branch the two runs disagree on is named), a
+// prim::Loop runs its body once per iteration, and a node inside it is named with its iteration.
+// Forward only: a training case whose forward agrees has diverged in its backward.
+class DivergenceWalk {
+ public:
+  using Env = std::unordered_map<const torch::jit::Value*, c10::IValue>;
+
+  DivergenceWalk(const ModelSpec& spec, const CaseKey& key, const Tolerance& tol)
+      : file_(std::filesystem::path(spec.path).filename().string()),
+        dtype_(model_dtype(std::string(dtype_name(key.dtype)))),
+        tol_(tol) {}
+
+  std::string run(const torch::jit::Graph& graph, const std::vector<at::Tensor>& device_inputs,
+                  const std::vector<at::Tensor>& inputs64) {
+    for (std::size_t i = 0; i < graph.inputs().size() && i < device_inputs.size(); ++i) {
+      dev_[graph.inputs()[i]] = device_inputs[i];
+      gold_[graph.inputs()[i]] = inputs64[i];
+    }
+    if (auto found = block(graph.block(), "")) return *found;
+    return "none: every node of the forward graph agrees (the divergence is in the backward)";
+  }
+
+ private:
+  std::string where(const torch::jit::Node* node, const std::string& iteration) const {
+    return fmt::format("{} ({}:{}{})", node->kind().toQualString(), file_, source_line(*node), iteration);
+  }
+
+  std::optional<std::string> block(const torch::jit::Block* b, const std::string& iteration) {
+    for (const torch::jit::Node* node : b->nodes()) {
+      if (auto found = visit(node, iteration)) return found;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::string> visit(const torch::jit::Node* node, const std::string& iteration) {
+    const auto kind = node->kind();
+    if (kind == torch::jit::prim::If) {
+      const bool d = dev_.at(node->input(0)).toBool(), g = gold_.at(node->input(0)).toBool();
+      if (d != g) return fmt::format("{}: the device takes the {} branch, the golden the other", where(node, iteration), d ? "then" : "else");
+      const torch::jit::Block* taken = node->blocks().at(d ? 0 : 1);
+      if (auto found = block(taken, iteration)) return found;
+      for (std::size_t k = 0; k < node->outputs().size(); ++k) {
+        dev_[node->outputs()[k]] = dev_.at(taken->outputs()[k]);
+        gold_[node->outputs()[k]] = gold_.at(taken->outputs()[k]);
+      }
+      return std::nullopt;
+    }
+    if (kind == torch::jit::prim::Loop) {
+      const torch::jit::Block* body = node->blocks().at(0);
+      const std::int64_t trips = dev_.at(node->input(0)).toInt();
+      const std::size_t carried = node->inputs().size() - 2;
+      bool cond = dev_.at(node->input(1)).toBool();
+      for (std::size_t k = 0; k < carried; ++k) {
+        dev_[body->inputs()[1 + k]] = dev_.at(node->input(2 + k));
+        gold_[body->inputs()[1 + k]] = gold_.at(node->input(2 + k));
+      }
+      for (std::int64_t i = 0; cond && i < trips; ++i) {
+        dev_[body->inputs()[0]] = i;
+        gold_[body->inputs()[0]] = i;
+        if (auto found = block(body, fmt::format("{}, iteration {}", iteration, i))) return found;
+        cond = dev_.at(body->outputs()[0]).toBool();
+        for (std::size_t k = 0; k < carried; ++k) {
+          dev_[body->inputs()[1 + k]] = dev_.at(body->outputs()[1 + k]);
+          gold_[body->inputs()[1 + k]] = gold_.at(body->outputs()[1 + k]);
+        }
+      }
+      for (std::size_t k = 0; k < carried; ++k) {
+        dev_[node->outputs()[k]] = dev_.at(body->inputs()[1 + k]);
+        gold_[node->outputs()[k]] = gold_.at(body->inputs()[1 + k]);
+      }
+      return std::nullopt;
+    }
+    if (!node->blocks().empty()) return fmt::format("none found before {}, where the node-by-node check stops", where(node, iteration));
+    if (kind == torch::jit::prim::Constant) {
+      const c10::IValue value = *torch::jit::toIValue(node->output());
+      dev_[node->output()] = value;
+      gold_[node->output()] = value;
+      return std::nullopt;
+    }
+    std::string shapes;
+    step(node, dev_, &shapes);
+    step(node, gold_, nullptr);
+    for (const torch::jit::Value* v : node->outputs()) {
+      if (!dev_.at(v).isTensor() || !gold_.at(v).isTensor()) continue;
+      const at::Tensor a = cpu_double(dev_.at(v).toTensor());
+      const at::Tensor g = cpu_double(gold_.at(v).toTensor());
+      std::string why;
+      if (a.sizes() != g.sizes()) {
+        why = "shape " + shape_text(a) + " where the golden has " + shape_text(g);
+      } else if (g.numel() > 0) {
+        const at::Tensor c = at::isFloatingType(gold_.at(v).toTensor().scalar_type()) ? g.to(dtype_).to(at::kDouble) : g;
+        const at::Tensor diff = (a - c).abs();
+        const at::Tensor allowed = tol_.atol + tol_.rtol * c.abs();
+        const at::Tensor bad = (diff > allowed) | (at::isnan(a) != at::isnan(c));
+        if (bad.any().item<bool>()) {
+          const double err = at::where(at::isfinite(diff), diff, at::zeros_like(diff)).max().item<double>();
+          why = fmt::format("{} of {} elements outside tolerance, max abs err {:.4g}", bad.sum().item<std::int64_t>(), g.numel(), err);
+        }
+      }
+      if (!why.empty()) return fmt::format("{} inputs {}: {}", where(node, iteration), shapes.empty() ? "-" : shapes, why);
+    }
+    return std::nullopt;
+  }
+
+  // Runs one node in `env`: the structural prim ops here, every other its registered operation.
+  static void step(const torch::jit::Node* node, Env& env, std::string* shapes) {
+    const auto kind = node->kind();
+    torch::jit::Stack stack;
+    for (const torch::jit::Value* v : node->inputs()) {
+      stack.push_back(env.at(v));
+      if (shapes && env.at(v).isTensor()) *shapes += (shapes->empty() ? "" : ", ") + shape_text(env.at(v).toTensor());
+    }
+    const std::size_t n = node->outputs().size();
+    if (kind == torch::jit::prim::ListConstruct) {
+      const c10::TypePtr elem = node->output()->type()->expectRef<c10::ListType>().getElementType();
+      c10::impl::GenericList list(elem);
+      for (c10::IValue& v : stack) list.push_back(std::move(v));
+      env[node->output()] = c10::IValue(std::move(list));
+      return;
+    }
+    if (kind == torch::jit::prim::TupleConstruct) {
+      env[node->output()] = c10::ivalue::Tuple::create(std::vector<c10::IValue>(stack.begin(), stack.end()));
+      return;
+    }
+    if (kind == torch::jit::prim::ListUnpack || kind == torch::jit::prim::TupleUnpack) {
+      const std::vector<c10::IValue> items =
+          stack.at(0).isTuple() ? stack.at(0).toTupleRef().elements().vec() : stack.at(0).toListRef().vec();
+      for (std::size_t k = 0; k < n; ++k) env[node->outputs()[k]] = items.at(k);
+      return;
+    }
+    node->getOperation()(stack);
+    for (std::size_t k = 0; k < n; ++k) env[node->outputs()[k]] = stack[stack.size() - n + k];
+  }
+
+  std::string file_;
+  at::ScalarType dtype_;
+  Tolerance tol_;
+  Env dev_, gold_;
+};
+
 std::string first_divergent_node(const ModelSpec& spec, const CaseKey& key, const std::vector<at::Tensor>& device_inputs,
                                  const std::vector<at::Tensor>& inputs64, const Tolerance& tol) {
   auto cu = compile_model(spec);
   const std::shared_ptr<torch::jit::Graph> graph = model_graph(*cu, spec);
-  std::unordered_map<const torch::jit::Value*, c10::IValue> dev, gold;
-  for (std::size_t i = 0; i < graph->inputs().size() && i < device_inputs.size(); ++i) {
-    dev[graph->inputs()[i]] = device_inputs[i];
-    gold[graph->inputs()[i]] = inputs64[i];
-  }
-  const at::ScalarType dtype = model_dtype(std::string(dtype_name(key.dtype)));
-  const std::string file = std::filesystem::path(spec.path).filename().string();
-  for (torch::jit::Node* node : graph->nodes()) {
-    const int line = source_line(*node);
-    if (!node->blocks().empty()) {
-      return fmt::format("none found before {} ({}:{}), where the node-by-node check stops (control flow)",
-                         node->kind().toQualString(), file, line);
-    }
-    if (node->kind() == torch::jit::prim::Constant) {
-      const c10::IValue value = *torch::jit::toIValue(node->output());
-      dev[node->output()] = value;
-      gold[node->output()] = value;
-      continue;
-    }
-    // The structural prim ops are built here; every other node runs its registered operation.
-    const auto kind = node->kind();
-    const bool structural = kind == torch::jit::prim::ListConstruct || kind == torch::jit::prim::TupleConstruct ||
-                            kind == torch::jit::prim::ListUnpack || kind == torch::jit::prim::TupleUnpack;
-    std::optional<torch::jit::Operation> op;
-    if (!structural) op.emplace(node->getOperation());
-    std::string shapes;
-    auto run = [&](std::unordered_map<const torch::jit::Value*, c10::IValue>& env, bool record) {
-      torch::jit::Stack stack;
-      for (const torch::jit::Value* v : node->inputs()) {
-        stack.push_back(env.at(v));
-        if (record && env.at(v).isTensor()) shapes += (shapes.empty() ? "" : ", ") + shape_text(env.at(v).toTensor());
-      }
-      const std::size_t n = node->outputs().size();
-      if (kind == torch::jit::prim::ListConstruct) {
-        const c10::TypePtr elem = node->output()->type()->expectRef<c10::ListType>().getElementType();
-        c10::impl::GenericList list(elem);
-        for (c10::IValue& v : stack) list.push_back(std::move(v));
-        env[node->output()] = c10::IValue(std::move(list));
-        return;
-      }
-      if (kind == torch::jit::prim::TupleConstruct) {
-        env[node->output()] = c10::ivalue::Tuple::create(std::vector<c10::IValue>(stack.begin(), stack.end()));
-        return;
-      }
-      if (kind == torch::jit::prim::ListUnpack || kind == torch::jit::prim::TupleUnpack) {
-        const std::vector<c10::IValue> items =
-            stack.at(0).isTuple() ? stack.at(0).toTupleRef().elements().vec() : stack.at(0).toListRef().vec();
-        for (std::size_t k = 0; k < n; ++k) env[node->outputs()[k]] = items.at(k);
-        return;
-      }
-      (*op)(stack);
-      for (std::size_t k = 0; k < n; ++k) env[node->outputs()[k]] = stack[stack.size() - n + k];
-    };
-    run(dev, true);
-    run(gold, false);
-    for (const torch::jit::Value* v : node->outputs()) {
-      if (!dev.at(v).isTensor() || !gold.at(v).isTensor()) continue;
-      const at::Tensor a = cpu_double(dev.at(v).toTensor());
-      const at::Tensor g = cpu_double(gold.at(v).toTensor());
-      std::string why;
-      double err = 0;
-      if (a.sizes() != g.sizes()) {
-        why = "shape " + shape_text(a) + " where the golden has " + shape_text(g);
-      } else if (g.numel() > 0) {
-        const at::Tensor c = at::isFloatingType(gold.at(v).toTensor().scalar_type()) ? g.to(dtype).to(at::kDouble) : g;
-        const at::Tensor diff = (a - c).abs();
-        const at::Tensor allowed = tol.atol + tol.rtol * c.abs();
-        const at::Tensor bad = (diff > allowed) | (at::isnan(a) != at::isnan(c));
-        if (bad.any().item<bool>()) {
-          err = at::where(at::isfinite(diff), diff, at::zeros_like(diff)).max().item<double>();
-          why = fmt::format("{} of {} elements outside tolerance, max abs err {:.4g}", bad.sum().item<std::int64_t>(), g.numel(), err);
-        }
-      }
-      if (!why.empty()) {
-        return fmt::format("{} ({}:{}) inputs {}: {}", node->kind().toQualString(), file, line, shapes.empty() ? "-" : shapes, why);
-      }
-    }
-  }
-  return "none: every node of the forward graph agrees (the divergence is in the backward)";
+  return DivergenceWalk(spec, key, tol).run(*graph, device_inputs, inputs64);
 }
-
 
 // Note [Shape sequences]: a compile case with seq=<n> feeds the compiled model, after its first
 // call, batch sizes b*2, b*3, b*2, b*4, b*3, ...: n shapes it has not seen (each a recompile on a

@@ -998,6 +998,18 @@ TEST_F(SimE2E, ModelSmokePassesAndAGeluFaultFailsExactlyTheModelsUsingIt) {
 }
 
 
+// Note [First divergent node]: the walk follows a loop and names the iteration it diverged in.
+TEST_F(SimE2E, FirstDivergentNodeIsFoundInsideALoop) {
+  StoredRun run = run_colls(dir_, "gru_tanh", "sim", "models_smoke", "model/gru/f32/tiny/*",
+                            "GAUNTLET_SIM_FAULTS='op=aten::tanh*,kind=bias,factor=0.5'");
+  ASSERT_FALSE(run.by_key.empty());
+  for (const auto& [key, o] : run.by_key) {
+    SCOPED_TRACE(key);
+    EXPECT_EQ(o.status, Status::Fail) << o.error;
+    EXPECT_NE(o.error.find("first divergent node: aten::tanh (gru.py:38, iteration 0)"), std::string::npos) << o.error;
+  }
+}
+
 // ---- The compile path (docs/compile-path.md, Note [Simulated compiler]).
 
 // How many times `call` appears in the model file's forward body (after "def forward").
