@@ -14,6 +14,10 @@ BUILD_DIR="${1:-build/dev}"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then cmake --preset dev; fi
 cmake --build "$BUILD_DIR" --target gauntlet gauntlet_sim -j"$(nproc)" >/dev/null
 BIN="$BUILD_DIR/harness/gauntlet"
+# One intra-op thread: on a 2-core host a kernel split over both cores waits whenever anything else
+# (the orchestrator, the database) takes one of them for a scheduler slice (+4 ms), which made
+# medians of 1 ms cases jump to 5 ms between runs. docs/regressions.md#measuring-host-time.
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 SUITE="${SUITE:-harness/bench/suites/host_noise.yaml}"
 FILTER="${FILTER:-*}"
 TARGETS="${TARGETS:-24}"
@@ -29,7 +33,7 @@ run() {  # run RELEASE [env...]
   shift
   env "$@" "$BIN" run --suite "$SUITE" --filter "$FILTER" --backend sim --db "$DB" --release "$release" --quiet $RUN_ARGS >/dev/null
 }
-echo "host_noise_bench: $(nproc) cores, $(date -u +%FT%TZ), suite $SUITE, filter '$FILTER', run options: $RUN_ARGS"
+echo "host_noise_bench: $(nproc --all) cores, OMP_NUM_THREADS=$OMP_NUM_THREADS, $(date -u +%FT%TZ), suite $SUITE, filter '$FILTER', run options: $RUN_ARGS"
 start=$(date +%s)
 run a
 run b

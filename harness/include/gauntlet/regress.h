@@ -101,6 +101,12 @@ struct CompareOptions {
   // noise]). Off when --confirm re-measures the flagged cases: the screen then keeps every
   // significant change past the minimum effect, and the A/B re-runs decide.
   bool population_noise = true;
+  // Host time: the screen's effect when --confirm decides (Note [Confirmation]): a case whose
+  // baseline run happened to be slow shows less than its true change, so the screen keeps
+  // significant changes past this smaller effect, and the A/B re-runs apply min_effect. Negative:
+  // min_effect itself (no confirmation).
+  double screen_effect = -1;
+  double screen_significance = -1;  // likewise for the p-value (negative: significance)
   int bootstrap_resamples = 2000;
 };
 

@@ -58,6 +58,10 @@ int compare(const CompareOptions& o) {
   opt.error_growth = o.error_growth;
   opt.history = o.history;
   opt.population_noise = !o.confirm;  // Note [Population noise]
+  if (o.confirm) {  // Note [Confirmation]: a wide screen, the A/B re-runs decide
+    opt.screen_effect = o.min_effect / 2;
+    opt.screen_significance = std::max(o.significance, 0.05);
+  }
   const std::vector<Gate> gates = parse_gates(o.gate);
   std::optional<std::int64_t> baseline;
   if (o.baseline != "auto") {
