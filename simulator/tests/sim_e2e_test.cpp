@@ -995,6 +995,11 @@ TEST_F(SimE2E, ModelSmokePassesAndAGeluFaultFailsExactlyTheModelsUsingIt) {
       EXPECT_FALSE(gauntlet::is_failure(o.status)) << key << ": " << o.error;
     }
   }
+  // `gauntlet repro` of one of them, compiled, names the node too.
+  Result r = gauntlet("repro 'model/transformer_encoder/f32/tiny/compile/infer' --backend sim",
+                      "GAUNTLET_SIM_FAULTS='op=aten::gelu*,kind=bias,factor=0.5'");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("first divergent node: aten::gelu (transformer_encoder.py:52)"), std::string::npos) << r.out << r.err;
 }
 
 
