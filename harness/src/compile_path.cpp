@@ -15,6 +15,8 @@
 #include <torch/csrc/jit/passes/graph_fuser.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -117,6 +119,21 @@ CompileScope::~CompileScope() {
   torch::jit::getExecutorMode() = executor_;
   torch::jit::setGraphExecutorOptimize(optimize_);
   torch::jit::overrideCanFuseOnCPULegacy(fuser_);
+}
+
+void record_compile_stats(const CompileStats& st, const std::string& file, Outcome& out) {
+  out.graph_breaks = st.graph_breaks;
+  out.recompiles = st.recompiles;
+  out.regions = st.regions;
+  out.compile_ms = st.compile_ms;
+  if (st.breaks.empty()) return;
+  std::string text = fmt::format("graph breaks: {}", fmt::join(st.breaks, "; "));
+  if (!file.empty()) {  // "(line 52)" names a line of the model's file
+    for (std::size_t at = text.find("(line "); at != std::string::npos; at = text.find("(line ", at + 1)) {
+      text.replace(at, 6, "(" + file + ":");
+    }
+  }
+  out.reason += (out.reason.empty() ? "" : "; ") + text.substr(0, 1000);
 }
 
 std::unique_ptr<CompiledGraph> compile_graph(Backend& backend, const std::shared_ptr<torch::jit::Graph>& graph) {

@@ -28,6 +28,7 @@
 
 #include "gauntlet/compare.h"
 #include "gauntlet/compile_path.h"
+#include "gauntlet/graph_step.h"
 #include "gauntlet/models.h"
 
 namespace gauntlet {
@@ -58,7 +59,7 @@ std::string shape_text(const at::Tensor& t) { return "[" + fmt::format("{}", fmt
 // Forward only: a training case whose forward agrees has diverged in its backward.
 class DivergenceWalk {
  public:
-  using Env = std::unordered_map<const torch::jit::Value*, c10::IValue>;
+  using Env = GraphEnv;
 
   DivergenceWalk(const ModelSpec& spec, const CaseKey& key, const Tolerance& tol)
       : file_(std::filesystem::path(spec.path).filename().string()),
@@ -157,34 +158,14 @@ class DivergenceWalk {
     return std::nullopt;
   }
 
-  // Runs one node in `env`: the structural prim ops here, every other its registered operation.
+  // Runs one node in `env`, noting its tensor inputs' shapes.
   static void step(const torch::jit::Node* node, Env& env, std::string* shapes) {
-    const auto kind = node->kind();
-    torch::jit::Stack stack;
-    for (const torch::jit::Value* v : node->inputs()) {
-      stack.push_back(env.at(v));
-      if (shapes && env.at(v).isTensor()) *shapes += (shapes->empty() ? "" : ", ") + shape_text(env.at(v).toTensor());
+    if (shapes) {
+      for (const torch::jit::Value* v : node->inputs()) {
+        if (env.at(v).isTensor()) *shapes += (shapes->empty() ? "" : ", ") + shape_text(env.at(v).toTensor());
+      }
     }
-    const std::size_t n = node->outputs().size();
-    if (kind == torch::jit::prim::ListConstruct) {
-      const c10::TypePtr elem = node->output()->type()->expectRef<c10::ListType>().getElementType();
-      c10::impl::GenericList list(elem);
-      for (c10::IValue& v : stack) list.push_back(std::move(v));
-      env[node->output()] = c10::IValue(std::move(list));
-      return;
-    }
-    if (kind == torch::jit::prim::TupleConstruct) {
-      env[node->output()] = c10::ivalue::Tuple::create(std::vector<c10::IValue>(stack.begin(), stack.end()));
-      return;
-    }
-    if (kind == torch::jit::prim::ListUnpack || kind == torch::jit::prim::TupleUnpack) {
-      const std::vector<c10::IValue> items =
-          stack.at(0).isTuple() ? stack.at(0).toTupleRef().elements().vec() : stack.at(0).toListRef().vec();
-      for (std::size_t k = 0; k < n; ++k) env[node->outputs()[k]] = items.at(k);
-      return;
-    }
-    node->getOperation()(stack);
-    for (std::size_t k = 0; k < n; ++k) env[node->outputs()[k]] = stack[stack.size() - n + k];
+    step_node(node, env);
   }
 
   std::string file_;
@@ -413,22 +394,7 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
     out.timing.reps = static_cast<int>(reps.size());
     out.timing.samples_us = reps;
   }
-  if (program) {
-    const CompileStats st = program->stats();
-    out.graph_breaks = st.graph_breaks;
-    out.recompiles = st.recompiles;
-    out.regions = st.regions;
-    out.compile_ms = st.compile_ms;
-    if (!st.breaks.empty()) {
-      const std::string file = std::filesystem::path(spec.path).filename().string();
-      std::string text = fmt::format("graph breaks: {}", fmt::join(st.breaks, "; "));
-      // "(line 52)" names a line of the model's file
-      for (std::size_t at = text.find("(line "); at != std::string::npos; at = text.find("(line ", at + 1)) {
-        text.replace(at, 6, "(" + file + ":");
-      }
-      out.reason += (out.reason.empty() ? "" : "; ") + text.substr(0, 1000);
-    }
-  }
+  if (program) record_compile_stats(program->stats(), std::filesystem::path(spec.path).filename().string(), out);
 }
 
 }  // namespace gauntlet

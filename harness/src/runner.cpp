@@ -346,14 +346,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     out.timing.median_us = out.timing.p10_us = out.timing.p90_us = out.timing.first_us;
   }
   out.timing.reps = static_cast<int>(reps.size());
-  if (program) {
-    const CompileStats st = program->stats();
-    out.graph_breaks = st.graph_breaks;
-    out.recompiles = st.recompiles;
-    out.regions = st.regions;
-    out.compile_ms = st.compile_ms;
-    if (!st.breaks.empty()) out.reason += (out.reason.empty() ? "" : "; ") + ("graph breaks: " + fmt::format("{}", fmt::join(st.breaks, "; "))).substr(0, 1000);
-  }
+  if (program) record_compile_stats(program->stats(), "", out);
 
   std::string problem = compare_outputs(key, backend.profile(), actual, golden, device_inputs, def.spec, cfg, out, detail);
   if (!problem.empty()) {

@@ -36,6 +36,7 @@
 #include <unordered_set>
 
 #include "gauntlet/compile_abi.h"
+#include "gauntlet/graph_step.h"
 #include "sim_torch.h"
 #include "state.h"
 #include "trn2_constants.h"
@@ -48,7 +49,7 @@ namespace {
 
 using torch::jit::Node;
 using torch::jit::Value;
-using Env = std::unordered_map<const Value*, c10::IValue>;
+using Env = GraphEnv;
 using Clock = std::chrono::steady_clock;
 
 bool is_tensorish(const c10::TypePtr& t) {
@@ -166,36 +167,7 @@ double tensor_bytes(const c10::IValue& v) {
   return 0;
 }
 
-// Runs one node that is not control flow: its registered operation, or the structural prim ops.
-void run_node(const Node* node, Env& env) {
-  torch::jit::Stack stack;
-  for (const Value* v : node->inputs()) stack.push_back(env.at(v));
-  const auto kind = node->kind();
-  const std::size_t n = node->outputs().size();
-  if (kind == torch::jit::prim::Constant) {
-    env[node->output()] = *torch::jit::toIValue(node->output());
-    return;
-  }
-  if (kind == torch::jit::prim::ListConstruct) {
-    const c10::TypePtr elem = node->output()->type()->expectRef<c10::ListType>().getElementType();
-    c10::impl::GenericList list(elem);
-    for (c10::IValue& v : stack) list.push_back(std::move(v));
-    env[node->output()] = c10::IValue(std::move(list));
-    return;
-  }
-  if (kind == torch::jit::prim::TupleConstruct) {
-    env[node->output()] = c10::ivalue::Tuple::create(std::vector<c10::IValue>(stack.begin(), stack.end()));
-    return;
-  }
-  if (kind == torch::jit::prim::ListUnpack || kind == torch::jit::prim::TupleUnpack) {
-    const std::vector<c10::IValue> items =
-        stack.at(0).isTuple() ? stack.at(0).toTupleRef().elements().vec() : stack.at(0).toListRef().vec();
-    for (std::size_t k = 0; k < n; ++k) env[node->outputs()[k]] = items.at(k);
-    return;
-  }
-  node->getOperation()(stack);
-  for (std::size_t k = 0; k < n; ++k) env[node->outputs()[k]] = stack[stack.size() - n + k];
-}
+void run_node(const Node* node, Env& env) { step_node(node, env); }
 
 void run_block(const torch::jit::Block* block, Env& env);
 

@@ -7,6 +7,7 @@
 
 #include "gauntlet/backend.h"
 #include "gauntlet/compile_abi.h"
+#include "gauntlet/outcome.h"
 
 namespace torch::jit {
 struct Graph;
@@ -31,5 +32,10 @@ class CompileScope {
 // Compiles `graph` (not modified: each path works on its own copy) for `backend`. Throws
 // c10::NotImplementedError when the backend has no compile path (its cases are UNSUPPORTED).
 std::unique_ptr<CompiledGraph> compile_graph(Backend& backend, const std::shared_ptr<torch::jit::Graph>& graph);
+
+// Copies what a compile path did into the outcome: its counts, and its graph breaks appended to
+// `reason` ("graph breaks: aten::gelu (mlp.py:12): ..."; `file` names the source a break's
+// "(line N)" points into, empty for a traced graph).
+void record_compile_stats(const CompileStats& stats, const std::string& file, Outcome& out);
 
 }  // namespace gauntlet

@@ -1,0 +1,50 @@
+// One TorchScript node run outside the interpreter, on values kept per graph value: what the
+// first-divergent-node walk (model_case.cpp) and the simulator's graph compiler
+// (simulator/src/compiler.cpp) both do. Header-only: the simulator library shares it without
+// linking the harness.
+#pragma once
+
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/runtime/operator.h>
+
+#include <unordered_map>
+#include <vector>
+
+namespace gauntlet {
+
+using GraphEnv = std::unordered_map<const torch::jit::Value*, c10::IValue>;
+
+// Runs `node` (not control flow) with its inputs from `env`, and puts its outputs there: the
+// structural prim ops (constants, lists, tuples) directly, every other node its registered
+// operation.
+inline void step_node(const torch::jit::Node* node, GraphEnv& env) {
+  const auto kind = node->kind();
+  const std::size_t n = node->outputs().size();
+  if (kind == torch::jit::prim::Constant) {
+    env[node->output()] = *torch::jit::toIValue(node->output());
+    return;
+  }
+  torch::jit::Stack stack;
+  for (const torch::jit::Value* v : node->inputs()) stack.push_back(env.at(v));
+  if (kind == torch::jit::prim::ListConstruct) {
+    const c10::TypePtr elem = node->output()->type()->expectRef<c10::ListType>().getElementType();
+    c10::impl::GenericList list(elem);
+    for (c10::IValue& v : stack) list.push_back(std::move(v));
+    env[node->output()] = c10::IValue(std::move(list));
+    return;
+  }
+  if (kind == torch::jit::prim::TupleConstruct) {
+    env[node->output()] = c10::ivalue::Tuple::create(std::vector<c10::IValue>(stack.begin(), stack.end()));
+    return;
+  }
+  if (kind == torch::jit::prim::ListUnpack || kind == torch::jit::prim::TupleUnpack) {
+    const std::vector<c10::IValue> items =
+        stack.at(0).isTuple() ? stack.at(0).toTupleRef().elements().vec() : stack.at(0).toListRef().vec();
+    for (std::size_t k = 0; k < n; ++k) env[node->outputs()[k]] = items.at(k);
+    return;
+  }
+  node->getOperation()(stack);
+  for (std::size_t k = 0; k < n; ++k) env[node->outputs()[k]] = stack[stack.size() - n + k];
+}
+
+}  // namespace gauntlet
