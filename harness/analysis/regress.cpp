@@ -284,6 +284,79 @@ void sort_findings(std::vector<Finding>& findings) {
   });
 }
 
+// Note [Case history]: each case's own series across releases (the history runs, the baseline,
+// the candidate) is searched for change points, for its time and for its error, so that a
+// shift is dated: "slower since r5", and a creeping error (1.5x a release, never 4x in one step)
+// shows as the shift it adds up to. E-Divisive on the log values (stats.h), at most one finding
+// per case and series: the latest change point such that the median from it to the candidate is
+// worse than the median before it past the effect (min_effect for time, error_growth for error);
+// a regression that was later fixed has none. A series shorter than kCaseHistoryMin, or whose values all lie
+// within the effect of each other, is not searched: that keeps a million constant simulated
+// times cheap. Host times are first divided by their run's host drift, as the comparison judges
+// them (Note [Host drift]): the median ratio between consecutive runs over the host-timed cases,
+// chained; and tested at the stricter case_history_host_significance: they are noisy, and a
+// million series are tested at once. Simulated time has no drift: a release that slows every
+// case shows a shift on every case (and on the suite's index, Note [Suite history]). The candidate alone can never be a segment (min_size 2):
+// the change at the candidate itself is the comparison's, judged above; a shift is history,
+// reported for the record and never gating (docs/regressions.md#shifts-in-case-histories).
+constexpr std::size_t kCaseHistoryMin = 6;
+
+struct Shift {
+  std::size_t index = 0;  // the first release of the shifted segment
+  double before = 0, after = 0, p_value = 1;
+};
+
+std::optional<Shift> latest_worse_shift(const std::vector<double>& values, double effect, double significance) {
+  if (values.size() < kCaseHistoryMin) return std::nullopt;
+  const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  if (!(*lo > 0) || *hi <= *lo * effect) return std::nullopt;
+  std::vector<double> logs(values.size());
+  std::transform(values.begin(), values.end(), logs.begin(), [](double v) { return std::log(v); });
+  stats::EDivisiveOptions eo;
+  eo.significance = significance;
+  const std::vector<stats::ChangePoint> points = stats::e_divisive(logs, eo);
+  // The latest change point with everything from it on worse than everything before it: a step
+  // that stayed, and a creep (change points along the way) measured from where it started.
+  for (auto cp = points.rbegin(); cp != points.rend(); ++cp) {
+    const auto at = values.begin() + static_cast<std::ptrdiff_t>(cp->index);
+    Shift s;
+    s.index = cp->index;
+    s.before = stats::median(std::vector<double>(values.begin(), at));
+    s.after = stats::median(std::vector<double>(at, values.end()));
+    s.p_value = cp->p_value;
+    if (s.after > s.before * effect) return s;
+  }
+  return std::nullopt;
+}
+
+// The host drift of each run relative to the first, chained: the median host-time ratio between
+// consecutive runs over the cases both judged on host time (1 when fewer than 20).
+std::vector<double> host_drift_index(const std::vector<const std::vector<Row>*>& series, Metric m) {
+  std::vector<double> index(series.size(), 1.0);
+  std::vector<double> ratios;
+  for (std::size_t s = 1; s < series.size(); ++s) {
+    const std::vector<Row>& from = *series[s - 1];
+    const std::vector<Row>& to = *series[s];
+    ratios.clear();
+    std::size_t i = 0, j = 0;
+    while (i < from.size() && j < to.size()) {
+      if (from[i].case_id < to[j].case_id) {
+        ++i;
+      } else if (to[j].case_id < from[i].case_id) {
+        ++j;
+      } else {
+        const Timed a = time_of(from[i], m, !std::isnan(to[j].sim_time_us));
+        const Timed b = time_of(to[j], m, !std::isnan(from[i].sim_time_us));
+        if (!a.sim && !b.sim && !std::isnan(a.value) && !std::isnan(b.value)) ratios.push_back(b.value / a.value);
+        ++i;
+        ++j;
+      }
+    }
+    index[s] = index[s - 1] * (ratios.size() >= 20 ? stats::median(ratios) : 1.0);
+  }
+  return index;
+}
+
 }  // namespace
 
 // ---- The comparison
@@ -336,6 +409,19 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
   const std::vector<RunRef> history = opt.history > 0 ? history_runs(runs, c.baseline, opt.history) : std::vector<RunRef>{};
   std::vector<std::vector<Row>> past;
   for (const RunRef& h : history) past.push_back(db.rows(h.id));
+  // Note [Case history]: the releases of each case's series, and their host drift.
+  std::vector<std::string> releases;
+  std::vector<const std::vector<Row>*> runs_in_order;
+  for (std::size_t h = 0; h < past.size(); ++h) {
+    releases.push_back(history[h].release);
+    runs_in_order.push_back(&past[h]);
+  }
+  releases.push_back(c.baseline.release);
+  releases.push_back(c.candidate.release);
+  runs_in_order.push_back(&base);
+  runs_in_order.push_back(&cand);
+  const bool case_histories = past.size() + 2 >= kCaseHistoryMin;
+  const std::vector<double> host_drift = case_histories ? host_drift_index(runs_in_order, opt.metric) : std::vector<double>{};
 
   struct Pending {
     std::uint64_t case_id;
@@ -373,6 +459,56 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
     for (const Row& r : past[h]) past_index[h][r.case_id] = &r;
   }
 
+  // Note [Case history]: the row of each run of the series for a case, oldest first.
+  auto row_in = [&](std::size_t run, const Row& b, const Row& k) -> const Row* {
+    if (run == runs_in_order.size() - 1) return &k;
+    if (run == runs_in_order.size() - 2) return &b;
+    const auto it = past_index[run].find(k.case_id);
+    return it == past_index[run].end() ? nullptr : it->second;
+  };
+  auto case_history = [&](const Row& b, const Row& k) {
+    std::vector<double> values;
+    std::vector<std::size_t> at;  // the run of each value
+    auto shift_finding = [&](Change change, double effect, double significance, const char* what, bool time) {
+      const auto shift = latest_worse_shift(values, effect, significance);
+      if (!shift) return;
+      const std::string before = time ? us_text(shift->before) : fmt::format("{:.3g}", shift->before);
+      const std::string after = time ? us_text(shift->after) : fmt::format("{:.3g}", shift->after);
+      add(k.case_id, change, shift->before, shift->after, shift->after / shift->before, shift->p_value,
+          fmt::format("{} {} -> {} ({}) since release {}, over {} releases", what, before, after,
+                      time ? percent(shift->after / shift->before) : fmt::format("{:.1f}x", shift->after / shift->before),
+                      releases[at[shift->index]], values.size()));
+    };
+    // Error, over the releases the case passed in (floored as in Note [Error growth]).
+    if (b.status == Status::Pass && k.status == Status::Pass) {
+      for (std::size_t run = 0; run < runs_in_order.size(); ++run) {
+        const Row* r = row_in(run, b, k);
+        if (!r || r->status != Status::Pass || std::isnan(r->max_abs_err)) continue;
+        const double floor = 0.01 * (std::isnan(r->atol) || r->atol < 0 ? 0 : r->atol);
+        values.push_back(std::max(r->max_abs_err, floor));
+        at.push_back(run);
+      }
+      shift_finding(Change::ErrorShift, opt.error_growth, opt.case_history_significance, "max_abs_err", false);
+    }
+    // Time, on the metric the comparison judges the case on; host time relative to the drift.
+    const bool sim = opt.metric == Metric::Sim ||
+                     (opt.metric == Metric::Auto && !std::isnan(b.sim_time_us) && !std::isnan(k.sim_time_us));
+    values.clear();
+    at.clear();
+    for (std::size_t run = 0; run < runs_in_order.size(); ++run) {
+      const Row* r = row_in(run, b, k);
+      if (!r) continue;
+      const Timed t = time_of(*r, sim ? Metric::Sim : Metric::Host, true);
+      if (std::isnan(t.value)) continue;
+      values.push_back(sim ? t.value : t.value / host_drift[run]);
+      at.push_back(run);
+    }
+    if (at.empty() || at.back() != runs_in_order.size() - 1) return;  // the candidate is not timed
+    shift_finding(Change::SpeedShift, 1 + opt.min_effect,
+                  sim ? opt.case_history_significance : opt.case_history_host_significance,
+                  sim ? "sim time" : "median (after host drift)", true);
+  };
+
   std::size_t i = 0, j = 0;
   while (i < base.size() || j < cand.size()) {
     if (j == cand.size() || (i < base.size() && base[i].case_id < cand[j].case_id)) {
@@ -390,6 +526,7 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
     const Row& b = base[i++];
     const Row& k = cand[j++];
     ++c.common_cases;
+    if (case_histories) case_history(b, k);
 
     // Accuracy.
     if (k.status == Status::XPass && b.status != Status::XPass) {

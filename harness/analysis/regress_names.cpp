@@ -17,8 +17,9 @@ static_assert(std::size(kGateNames) == std::size(kAllGates));
 constexpr std::string_view kChangeNames[] = {
     "status-change", "error-growth", "xpass",     "new-fallback", "graph-breaks",
     "recompiles",    "compile-time", "first-run", "peak-memory",  "missing",
-    "slower",        "faster",       "fixed",     "new"};
-static_assert(std::size(kChangeNames) == static_cast<std::size_t>(Change::New) + 1);
+    "slower",        "faster",       "fixed",     "new",          "error-shift",
+    "speed-shift"};
+static_assert(std::size(kChangeNames) == static_cast<std::size_t>(kLastChange) + 1);
 
 constexpr std::string_view kMetricNames[] = {"auto", "sim", "host"};
 static_assert(std::size(kMetricNames) == static_cast<std::size_t>(Metric::Host) + 1);
@@ -49,9 +50,11 @@ Gate change_gate(Change c) {
     case Change::ErrorGrowth:
     case Change::XPass:
     case Change::Fixed:
+    case Change::ErrorShift:
       return Gate::Accuracy;
     case Change::Slower:
     case Change::Faster:
+    case Change::SpeedShift:
       return Gate::Speed;
     case Change::NewFallback:
     case Change::GraphBreaks:
@@ -67,7 +70,8 @@ Gate change_gate(Change c) {
 }
 
 bool is_regression(Change c) {
-  return c != Change::Faster && c != Change::Fixed && c != Change::New;
+  return c != Change::Faster && c != Change::Fixed && c != Change::New && c != Change::ErrorShift &&
+         c != Change::SpeedShift;
 }
 
 std::string_view metric_name(Metric m) { return kMetricNames[static_cast<unsigned>(m)]; }

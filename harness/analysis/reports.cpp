@@ -29,7 +29,9 @@ constexpr Change kAllChanges[] = {Change::StatusChange, Change::ErrorGrowth, Cha
                                   Change::NewFallback,  Change::GraphBreaks, Change::Recompiles,
                                   Change::CompileTime,  Change::FirstRun,    Change::PeakMemory,
                                   Change::Missing,      Change::Slower,      Change::Faster,
-                                  Change::Fixed,        Change::New};
+                                  Change::Fixed,        Change::New,         Change::ErrorShift,
+                                  Change::SpeedShift};
+static_assert(std::size(kAllChanges) == static_cast<std::size_t>(kLastChange) + 1);
 
 // The changes in the order findings are sorted: by gate, then by change.
 std::vector<Change> changes_by_gate() {
@@ -232,9 +234,11 @@ std::string format_value(Change c, double v) {
   if (!std::isfinite(v)) return "n/a";
   switch (c) {
     case Change::ErrorGrowth:
+    case Change::ErrorShift:
       return fmt::format("{:.3g}", v);
     case Change::Slower:
     case Change::Faster:
+    case Change::SpeedShift:
     case Change::CompileTime:
     case Change::FirstRun:
       return format_time(v);
@@ -615,6 +619,32 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
 
   out += fmt::format("## Waived ({})\n\n", waived_rows.size());
   md_regressions(out, c, waived_rows, o.top);
+
+  // History shifts get their own section; the rest of the non-regressions share one.
+  Rows shifts;
+  others.erase(std::remove_if(others.begin(), others.end(),
+                              [&shifts](const Finding* f) {
+                                const bool shift = f->change == Change::ErrorShift || f->change == Change::SpeedShift;
+                                if (shift) shifts.push_back(f);
+                                return shift;
+                              }),
+               others.end());
+  out += fmt::format("## Shifts in case histories ({})\n\n", shifts.size());
+  if (c.options.history <= 0) {
+    out += "Not looked for: no history asked for (`--history 0`).\n\n";
+  } else if (!shifts.empty()) {
+    out +=
+        "Cases whose series across releases shifted for the worse at an earlier release and stayed "
+        "there (E-Divisive); reported, never gating: each shift was judged when its release was "
+        "compared.\n\n";
+  }
+  constexpr std::string_view kShiftsHeader =
+      "| Case | Change | Detail | Before → Since | Ratio | p |\n"
+      "|---|---|---|---|--:|--:|\n";
+  md_table(out, kShiftsHeader, shifts, o.top, [](const Finding& f) {
+    return fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(f.key), change_name(f.change),
+                       md_text(f.detail), values_text(f), ratio_text(f.ratio), p_text(f.p_value));
+  });
 
   out += fmt::format("## Fixed / faster / new ({})\n\n", others.size());
   if (!others.empty()) {

@@ -55,6 +55,8 @@ constexpr ChangeSpelling kChangeNames[] = {
     {Change::Faster, "faster", false},
     {Change::Fixed, "fixed", false},
     {Change::New, "new", false},
+    {Change::ErrorShift, "error-shift", false},
+    {Change::SpeedShift, "speed-shift", false},
 };
 
 constexpr bool gates_in_order() {
@@ -67,7 +69,7 @@ constexpr bool changes_in_order() {
   for (std::size_t i = 0; i < std::size(kChangeNames); ++i) {
     if (static_cast<std::size_t>(kChangeNames[i].change) != i) return false;
   }
-  return static_cast<std::size_t>(Change::New) + 1 == std::size(kChangeNames);
+  return static_cast<std::size_t>(kLastChange) + 1 == std::size(kChangeNames);
 }
 static_assert(gates_in_order(), "kGateNames must list every Gate in enum order");
 static_assert(changes_in_order(), "kChangeNames must list every Change in enum order");

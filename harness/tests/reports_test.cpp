@@ -193,6 +193,10 @@ RunComparison sample() {
       finding("op/`odd`'key/float32", Change::Missing, 0, nan, 0, -1,
               "in baseline run 41 (PASS), not in candidate run 57"),
       finding("op/new_op/float32/n=16", Change::New, 0, 0, 0, -1, "new in the candidate: PASS"),
+      finding("op/softmax/float32/n=4096", Change::SpeedShift, 40, 46, 1.15, 0.005,
+              "sim time 40 µs -> 46 µs (+15.0%) since release 2.2.0, over 4 releases"),
+      finding("op/cumsum/float32/n=65536", Change::ErrorShift, 2e-6, 1.1e-5, 5.5, 0.01,
+              "max_abs_err 2e-06 -> 1.1e-05 (5.5x) since release 2.2.0, over 4 releases"),
   };
   c.speed.metric = "sim";
   c.speed.compared = 1180;
@@ -291,7 +295,9 @@ TEST(RegressNames, ChangesNameTheirGate) {
       {Change::Slower, "slower"},
       {Change::Faster, "faster"},
       {Change::Fixed, "fixed"},
-      {Change::New, "new"}};
+      {Change::New, "new"},
+      {Change::ErrorShift, "error-shift"},
+      {Change::SpeedShift, "speed-shift"}};
   for (const auto& [change, name] : names) EXPECT_EQ(change_name(change), name);
   EXPECT_EQ(change_gate(Change::ErrorGrowth), Gate::Accuracy);
   EXPECT_EQ(change_gate(Change::Fixed), Gate::Accuracy);
@@ -437,7 +443,7 @@ TEST(ReportJUnit, ValidatesAgainstTheSchema) {
 
 TEST(ReportJUnit, FailuresAreGatingRegressions) {
   const std::string xml = junit_report(sample(), options());
-  EXPECT_NE(xml.find("<testsuites name=\"gauntlet compare\" tests=\"15\" failures=\"4\" "
+  EXPECT_NE(xml.find("<testsuites name=\"gauntlet compare\" tests=\"17\" failures=\"4\" "
                      "errors=\"0\" skipped=\"8\">"),
             std::string::npos)
       << xml;
@@ -500,7 +506,7 @@ TEST(ReportJson, FieldsAndNulls) {
   EXPECT_EQ(j["gauntlet_version"], "0.1.0");
   EXPECT_EQ(j["gate"]["exit_code"], 1);
   EXPECT_EQ(j["gate"]["gates"], nlohmann::json({"accuracy", "speed"}));
-  ASSERT_EQ(j["findings"].size(), 15u);
+  ASSERT_EQ(j["findings"].size(), 17u);
   const auto& first = j["findings"][0];
   EXPECT_EQ(first["change"], "status-change");
   EXPECT_TRUE(first["gating"].get<bool>());

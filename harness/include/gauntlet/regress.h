@@ -50,10 +50,15 @@ enum class Change : std::uint8_t {
   Faster,
   Fixed,  // a failing status became a passing one
   New,    // in the candidate, not in the baseline
+  // history, reported for the record (Note [Case history]): the case's series across releases
+  // shifted for the worse at an earlier release and has stayed there since
+  ErrorShift,  // max_abs_err
+  SpeedShift,  // its time
 };
+inline constexpr Change kLastChange = Change::SpeedShift;
 std::string_view change_name(Change c);  // status-change, error-growth, ..., new
 Gate change_gate(Change c);              // which --gate it belongs to (Faster: speed, ...)
-bool is_regression(Change c);            // false for Faster, Fixed, New
+bool is_regression(Change c);            // false for Faster, Fixed, New and the shifts
 
 // The waiver that covers a regression (gauntlet/waivers.h): reported, and gating only when expired.
 struct WaiverRef {
@@ -96,6 +101,11 @@ struct CompareOptions {
   // by 64 KiB with what its worker ran before)
   std::int64_t memory_min_bytes = 1 << 20;
   int history = 8;             // earlier releases used for noise bands and change points (0: none)
+  // Per-case change points (Note [Case history]): E-Divisive's significance on a case's series of
+  // deterministic values (simulated time, error) and on its host time, which is noisier and
+  // tested on a million cases at once.
+  double case_history_significance = 0.05;
+  double case_history_host_significance = 0.01;
   double noise_k = 3.0;        // noise band half-width in robust standard deviations
   // Host time: judge each case against the between-run noise of cases like it (Note [Population
   // noise]). Off when --confirm re-measures the flagged cases: the screen then keeps every
