@@ -127,6 +127,14 @@
   function fmtPct(x) { return isNum(x) ? (x * 100).toFixed(2) + '%' : DASH; }
   function fmtRatio(x) { return isNum(x) ? x.toFixed(3) : DASH; }
   function fmtInt(x) { return isNum(x) ? Math.round(x).toLocaleString('en-US') : DASH; }
+  // 61.2 k, 2.31 G: rates per second.
+  function fmtRate(x) {
+    if (!isNum(x)) return DASH;
+    var prefixes = ['', ' k', ' M', ' G', ' T', ' P'], p = 0;
+    while (Math.abs(x) >= 1000 && p + 1 < prefixes.length) { x /= 1000; ++p; }
+    return x.toPrecision(3) + prefixes[p];
+  }
+  function fmtCost(x) { return isNum(x) ? x.toPrecision(4) : DASH; }
   function fmtTime(us) {
     if (!isNum(us)) return DASH;
     if (us < 1000) return prec(us) + ' \u00b5s';
@@ -667,7 +675,16 @@
         stat('Time vs baseline [95% CI]', fmtCI(d.geomean), 'geomean', d.geomean && d.geomean.ratio > 1.02 && d.geomean.lo > 1 ? 'bad' : null),
         stat('Cases timed', d.geomean ? fmtInt(d.geomean.n) : DASH),
         GATES.map(function (gt) { return stat(gt.charAt(0).toUpperCase() + gt.slice(1) + ' regressions', fmtInt(counts[gt] || 0), 'gate-count-' + gt, counts[gt] ? 'bad' : null); }),
-        stat('Missing cases', fmtInt(d.missing_total), 'missing-count', d.missing_total ? 'bad' : null)));
+        stat('Missing cases', fmtInt(d.missing_total), 'missing-count', d.missing_total ? 'bad' : null),
+        // Throughput (candidate, and its ratio to the baseline) and cost per million, per unit.
+        arr(d.throughput).map(function (t) {
+          var unit = str(t.unit);
+          var tp = stat('Throughput, ' + unit + '/s [vs baseline]', fmtRate(t.candidate_per_s) + ' ' + fmtCI(t.ratio), 'throughput-' + unit,
+            t.ratio && t.ratio.hi < 1 ? 'bad' : null);
+          if (!isNum(t.candidate_cost_per_million)) return tp;
+          return [tp, stat('Cost per million ' + unit + ' [vs baseline]', fmtCost(t.candidate_cost_per_million) + ' ' + fmtCI(t.cost_ratio),
+            'cost-' + unit, t.cost_ratio && t.cost_ratio.lo > 1 ? 'bad' : null)];
+        })));
 
       // Filters and the regression table.
       var p = r.params;

@@ -181,6 +181,14 @@ async function main() {
         for (const gate of ['accuracy', 'speed', 'coverage']) {
           checkEq(`latest: ${gate} regressions count`, (await text(`[data-testid=gate-count-${gate}]`)).replace(/,/g, ''), String((latest.counts || {})[gate] || 0));
         }
+        // Throughput per unit (every case records its work since schema 7), cost only with a price.
+        const units = latest.throughput || [];
+        check('latest: throughput of the release in the data', units.length > 0, 'no throughput');
+        for (const t of units) {
+          checkEq(`latest: throughput of ${t.unit} shown`, await count(`[data-testid=throughput-${t.unit}]`), 1);
+          checkEq(`latest: cost of ${t.unit} shown`, await count(`[data-testid=cost-${t.unit}]`),
+            typeof t.candidate_cost_per_million === 'number' ? 1 : 0);
+        }
         checkEq('latest: regressions listed', Number(await attr('[data-testid=regression-count]', 'data-count')), regs.length);
         if (regs.length) {
           const rows = await count('[data-testid=regression-row]');

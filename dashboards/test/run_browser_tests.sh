@@ -15,7 +15,8 @@ mkdir -p "$artifacts"
 
 # Faults: wrong results on exp, mm 30% slower (simulated time), cumsum on the CPU.
 GAUNTLET_SIM_FAULTS='op=aten::exp*,kind=bias; op=aten::mm*,kind=slow,factor=1.3; op=aten::cumsum*,kind=fallback' \
-  "$bin" run --suite smoke --backend sim --db "$tmp/real.db" --release 3.0.0 --quiet --workers 2 >"$tmp/run.log" 2>&1 ||
+  "$bin" run --suite smoke --backend sim --db "$tmp/real.db" --release 3.0.0 --quiet --workers 2 \
+    --price-per-device-hour 4.5 >"$tmp/run.log" 2>&1 ||
   { echo "run_browser_tests: gauntlet run failed:"; tail -5 "$tmp/run.log"; exit 1; }
 releases=11
 if [ "$what" = injection ]; then

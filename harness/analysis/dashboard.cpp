@@ -619,11 +619,23 @@ class GroupExport {
     std::stable_sort(sorted.begin(), sorted.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
     for (const auto& [op, n] : sorted) fallbacks.push_back({{"op", op}, {"cases", n}});
+    // Note [Throughput and cost] in regress.h: compare's figures, per unit.
+    json throughput = json::array();
+    for (const ThroughputSummary& t : c.throughput) {
+      throughput.push_back({{"unit", t.unit},
+                            {"baseline_per_s", number(t.baseline)},
+                            {"candidate_per_s", number(t.candidate)},
+                            {"ratio", interval_json(t.ratio, t.cases)},
+                            {"baseline_cost_per_million", number(t.baseline_cost)},
+                            {"candidate_cost_per_million", number(t.candidate_cost)},
+                            {"cost_ratio", interval_json(t.cost_ratio, t.cases)}});
+    }
     json j = {{"schema_version", kSchemaVersion},
               {"group", g_.id},
               {"baseline", {{"release", c.baseline.release}, {"run_id", c.baseline.id}}},
               {"candidate", {{"release", c.candidate.release}, {"run_id", c.candidate.id}}},
               {"geomean", interval_json(c.speed.geomean, c.speed.compared)},
+              {"throughput", throughput},
               {"counts", gates_json(counts)},
               {"regressions", regressions},
               {"regressions_total", total},

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "gauntlet/samples.h"
 #include "gauntlet/sqlite.h"
@@ -40,6 +41,7 @@ struct Row {
   std::int64_t graph_breaks = -1, recompiles = -1;  // -1: not recorded
   std::string fallback_ops;                          // JSON text, "[]" for none
   std::string samples;                               // gauntlet/samples.h
+  std::int64_t work_items = 0;                       // 0: not recorded (Note [Throughput and cost])
 };
 
 Status to_status(const std::string& path, const std::string& text) {
@@ -118,9 +120,11 @@ class CompareDb {
   std::vector<Row> rows(std::int64_t run) {
     // samples exist from schema 4 on; graph_breaks, recompiles, compile_ms from schema 1.
     const std::string samples = schema_ >= 4 ? "samples" : "NULL";
+    const std::string work = schema_ >= 7 ? "work_items" : "NULL";
     Stmt q(db_, path_,
            "SELECT case_id, status, max_abs_err, atol, first_us, median_us, sim_time_us, compile_ms, peak_mem_bytes, "
-           "graph_breaks, recompiles, fallback_ops, " + samples + " FROM results WHERE run_id = ? ORDER BY case_id");
+           "graph_breaks, recompiles, fallback_ops, " + samples + ", " + work +
+           " FROM results WHERE run_id = ? ORDER BY case_id");
     q.bind(run);
     std::vector<Row> out;
     while (q.step()) {
@@ -139,10 +143,19 @@ class CompareDb {
       r.recompiles = std::isnan(recompiles) ? -1 : static_cast<std::int64_t>(recompiles);
       r.fallback_ops = q.text();
       r.samples = q.blob();
+      if (const double w = q.real(); w > 0) r.work_items = static_cast<std::int64_t>(w);
       out.push_back(std::move(r));
     }
     // SQLite orders signed ids; the merge join below wants them as unsigned.
     std::sort(out.begin(), out.end(), [](const Row& a, const Row& b) { return a.case_id < b.case_id; });
+    return out;
+  }
+
+  // The model cases' ids: their work items are samples (Note [Throughput and cost]).
+  std::unordered_set<std::uint64_t> model_cases() {
+    Stmt q(db_, path_, "SELECT id FROM cases WHERE kind = 'model'");
+    std::unordered_set<std::uint64_t> out;
+    while (q.step()) out.insert(static_cast<std::uint64_t>(q.int64()));
     return out;
   }
 
@@ -361,8 +374,23 @@ std::vector<double> host_drift_index(const std::vector<const std::vector<Row>*>&
 
 // ---- The comparison
 
+double throughput_per_s(std::int64_t work_items, double time_us) {
+  if (work_items <= 0 || !(time_us > 0) || !std::isfinite(time_us)) return kNaN;
+  return static_cast<double>(work_items) / (time_us * 1e-6);
+}
+
+double cost_per_million(std::optional<double> price_per_device_hour, std::int64_t work_items, double time_us) {
+  const double tp = throughput_per_s(work_items, time_us);
+  if (!price_per_device_hour || std::isnan(tp)) return kNaN;
+  return *price_per_device_hour * 1e6 / 3600 / tp;
+}
+
 std::vector<RunRef> read_runs(sqlite3* db, const std::string& path, void (*fail)(const std::string&)) {
-  sqlite::Stmt q(fail, db, path, "SELECT id, release, backend, backend_version, suite, started_at FROM runs ORDER BY id");
+  // runs.price_per_device_hour exists from schema 7 on.
+  const bool priced = sqlite::user_version(fail, db, path) >= 7;
+  sqlite::Stmt q(fail, db, path,
+                 std::string("SELECT id, release, backend, backend_version, suite, started_at, ") +
+                     (priced ? "price_per_device_hour" : "NULL") + " FROM runs ORDER BY id");
   std::vector<RunRef> out;
   while (q.step()) {
     RunRef r;
@@ -372,6 +400,7 @@ std::vector<RunRef> read_runs(sqlite3* db, const std::string& path, void (*fail)
     r.backend_version = q.text();
     r.suite = q.text();
     r.started_at = q.text();
+    if (const double price = q.real(); price > 0) r.price_per_device_hour = price;
     out.push_back(std::move(r));
   }
   return out;
@@ -450,7 +479,16 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
     bool sim;
     std::vector<double> base_samples, cand_samples;
     stats::NoiseBand band;
+    std::int64_t work_items = 0;
+    bool samples = false;
   };
+  // Note [Throughput and cost]: per unit (0: samples, 1: elements), each side's log throughput
+  // and the ratios, over the cases both timed that know their work.
+  struct Work {
+    std::vector<double> log_base, log_cand, ratios;
+  };
+  Work work[2];
+  std::optional<std::unordered_set<std::uint64_t>> model_ids;  // read when first needed
   std::vector<SpeedCase> speed_cases;
   // Per history run, an index from case id to row, built once.
   std::vector<std::unordered_map<std::uint64_t, const Row*>> past_index(past.size());
@@ -599,7 +637,17 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
       if (timed(b.status) && timed(k.status)) ++c.speed.unjudged;
       continue;
     }
-    SpeedCase sc{k.case_id, tb.value, tk.value, tk.sim, {}, {}, {}};
+    SpeedCase sc{k.case_id, tb.value, tk.value, tk.sim, {}, {}, {}, 0, false};
+    if (b.work_items > 0 && k.work_items > 0) {
+      if (!model_ids) model_ids = db.model_cases();
+      sc.work_items = k.work_items;
+      sc.samples = model_ids->count(k.case_id) > 0;
+      Work& w = work[sc.samples ? 0 : 1];
+      const double tp_b = throughput_per_s(b.work_items, tb.value), tp_k = throughput_per_s(k.work_items, tk.value);
+      w.log_base.push_back(std::log(tp_b));
+      w.log_cand.push_back(std::log(tp_k));
+      w.ratios.push_back(tp_k / tp_b);
+    }
     if (!tk.sim) {
       sc.base_samples = unpack_samples(b.samples);
       sc.cand_samples = unpack_samples(k.samples);
@@ -712,6 +760,8 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
       add(sc.case_id, ratio > 1 ? Change::Slower : Change::Faster, sc.base, sc.cand, ratio, p,
           fmt::format("{} {} -> {} ({}{}{}{})", what, us_text(sc.base), us_text(sc.cand), percent(raw), drift_text,
                       noise_text, band_text));
+      found.back().f.work_items = sc.work_items;
+      found.back().f.samples = sc.samples;
     }
   }
 
@@ -720,6 +770,31 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
   c.speed.compared = static_cast<std::int64_t>(ratios.size());
   if (!ratios.empty()) c.speed.geomean = stats::bootstrap_geomean(ratios, opt.bootstrap_resamples);
   speed_history(c, history, past, base, cand, opt);
+  for (int u = 0; u < 2; ++u) {
+    const Work& w = work[u];
+    if (w.ratios.empty()) continue;
+    ThroughputSummary t;
+    t.unit = u == 0 ? "samples" : "elements";
+    t.cases = static_cast<std::int64_t>(w.ratios.size());
+    auto mean = [](const std::vector<double>& v) {
+      double sum = 0;
+      for (double x : v) sum += x;
+      return sum / static_cast<double>(v.size());
+    };
+    t.baseline = std::exp(mean(w.log_base));
+    t.candidate = std::exp(mean(w.log_cand));
+    t.ratio = stats::bootstrap_geomean(w.ratios, opt.bootstrap_resamples);
+    // cost = price · 10^6 / 3600 / throughput: the geomean of costs is that of the geomean
+    // throughput, and the cost ratio the price ratio over the throughput ratio.
+    const auto pb = c.baseline.price_per_device_hour, pk = c.candidate.price_per_device_hour;
+    if (pb) t.baseline_cost = *pb * 1e6 / 3600 / t.baseline;
+    if (pk) t.candidate_cost = *pk * 1e6 / 3600 / t.candidate;
+    if (pb && pk) {
+      const double prices = *pk / *pb;
+      t.cost_ratio = {prices / t.ratio.estimate, prices / t.ratio.hi, prices / t.ratio.lo};
+    }
+    c.throughput.push_back(std::move(t));
+  }
   // The whole suite slower (or faster) past the minimum effect with confidence: its own finding,
   // keyed "suite:<name>", so that a release slowing every case alike is flagged (Note [Host drift]).
   if (c.speed.compared > 0 && (c.speed.geomean.lo > effect || c.speed.geomean.hi < 1 / effect)) {

@@ -208,6 +208,17 @@ std::string format_time(double us) {
   return fmt::format("{:.4g} s", us / 1e6);
 }
 
+// "1.23 M" (k, M, G, T), for rates.
+std::string format_rate(double per_s) {
+  constexpr const char* kPrefixes[] = {"", "k", "M", "G", "T", "P"};
+  std::size_t p = 0;
+  while (std::abs(per_s) >= 1000 && p + 1 < std::size(kPrefixes)) {
+    per_s /= 1000;
+    ++p;
+  }
+  return fmt::format("{:.4g}{}{}", per_s, p ? " " : "", kPrefixes[p]);
+}
+
 std::string format_bytes(double bytes) {
   constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   std::size_t unit = 0;
@@ -466,6 +477,41 @@ void md_speed(std::string& out, const SpeedSummary& s) {
       "point is where the series shifts (E-Divisive).\n\n";
 }
 
+// Note [Throughput and cost] in regress.cpp.
+void md_throughput(std::string& out, const RunComparison& c) {
+  out += "## Throughput and cost\n\n";
+  if (c.throughput.empty()) {
+    out +=
+        "No case timed by both runs records what a call processes (runs stored before schema 7 do "
+        "not).\n\n";
+    return;
+  }
+  auto price = [](const RunRef& r) {
+    return r.price_per_device_hour ? fmt::format("{:g}", *r.price_per_device_hour) : std::string("none");
+  };
+  out += fmt::format(
+      "Per second, on the speed metric: samples for model cases (the batch), elements for the others "
+      "(every output compared); geomeans over the cases both runs timed. Price of a device-hour: "
+      "baseline {}, candidate {}; cost per million = price × time of a call / 3600 s / items × 10⁶.\n\n",
+      price(c.baseline), price(c.candidate));
+  out +=
+      "| Unit | Cases | Baseline /s | Candidate /s | Ratio | Cost per million, baseline | Candidate | Ratio |\n"
+      "|---|--:|--:|--:|--:|--:|--:|--:|\n";
+  auto interval = [](const stats::Interval& i) {
+    if (!std::isfinite(i.estimate)) return std::string("—");
+    std::string s = fmt::format("{:.3f}x", i.estimate);
+    if (std::isfinite(i.lo) && std::isfinite(i.hi)) s += fmt::format(" [{:.3f}, {:.3f}]", i.lo, i.hi);
+    return s;
+  };
+  auto cost = [](double v) { return std::isfinite(v) ? fmt::format("{:.4g}", v) : std::string("—"); };
+  for (const ThroughputSummary& t : c.throughput) {
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", t.unit, t.cases, format_rate(t.baseline),
+                       format_rate(t.candidate), interval(t.ratio), cost(t.baseline_cost), cost(t.candidate_cost),
+                       interval(t.cost_ratio));
+  }
+  out += "\n";
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -570,6 +616,7 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
 
   md_counts(out, c, gates);
   md_speed(out, c.speed);
+  md_throughput(out, c);
 
   // Each finding in exactly one section: waived regressions under Waived, whatever their kind.
   Rows by_gate[3], missing, waived_rows, others;
@@ -632,6 +679,11 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
   out += fmt::format("## Shifts in case histories ({})\n\n", shifts.size());
   if (c.options.history <= 0) {
     out += "Not looked for: no history asked for (`--history 0`).\n\n";
+  } else if (c.speed.history.size() < 6) {
+    out += fmt::format(
+        "Not looked for: a case's series needs 6 releases, and these runs have {} (the baseline, the "
+        "candidate and the history before them).\n\n",
+        c.speed.history.size());
   } else if (!shifts.empty()) {
     out +=
         "Cases whose series across releases shifted for the worse at an earlier release and stayed "
@@ -750,11 +802,18 @@ std::string junit_report(const RunComparison& c, const ReportOptions& o) {
 std::string json_report(const RunComparison& c, const ReportOptions& o) {
   const std::vector<Gate> gates = normalized(o.gates);
   auto number = [](double x) { return std::isfinite(x) ? Json(x) : Json(nullptr); };
-  auto run = [](const RunRef& r, std::int64_t cases) {
-    return Json{{"id", r.id},           {"release", r.release},
-                {"backend", r.backend}, {"backend_version", r.backend_version},
-                {"suite", r.suite},     {"started_at", r.started_at},
-                {"cases", cases}};
+  auto run = [&number](const RunRef& r, std::int64_t cases) {
+    return Json{{"id", r.id},
+                {"release", r.release},
+                {"backend", r.backend},
+                {"backend_version", r.backend_version},
+                {"suite", r.suite},
+                {"started_at", r.started_at},
+                {"cases", cases},
+                {"price_per_device_hour", r.price_per_device_hour ? number(*r.price_per_device_hour) : Json(nullptr)}};
+  };
+  auto interval = [&number](const stats::Interval& i) {
+    return Json{{"estimate", number(i.estimate)}, {"lo", number(i.lo)}, {"hi", number(i.hi)}};
   };
 
   Json j;
@@ -823,10 +882,20 @@ std::string json_report(const RunComparison& c, const ReportOptions& o) {
                     {"compared", s.compared},
                     {"unjudged", s.unjudged},
                     {"drift", number(s.drift)},
-                    {"geomean", Json{{"estimate", number(s.geomean.estimate)},
-                                     {"lo", number(s.geomean.lo)},
-                                     {"hi", number(s.geomean.hi)}}},
+                    {"geomean", interval(s.geomean)},
                     {"history", history}};
+  Json throughput = Json::array();
+  for (const ThroughputSummary& t : c.throughput) {
+    throughput.push_back(Json{{"unit", t.unit},
+                              {"cases", t.cases},
+                              {"baseline_per_s", number(t.baseline)},
+                              {"candidate_per_s", number(t.candidate)},
+                              {"ratio", interval(t.ratio)},
+                              {"baseline_cost_per_million", number(t.baseline_cost)},
+                              {"candidate_cost_per_million", number(t.candidate_cost)},
+                              {"cost_ratio", interval(t.cost_ratio)}});
+  }
+  j["throughput"] = std::move(throughput);
 
   const GateVerdict verdict = gate_verdict(c, gates);
   Json gate_names = Json::array();
@@ -856,6 +925,18 @@ std::string json_report(const RunComparison& c, const ReportOptions& o) {
                             {"detail", f.detail},
                             {"waiver", waiver},
                             {"repro", repro_command(c, f)}});
+    if (f.work_items > 0) {
+      // Note [Throughput and cost]: a speed finding's times as throughput and cost.
+      Json& w = findings.back();
+      w["work"] = Json{
+          {"items", f.work_items},
+          {"unit", f.samples ? "samples" : "elements"},
+          {"baseline_per_s", number(throughput_per_s(f.work_items, f.baseline))},
+          {"candidate_per_s", number(throughput_per_s(f.work_items, f.candidate))},
+          {"baseline_cost_per_million", number(cost_per_million(c.baseline.price_per_device_hour, f.work_items, f.baseline))},
+          {"candidate_cost_per_million",
+           number(cost_per_million(c.candidate.price_per_device_hour, f.work_items, f.candidate))}};
+    }
   }
   j["findings"] = std::move(findings);
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";

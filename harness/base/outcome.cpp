@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <iterator>
 
 namespace gauntlet {
@@ -48,6 +49,30 @@ bool is_failure(Status s) {
       return false;
   }
   return false;
+}
+
+void record_repetitions(Timing& t, std::vector<double> samples_us) {
+  t.samples_us = std::move(samples_us);
+  t.reps = static_cast<int>(t.samples_us.size());
+  t.cv = 0;
+  if (t.samples_us.empty()) {
+    t.median_us = t.p10_us = t.p90_us = t.first_us;
+    return;
+  }
+  std::vector<double> sorted = t.samples_us;
+  std::sort(sorted.begin(), sorted.end());
+  auto at = [&](double q) { return sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1) + 0.5)]; };
+  t.median_us = at(0.5);
+  t.p10_us = at(0.1);
+  t.p90_us = at(0.9);
+  if (sorted.size() >= 2) {
+    double mean = 0;
+    for (double x : sorted) mean += x;
+    mean /= static_cast<double>(sorted.size());
+    double ss = 0;
+    for (double x : sorted) ss += (x - mean) * (x - mean);
+    if (mean > 0) t.cv = std::sqrt(ss / static_cast<double>(sorted.size() - 1)) / mean;
+  }
 }
 
 }  // namespace gauntlet

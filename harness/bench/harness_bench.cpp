@@ -187,10 +187,11 @@ BENCHMARK(BM_StoreIngest)
 // changing status (nearly all PASS -> FAIL/ERROR). Timed cases have sim_time_us, median_us and 5
 // samples; 0.5% of the candidate's cases are 10-30% slower, the others within 1% (sim and host;
 // host samples spread 8%). Fallback ops on 0.1% of cases, about 100 new in the candidate; about 50
-// errors grow 8x. Building it takes about half a minute for n = 1,000,000 (500 MB), so it is kept
+// errors grow 8x. Every timed case records its work (elements) and each run a price per
+// device-hour, so that throughput and cost are computed too. Building it takes about half a minute for n = 1,000,000 (500 MB), so it is kept
 // in /tmp and rebuilt only when missing, of another schema, another row count or an older version
 // of this generator (kCompareDbVersion, in the runs' config_json).
-constexpr int kCompareDbVersion = 4;
+constexpr int kCompareDbVersion = 5;
 
 std::string compare_db_path(std::int64_t n) {
   const std::string size = n % 1000000 == 0 ? std::to_string(n / 1000000) + "M"
@@ -224,6 +225,7 @@ Outcome compare_outcome(std::int64_t i, bool cand, std::int64_t n) {
   o.atol = 1e-5;
   o.tolerance_profile = "default";
   o.metrics.numel = i;
+  o.work_items = 1 + i % 4096;
   o.golden_source = "computed";
   o.device_slot = "sim:0";
   o.peak_mem_bytes = 4096 * (1 + i % 64);
@@ -250,13 +252,8 @@ Outcome compare_outcome(std::int64_t i, bool cand, std::int64_t n) {
   for (std::uint64_t s = 0; s < 5; ++s) {
     o.timing.samples_us.push_back(host_us * (1 + 0.08 * (unit(i, (cand ? 20 : 30) + s) - 0.5)));
   }
-  std::vector<double> sorted = o.timing.samples_us;
-  std::sort(sorted.begin(), sorted.end());
-  o.timing.median_us = sorted[2];
-  o.timing.p10_us = sorted[0];
-  o.timing.p90_us = sorted[4];
-  o.timing.reps = 5;
   o.timing.first_us = 3 * host_us + 20;
+  record_repetitions(o.timing, o.timing.samples_us);
   o.timing.golden_us = 2 * host_us;
   return o;
 }
@@ -299,6 +296,7 @@ std::string compare_db(std::int64_t n) {
       info.config_json = compare_db_config(n);
       info.release = "2.4.0";
       info.started_at = "2025-01-01T00:00:00Z";
+      info.price_per_device_hour = 4.5;
       const std::int64_t base = store->begin_run(info);
       info.release = "2.5.0";
       info.started_at = "2025-02-01T00:00:00Z";

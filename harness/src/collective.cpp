@@ -308,15 +308,6 @@ Status classify(const std::string& message) {
   return Status::Error;
 }
 
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
 // `stage` says how far the rank got, for its error message ("rank 1 (timing): ...").
 void run_checked(const CaseKey& key, int rank, int port, Backend& backend, const RankConfig& cfg, Outcome& out,
                  const char*& stage) {
@@ -393,11 +384,7 @@ void run_checked(const CaseKey& key, int rank, int port, Backend& backend, const
     samples.push_back(us_since(t));
   }
   if (auto sim = backend.device_time_us()) out.sim_time_us = *sim / reps;
-  out.timing.samples_us = samples;
-  out.timing.reps = reps;
-  out.timing.median_us = quantile(samples, 0.5);
-  out.timing.p10_us = quantile(samples, 0.1);
-  out.timing.p90_us = quantile(samples, 0.9);
+  record_repetitions(out.timing, std::move(samples));
   out.peak_mem_bytes = backend.memory().peak_bytes;
   const double seconds = (out.sim_time_us ? *out.sim_time_us : out.timing.median_us) / 1e6;
   if (key.target != "barrier" && seconds > 0) {

@@ -285,6 +285,7 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   const bool train = key.mode == Mode::EagerBwd;
   const at::ScalarType dtype = model_dtype(std::string(dtype_name(key.dtype)));
   const std::vector<at::Tensor> inputs = make_model_inputs(spec, key.config, dtype, key.id());
+  out.work_items = spec.config(key.config).sizes.at("b");  // samples a call processes
 
   ScopedExecutor op_by_op(ExecutorSettings::op_by_op());
   const auto t_golden = Clock::now();
@@ -384,16 +385,7 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   }
   out.peak_mem_bytes = backend.memory().peak_bytes;
   out.fallback_ops = backend.take_fallback_ops();
-  if (!reps.empty()) {
-    std::vector<double> sorted = reps;
-    std::sort(sorted.begin(), sorted.end());
-    auto q = [&](double p) { return sorted[static_cast<std::size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5)]; };
-    out.timing.median_us = q(0.5);
-    out.timing.p10_us = q(0.1);
-    out.timing.p90_us = q(0.9);
-    out.timing.reps = static_cast<int>(reps.size());
-    out.timing.samples_us = reps;
-  }
+  if (!reps.empty()) record_repetitions(out.timing, std::move(reps));
   if (program) record_compile_stats(program->stats(), std::filesystem::path(spec.path).filename().string(), out);
 }
 

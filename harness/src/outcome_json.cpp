@@ -52,6 +52,7 @@ nlohmann::json to_json(const Outcome& o) {
       {"median_us", num(o.timing.median_us)},
       {"p10_us", num(o.timing.p10_us)},
       {"p90_us", num(o.timing.p90_us)},
+      {"cv", num(o.timing.cv)},
       {"reps", o.timing.reps},
       {"peak_mem_bytes", o.peak_mem_bytes},
       {"fallback_ops", o.fallback_ops},
@@ -68,6 +69,7 @@ nlohmann::json to_json(const Outcome& o) {
       {"recompiles", o.recompiles ? nlohmann::json(*o.recompiles) : nlohmann::json(nullptr)},
       {"regions", o.regions ? nlohmann::json(*o.regions) : nlohmann::json(nullptr)},
       {"compile_ms", o.compile_ms ? num(*o.compile_ms) : nlohmann::json(nullptr)},
+      {"work_items", o.work_items},
   };
 }
 
@@ -182,6 +184,7 @@ std::string to_json_text(const Outcome& o) {
     w.field("median_us", o.timing.median_us);
     w.field("p10_us", o.timing.p10_us);
     w.field("p90_us", o.timing.p90_us);
+    w.field("cv", o.timing.cv);
     w.field("reps", o.timing.reps);
     w.field("peak_mem_bytes", o.peak_mem_bytes);
     w.field("fallback_ops", o.fallback_ops);
@@ -196,6 +199,7 @@ std::string to_json_text(const Outcome& o) {
     w.field("device_slot", o.device_slot);
     w.field("flaky", o.flaky);
     w.field("samples_us", o.timing.samples_us);
+    w.field("work_items", o.work_items);
     for (const auto& [name, value] : {std::pair{"graph_breaks", o.graph_breaks}, std::pair{"recompiles", o.recompiles},
                                       std::pair{"regions", o.regions}}) {
       if (value) {
@@ -239,6 +243,7 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   o.timing.median_us = num_of(j.at("median_us"));
   o.timing.p10_us = num_of(j.at("p10_us"));
   o.timing.p90_us = num_of(j.at("p90_us"));
+  if (j.contains("cv")) o.timing.cv = num_of(j.at("cv"));
   o.timing.reps = j.value("reps", 0);
   o.peak_mem_bytes = j.value("peak_mem_bytes", std::int64_t{0});
   o.fallback_ops = j.value("fallback_ops", std::vector<std::string>{});
@@ -252,6 +257,7 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   if (j.contains("algbw_gbps") && !j.at("algbw_gbps").is_null()) o.algbw_gbps = num_of(j.at("algbw_gbps"));
   if (j.contains("busbw_gbps") && !j.at("busbw_gbps").is_null()) o.busbw_gbps = num_of(j.at("busbw_gbps"));
   if (j.contains("compile_ms") && !j.at("compile_ms").is_null()) o.compile_ms = num_of(j.at("compile_ms"));
+  o.work_items = j.value("work_items", std::int64_t{0});
   for (auto [name, field] : {std::pair{"graph_breaks", &o.graph_breaks}, std::pair{"recompiles", &o.recompiles},
                              std::pair{"regions", &o.regions}}) {
     if (j.contains(name) && !j.at(name).is_null()) *field = j.at(name).get<std::int64_t>();
@@ -324,8 +330,10 @@ Outcome outcome_from_dom(simdjson::dom::object obj) {
     else if (name == "median_us") o.timing.median_us = dom_number(name, v);
     else if (name == "p10_us") o.timing.p10_us = dom_number(name, v);
     else if (name == "p90_us") o.timing.p90_us = dom_number(name, v);
+    else if (name == "cv") o.timing.cv = dom_number(name, v);
     else if (name == "reps") o.timing.reps = static_cast<int>(dom_int(name, v));
     else if (name == "peak_mem_bytes") o.peak_mem_bytes = dom_int(name, v);
+    else if (name == "work_items") o.work_items = dom_int(name, v);
     else if (name == "golden_source") o.golden_source = dom_string(name, v);
     else if (name == "golden_entry") o.golden_entry = dom_string(name, v);
     else if (name == "golden_us") o.timing.golden_us = dom_number(name, v);

@@ -335,17 +335,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     spent_ms += reps.back() / 1000;
     timed_ms += reps.back() / 1000;
   }
-  out.timing.samples_us = reps;
-  if (!reps.empty()) {
-    std::sort(reps.begin(), reps.end());
-    auto at_q = [&](double q) { return reps[static_cast<std::size_t>(q * double(reps.size() - 1) + 0.5)]; };
-    out.timing.median_us = at_q(0.5);
-    out.timing.p10_us = at_q(0.1);
-    out.timing.p90_us = at_q(0.9);
-  } else {
-    out.timing.median_us = out.timing.p10_us = out.timing.p90_us = out.timing.first_us;
-  }
-  out.timing.reps = static_cast<int>(reps.size());
+  record_repetitions(out.timing, std::move(reps));
   if (program) record_compile_stats(program->stats(), "", out);
 
   std::string problem = compare_outputs(key, backend.profile(), actual, golden, device_inputs, def.spec, cfg, out, detail);
@@ -427,6 +417,8 @@ Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     out.status = compat::says_dtype_not_implemented(out.error) ? Status::Unsupported : Status::Error;
   }
   out.key = key.str();
+  // Note [Throughput and cost]: an op or collective case processes the elements it compares.
+  if (out.work_items == 0) out.work_items = out.metrics.numel;
   if (expect.kind == Expect::XFail) {
     out.reason = expect.reason + " (" + expect.source + ")";
     const bool failed = out.status == Status::Fail || out.status == Status::Error || out.status == Status::Unsupported;

@@ -130,6 +130,13 @@ ALTER TABLE results ADD COLUMN busbw_gbps REAL;
     R"sql(
 ALTER TABLE results ADD COLUMN regions INTEGER;
 )sql",
+    // 6 -> 7: throughput and cost (Note [Throughput and cost] in regress.h): what a call
+    // processes, and what a device-hour costs; and the repetitions' coefficient of variation.
+    R"sql(
+ALTER TABLE results ADD COLUMN work_items INTEGER;
+ALTER TABLE results ADD COLUMN cv REAL;
+ALTER TABLE runs ADD COLUMN price_per_device_hour REAL;
+)sql",
 };
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration step per schema version");
@@ -138,7 +145,7 @@ static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion)
 // follow the same order.
 constexpr std::string_view kRunColumns =
     "release, build_id, backend, backend_version, torch_version, host, cpu, blas, build_config, "
-    "threads, suite, filter, shard, started_at, finished_at, config_json, gauntlet_version";
+    "threads, suite, filter, shard, started_at, finished_at, config_json, gauntlet_version, price_per_device_hour";
 constexpr std::string_view kCaseColumns =
     "id, key, kind, target, dtype, mode, layout, shapes, args";
 constexpr std::string_view kResultColumns =
@@ -146,7 +153,7 @@ constexpr std::string_view kResultColumns =
     "mismatches, numel, mismatch_frac, max_ulp, nan_inf_ok, worst, error, reason, first_us, "
     "median_us, p10_us, p90_us, reps, peak_mem_bytes, fallback_ops, golden_source, golden_entry, "
     "golden_us, sim_time_us, device_slot, flaky, samples, algbw_gbps, busbw_gbps, graph_breaks, recompiles, "
-    "compile_ms, regions";
+    "compile_ms, regions, work_items, cv";
 
 // ---- Errors and SQLite helpers (gauntlet/sqlite.h), raising StoreError
 
@@ -236,7 +243,7 @@ void configure_writer(sqlite3* db, const std::string& path) {
 void bind_run(Stmt& s, const RunInfo& r) {
   s.bind(r.release, r.build_id, r.backend, r.backend_version, r.torch_version, r.host, r.cpu,
          r.blas, r.build_config, r.threads, r.suite, r.filter, r.shard, r.started_at, r.finished_at,
-         r.config_json, r.gauntlet_version);
+         r.config_json, r.gauntlet_version, r.price_per_device_hour.value_or(std::numeric_limits<double>::quiet_NaN()));
 }
 
 // Reads "id, <kRunColumns>".
@@ -260,6 +267,7 @@ RunInfo read_run(Stmt& s) {
   r.finished_at = s.text();
   r.config_json = s.text();
   r.gauntlet_version = s.text();
+  if (const double v = s.real(); !std::isnan(v)) r.price_per_device_hour = v;
   return r;
 }
 
@@ -327,7 +335,8 @@ void bind_result(Stmt& s, std::int64_t run_id, std::int64_t case_id, const Outco
          fixed(o.device_slot), int{o.flaky}, sqlite::Blob{pack_samples(t.samples_us)},
          o.algbw_gbps.value_or(std::numeric_limits<double>::quiet_NaN()),
          o.busbw_gbps.value_or(std::numeric_limits<double>::quiet_NaN()), opt_int(o.graph_breaks),
-         opt_int(o.recompiles), o.compile_ms.value_or(std::numeric_limits<double>::quiet_NaN()), opt_int(o.regions));
+         opt_int(o.recompiles), o.compile_ms.value_or(std::numeric_limits<double>::quiet_NaN()), opt_int(o.regions),
+         o.work_items > 0 ? static_cast<double>(o.work_items) : std::numeric_limits<double>::quiet_NaN(), t.cv);
 }
 
 Status read_status(Stmt& s) {
@@ -391,6 +400,8 @@ StoredResult read_result(Stmt& s) {
   if (const double v = s.real(); !std::isnan(v)) o.recompiles = static_cast<std::int64_t>(v);
   if (const double v = s.real(); !std::isnan(v)) o.compile_ms = v;
   if (const double v = s.real(); !std::isnan(v)) o.regions = static_cast<std::int64_t>(v);
+  if (const double v = s.real(); !std::isnan(v)) o.work_items = static_cast<std::int64_t>(v);
+  if (const double v = s.real(); !std::isnan(v)) o.timing.cv = v;
   return r;
 }
 

@@ -26,7 +26,7 @@ Outcome varied() {
   o.metrics.worst = "grad.self[3]";
   o.error = "RuntimeError: \"quoted\" \\ back\nline two\r\n\t\x01\x1f <script>x</script> \xc3\xbc bad \xff utf8";
   o.reason = "xfail: known";
-  o.timing = {123.5, 45.25, 40.0, -std::numeric_limits<double>::infinity(), 17, 3.0, {45.25, 1e-300, 5e-324, 1.7976931348623157e308}};
+  o.timing = {123.5, 45.25, 40.0, -std::numeric_limits<double>::infinity(), 0.125, 17, 3.0, {45.25, 1e-300, 5e-324, 1.7976931348623157e308}};
   o.peak_mem_bytes = 12345678901;
   o.fallback_ops = {"aten::cumsum.out", "weird \"op\"\n"};
   o.golden_source = "store";
@@ -34,6 +34,7 @@ Outcome varied() {
   o.sim_time_us = 0.5;
   o.device_slot = "3";
   o.flaky = true;
+  o.work_items = std::int64_t{1} << 41;
   return o;
 }
 
@@ -55,6 +56,7 @@ TEST(OutcomeJson, TheFastWriterRoundTrips) {
   EXPECT_TRUE(std::isnan(got.metrics.max_ulp));
   EXPECT_EQ(got.fallback_ops, want.fallback_ops);
   EXPECT_EQ(got.sim_time_us, want.sim_time_us);
+  EXPECT_EQ(got.work_items, want.work_items);
 }
 
 TEST(OutcomeJson, TheOrchestratorReadsWhatTheWorkerWrites) {

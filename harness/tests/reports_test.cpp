@@ -153,8 +153,8 @@ const WaiverRef kExpired{"waivers.yaml:30", "erfinv half precision is flaky", "a
 
 RunComparison sample() {
   RunComparison c;
-  c.baseline = {41, "2.3.0", "sim", "sim 0.9.1", "nightly", "2024-05-01T02:00:00Z"};
-  c.candidate = {57, "2.4.0-rc1", "sim", "sim 0.9.2", "nightly", "2024-06-01T02:00:00Z"};
+  c.baseline = {41, "2.3.0", "sim", "sim 0.9.1", "nightly", "2024-05-01T02:00:00Z", 1.25};
+  c.candidate = {57, "2.4.0-rc1", "sim", "sim 0.9.2", "nightly", "2024-06-01T02:00:00Z", 1.5};
   c.baseline_cases = 1203;
   c.candidate_cases = 1204;
   c.common_cases = 1202;
@@ -194,15 +194,22 @@ RunComparison sample() {
               "in baseline run 41 (PASS), not in candidate run 57"),
       finding("op/new_op/float32/n=16", Change::New, 0, 0, 0, -1, "new in the candidate: PASS"),
       finding("op/softmax/float32/n=4096", Change::SpeedShift, 40, 46, 1.15, 0.005,
-              "sim time 40 µs -> 46 µs (+15.0%) since release 2.2.0, over 4 releases"),
+              "sim time 40 µs -> 46 µs (+15.0%) since release 2.2.0, over 6 releases"),
       finding("op/cumsum/float32/n=65536", Change::ErrorShift, 2e-6, 1.1e-5, 5.5, 0.01,
-              "max_abs_err 2e-06 -> 1.1e-05 (5.5x) since release 2.2.0, over 4 releases"),
+              "max_abs_err 2e-06 -> 1.1e-05 (5.5x) since release 2.2.0, over 6 releases"),
   };
+  for (Finding& f : c.findings) {
+    if (f.change == Change::Slower) f.work_items = 8 * 64 * 56 * 56;  // conv2d's output elements
+  }
+  c.throughput = {{"samples", 40, 1520.5, 1480.25, {0.9735, 0.951, 0.996}, 0.2284, 0.2815, {1.2327, 1.2048, 1.2618}},
+                  {"elements", 1140, 2.31e9, 2.24e9, {0.9697, 0.958, 0.981}, 1.503e-4, 1.86e-4, {1.2375, 1.2232, 1.2526}}};
   c.speed.metric = "sim";
   c.speed.compared = 1180;
   c.speed.unjudged = 12;
   c.speed.geomean = {1.034, 1.021, 1.047};
-  c.speed.history = {{"2.1.0", 1.0, false},
+  c.speed.history = {{"1.9.0", 1.0, false},
+                     {"2.0.0", 1.002, false},
+                     {"2.1.0", 1.0, false},
                      {"2.2.0", 0.991, false},
                      {"2.3.0", 1.002, false},
                      {"2.4.0-rc1", 1.036, true}};

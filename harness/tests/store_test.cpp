@@ -111,6 +111,7 @@ RunInfo sample_run() {
   r.finished_at = "";
   r.config_json = R"({"seed": 7, "modes": ["eager"]})";
   r.gauntlet_version = "0.1.0";
+  r.price_per_device_hour = 1.75;
   return r;
 }
 
@@ -133,10 +134,11 @@ Outcome sample_outcome() {
       "\ttab \xc3\xbcnic\xc3\xb6"
       "de nul\0byte"s;  // an embedded NUL too
   o.reason = "xfail: known <issue #12>";
-  o.timing = {123.5, 45.25, 40.0, kNaN, 17, 0, {45.25, 44.5, 1e-3, 3.5e7}};
+  o.timing = {123.5, 45.25, 40.0, kNaN, 0.25, 17, 0, {45.25, 44.5, 1e-3, 3.5e7}};
   o.peak_mem_bytes = std::int64_t{1} << 40;
   o.fallback_ops = {"aten::_foo", "aten::bar.out", "weird \"op\"\n"};
   o.attempt = 3;
+  o.work_items = 6'000'000'000;
   return o;
 }
 
@@ -169,6 +171,7 @@ void expect_same(const Outcome& got, const Outcome& want) {
   EXPECT_PRED2(same, got.timing.p10_us, want.timing.p10_us);
   EXPECT_PRED2(same, got.timing.p90_us, want.timing.p90_us);
   EXPECT_EQ(got.timing.reps, want.timing.reps);
+  EXPECT_PRED2(same, got.timing.cv, want.timing.cv);
   ASSERT_EQ(got.timing.samples_us.size(), want.timing.samples_us.size());
   for (std::size_t i = 0; i < want.timing.samples_us.size(); ++i) {  // stored as float32
     EXPECT_FLOAT_EQ(got.timing.samples_us[i], want.timing.samples_us[i]);
@@ -176,11 +179,35 @@ void expect_same(const Outcome& got, const Outcome& want) {
   EXPECT_EQ(got.peak_mem_bytes, want.peak_mem_bytes);
   EXPECT_EQ(got.fallback_ops, want.fallback_ops);
   EXPECT_EQ(got.attempt, want.attempt);
+  EXPECT_EQ(got.work_items, want.work_items);
 }
 
 constexpr const char* kAdd = "op/add/f32/8x8,8x8/contig/eager/alpha=2.5";
 constexpr const char* kMul = "op/mul/bf16/_,4/t/eager-bwd";
 constexpr const char* kSub = "op/sub/f64/3/cl/eager";
+
+// ---- Timing (outcome.h)
+
+TEST(TimingTest, RecordRepetitionsSummarisesInOnePlace) {
+  Timing t;
+  t.first_us = 50;
+  record_repetitions(t, {12, 10, 11, 30, 10});  // in the order they ran
+  EXPECT_EQ(t.samples_us, (std::vector<double>{12, 10, 11, 30, 10}));
+  EXPECT_EQ(t.reps, 5);
+  EXPECT_EQ(t.median_us, 11);
+  EXPECT_EQ(t.p10_us, 10);
+  EXPECT_EQ(t.p90_us, 30);
+  // mean 14.6; squared deviations 6.76 + 21.16 + 12.96 + 237.16 + 21.16 = 299.2
+  EXPECT_NEAR(t.cv, std::sqrt(299.2 / 4) / 14.6, 1e-12);
+  record_repetitions(t, {});  // the first call only
+  EXPECT_EQ(t.reps, 0);
+  EXPECT_EQ(t.median_us, 50);
+  EXPECT_EQ(t.p90_us, 50);
+  EXPECT_EQ(t.cv, 0);
+  record_repetitions(t, {7});
+  EXPECT_EQ(t.median_us, 7);
+  EXPECT_EQ(t.cv, 0);
+}
 
 // ---- Statuses (outcome.h)
 
@@ -235,6 +262,7 @@ TEST_F(StoreTest, RunInfoRoundTrips) {
   EXPECT_EQ(got->finished_at, "2024-05-01T13:30:00Z");
   EXPECT_EQ(got->config_json, want.config_json);
   EXPECT_EQ(got->gauntlet_version, want.gauntlet_version);
+  EXPECT_EQ(got->price_per_device_hour, want.price_per_device_hour);
   EXPECT_FALSE(store->run(id + 1).has_value());
 }
 
@@ -500,9 +528,10 @@ TEST_F(StoreTest, ASchemaOneDatabaseIsMigratedKeepingItsResults) {
   }
   {
     RawDb db(path);
-    for (const char* column : {"golden_source", "golden_entry", "golden_us", "device_slot", "flaky", "samples", "algbw_gbps", "busbw_gbps", "regions"}) {
+    for (const char* column : {"golden_source", "golden_entry", "golden_us", "device_slot", "flaky", "samples", "algbw_gbps", "busbw_gbps", "regions", "work_items", "cv"}) {
       db.exec("ALTER TABLE results DROP COLUMN " + std::string(column));
     }
+    db.exec("ALTER TABLE runs DROP COLUMN price_per_device_hour");
     db.exec("PRAGMA user_version = 1");
     db.exec("UPDATE meta SET value = '1' WHERE key = 'schema_version'");
   }

@@ -97,7 +97,7 @@ void from_real(const std::string& from, const std::string& into, int releases, b
   const std::string columns =
       "release, build_id, backend, backend_version, torch_version, host, cpu, blas, build_config, "
       "threads, suite, "
-      "filter, shard, started_at, finished_at, config_json, gauntlet_version";
+      "filter, shard, started_at, finished_at, config_json, gauntlet_version, price_per_device_hour";
   for (int i = 0; i <= releases; ++i) {
     const int weeks = releases - i;  // the real run: 0
     const std::string name = weeks == 0 ? release : fmt::format("{}~h{:02d}", release, i + 1);
@@ -105,7 +105,7 @@ void from_real(const std::string& from, const std::string& into, int releases, b
              "INSERT INTO runs(" + columns +
                  ") SELECT ?, build_id, backend, backend_version, torch_version, host, cpu, "
                  "blas, build_config, threads, suite, filter, shard, ?, ?, config_json, "
-                 "gauntlet_version FROM src.runs "
+                 "gauntlet_version, price_per_device_hour FROM src.runs "
                  "WHERE id = ?");
     const std::string at = weeks_before(started, weeks);
     run.bind(name, at, at, real).exec();
@@ -115,7 +115,7 @@ void from_real(const std::string& from, const std::string& into, int releases, b
         "case_id, status, attempt, rtol, atol, tolerance_profile, max_abs_err, max_rel_err, mismatches, numel, "
         "mismatch_frac, max_ulp, nan_inf_ok, worst, error, reason, first_us, median_us, p10_us, p90_us, reps, "
         "peak_mem_bytes, fallback_ops, graph_breaks, recompiles, compile_ms, sim_time_us, golden_source, "
-        "golden_entry, golden_us, device_slot, flaky, samples, algbw_gbps, busbw_gbps";
+        "golden_entry, golden_us, device_slot, flaky, samples, algbw_gbps, busbw_gbps, regions, work_items, cv";
     sqlite::exec(raise, db, into,
                  fmt::format("INSERT INTO results(run_id, {0}) SELECT {1}, {0} FROM src.results WHERE run_id = {2}",
                              kColumns, id, real));

@@ -1127,4 +1127,71 @@ TEST_F(SimE2E, CpuCompilePathIsTorchScriptsFuserAsItReallyIs) {
   EXPECT_EQ(seq.recompiles, 0);
 }
 
+// Note [Throughput and cost]: model cases record the samples a call processes, op cases the
+// elements; compare turns the simulated time into throughput, and each run's price of a
+// device-hour into cost per million.
+TEST_F(SimE2E, ThroughputAndCostFollowSimulatedTimeAndEachRunsPrice) {
+  const fs::path db = dir_ / "cost.db";
+  const std::string filter = " --filter 'model/mlp/f32/tiny/eager/*:model/cnn/f32/tiny/eager/*'";
+  ASSERT_EQ(gauntlet("run --suite models_smoke --backend sim --quiet --db " + db.string() + filter +
+                     " --release a --price-per-device-hour 2")
+                .code,
+            0);
+  StoredRun a = read(db);
+  ASSERT_EQ(a.info.price_per_device_hour, 2.0);
+  for (const auto& [key, o] : a.by_key) {
+    SCOPED_TRACE(key);
+    EXPECT_EQ(o.work_items, 2) << "the tiny config's batch b";  // samples, not elements
+  }
+  const std::string before = e2e::slurp(db.string());
+  // A bad price: one line, exit 2, nothing written.
+  expect_one_line_error(gauntlet("run --suite models_smoke --backend sim --db " + db.string() + filter +
+                                 " --price-per-device-hour 0"),
+                        "--price-per-device-hour '0': not a positive number");
+  expect_one_line_error(gauntlet("run --suite models_smoke --backend sim --db " + db.string() + filter,
+                                 "GAUNTLET_PRICE_PER_DEVICE_HOUR=cheap"),
+                        "GAUNTLET_PRICE_PER_DEVICE_HOUR 'cheap': not a positive number");
+  EXPECT_EQ(e2e::slurp(db.string()), before);
+  // The candidate: linear layers' matrix products 30% slower, at a price of 3 (from the environment).
+  ASSERT_EQ(gauntlet("run --suite models_smoke --backend sim --quiet --db " + db.string() + filter + " --release b",
+                     "GAUNTLET_PRICE_PER_DEVICE_HOUR=3 GAUNTLET_SIM_FAULTS='op=aten::addmm,kind=slow,factor=1.3'")
+                .code,
+            0);
+  StoredRun b = read(db);
+  ASSERT_EQ(b.info.price_per_device_hour, 3.0);
+  const fs::path json = dir_ / "cost.json";
+  const Result cmp = gauntlet("compare --db " + db.string() + " --json " + json.string());
+  ASSERT_EQ(cmp.code, 0) << cmp.err;
+  EXPECT_NE(cmp.out.find("throughput (samples/s)"), std::string::npos) << cmp.out;
+  const nlohmann::json report = nlohmann::json::parse(e2e::slurp(json.string()));
+  ASSERT_EQ(report.at("throughput").size(), 1u) << report.at("throughput").dump();
+  const nlohmann::json& t = report.at("throughput")[0];
+  EXPECT_EQ(t.at("unit"), "samples");
+  EXPECT_EQ(t.at("cases"), static_cast<std::int64_t>(a.by_key.size()));
+  // Every figure from the stored simulated times: geomean of b / sim_time per case.
+  auto geomean_throughput = [](const StoredRun& r) {
+    double logs = 0;
+    for (const auto& [key, o] : r.by_key) logs += std::log(static_cast<double>(o.work_items) / (*o.sim_time_us * 1e-6));
+    return std::exp(logs / static_cast<double>(r.by_key.size()));
+  };
+  const double tp_a = geomean_throughput(a), tp_b = geomean_throughput(b);
+  EXPECT_NEAR(t.at("baseline_per_s").get<double>() / tp_a, 1.0, 1e-9);
+  EXPECT_NEAR(t.at("candidate_per_s").get<double>() / tp_b, 1.0, 1e-9);
+  EXPECT_LT(tp_b, tp_a);  // slower
+  EXPECT_NEAR(t.at("baseline_cost_per_million").get<double>(), 2 * 1e6 / 3600 / tp_a, 1e-9 * (2e6 / 3600 / tp_a));
+  EXPECT_NEAR(t.at("candidate_cost_per_million").get<double>(), 3 * 1e6 / 3600 / tp_b, 1e-9 * (3e6 / 3600 / tp_b));
+  EXPECT_NEAR(t.at("cost_ratio").at("estimate").get<double>(), 1.5 * tp_a / tp_b, 1e-9);
+  // The slower cases' findings carry their own throughput and cost.
+  int slower = 0;
+  for (const nlohmann::json& f : report.at("findings")) {
+    if (f.at("change") != "slower" || f.at("key").get<std::string>().rfind("model/", 0) != 0) continue;
+    ++slower;
+    ASSERT_TRUE(f.contains("work")) << f.dump();
+    const Outcome& ob = a.by_key.at(f.at("key"));
+    EXPECT_EQ(f.at("work").at("unit"), "samples");
+    EXPECT_NEAR(f.at("work").at("baseline_per_s").get<double>(), 2 / (*ob.sim_time_us * 1e-6), 1e-6);
+  }
+  EXPECT_GT(slower, 0);
+}
+
 }  // namespace

@@ -35,12 +35,18 @@ struct Timing {
   double first_us = 0;   // first call on the device (allocation, compilation) in microseconds
   double median_us = 0;  // median of the steady-state repetitions
   double p10_us = 0, p90_us = 0;
+  double cv = 0;  // coefficient of variation of the repetitions: sample stddev / mean (0 below 2)
   int reps = 0;
   double golden_us = 0;  // obtaining the golden: computing it, or reading it from the store
   // Every steady-state repetition in the order it ran (what a significance test compares);
   // stored as float32.
   std::vector<double> samples_us;
 };
+
+// Fills `t` from the steady-state repetitions, in the order they ran: samples_us, reps, the
+// median, p10 and p90 (nearest rank) and the coefficient of variation. No repetitions: the three
+// quantiles are the first call's time and cv is 0. The one place every timer summarises.
+void record_repetitions(Timing& t, std::vector<double> samples_us);
 
 struct Outcome {
   std::string key;
@@ -66,6 +72,10 @@ struct Outcome {
   // or fusion groups (`cpu`).
   std::optional<std::int64_t> graph_breaks, recompiles, regions;
   std::optional<double> compile_ms;
+  // What one call processes, for throughput and cost per million (Note [Throughput and cost] in
+  // harness/analysis/regress.cpp): samples for a model case (its batch size b), elements for an
+  // op or a collective case (every output and gradient compared). 0: not known.
+  std::int64_t work_items = 0;
   int attempt = 1;
   // "computed", "store", "computed+stored" (added to the store) or "recomputed" (stored, but
   // cheaper to compute than to read: Note [Reading or recomputing] in golden_store.h)

@@ -74,6 +74,10 @@ struct Finding {
   double ratio = 0;                    // candidate / baseline where meaningful, else 0
   double p_value = -1;                 // of the significance test, when one was made (-1: none)
   std::string detail;  // one line: "PASS -> FAIL: max_abs_err 0.5 (rtol 1.3e-06, atol 1e-05)"
+  // Speed findings of a case that knows what a call processes (Outcome::work_items): the
+  // throughput and cost per million the times give (Note [Throughput and cost]). 0: unknown.
+  std::int64_t work_items = 0;
+  bool samples = false;  // work_items are samples (a model case), else elements
   std::optional<WaiverRef> waiver;
   // A regression that fails the gate of its kind: not waived, or waived by an expired waiver.
   bool gating() const { return is_regression(change) && (!waiver || waiver->expired); }
@@ -124,6 +128,27 @@ struct CompareOptions {
 struct RunRef {
   std::int64_t id = 0;
   std::string release, backend, backend_version, suite, started_at;
+  std::optional<double> price_per_device_hour;  // runs.price_per_device_hour (schema 7)
+};
+
+// Note [Throughput and cost]: what a case processes per call (samples of a model case, elements
+// of the others) over the time a call takes on the metric it is judged on; and, from the run's
+// price of a device-hour, what a million of them cost: price · time / 3600 s / items · 10^6.
+double throughput_per_s(std::int64_t work_items, double time_us);  // NaN when unknown
+double cost_per_million(std::optional<double> price_per_device_hour, std::int64_t work_items, double time_us);
+
+// The suite's throughput and cost, one per unit (samples: model cases; elements: the others),
+// over the cases both runs timed that know their work: geomeans across cases, and the geomean of
+// their candidate / baseline ratios with its bootstrap interval.
+struct ThroughputSummary {
+  std::string unit;          // "samples" or "elements"
+  std::int64_t cases = 0;
+  double baseline = NAN, candidate = NAN;  // geomean items per second
+  stats::Interval ratio;                   // of throughputs, candidate / baseline (> 1: faster)
+  // Geomean cost per million items; NaN when the run has no price. The ratio is the inverse
+  // throughput ratio times the ratio of prices.
+  double baseline_cost = NAN, candidate_cost = NAN;
+  stats::Interval cost_ratio;
 };
 
 // A suite-level speed summary: the geometric mean of candidate/baseline ratios over the cases
@@ -150,6 +175,7 @@ struct RunComparison {
   std::map<Status, std::int64_t> baseline_counts, candidate_counts;
   std::vector<Finding> findings;  // sorted by gate, change, then severity (worst first)
   SpeedSummary speed;
+  std::vector<ThroughputSummary> throughput;  // samples first, then elements; units with no case left out
   // Regressions that fail the gates asked for (after waivers), by gate.
   std::map<Gate, std::int64_t> gating_counts() const;
 };

@@ -25,7 +25,7 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 // What a run records about itself and its environment.
 struct RunInfo {
@@ -37,6 +37,9 @@ struct RunInfo {
   std::string started_at, finished_at;  // ISO 8601 UTC
   std::string config_json;
   std::string gauntlet_version;
+  // What an hour of one device costs (USD, say), for cost per million samples: `--price-per-
+  // device-hour` of run and bench. None when not given.
+  std::optional<double> price_per_device_hour;
 };
 
 struct StoredResult {

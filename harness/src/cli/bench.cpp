@@ -45,10 +45,6 @@ class Collector : public benchmark::ConsoleReporter {
   std::map<std::string, std::vector<double>> samples_;
 };
 
-double quantile_sorted(const std::vector<double>& v, double q) {
-  return v[static_cast<std::size_t>(q * double(v.size() - 1) + 0.5)];
-}
-
 bool ran(Status s) { return s == Status::Pass || s == Status::Fail || s == Status::XFail || s == Status::XPass; }
 
 }  // namespace
@@ -56,6 +52,7 @@ bool ran(Status s) { return s == Status::Pass || s == Status::Fail || s == Statu
 int bench(const BenchOptions& o) {
   if (o.repetitions < 2) throw UsageError("--repetitions must be >= 2 (each repetition is one sample)");
   if (!(o.min_time_s > 0)) throw UsageError("--min-time must be > 0 (seconds per repetition)");
+  const std::optional<double> price = price_per_device_hour(o.price);
   const std::string dir = suites_dir_or_default(o.suites_dir);
   const Suite suite = load_suite(o.suite, dir);
   const std::vector<const Case*> cases = select_cases(suite, o.filter, o.shard);
@@ -66,6 +63,7 @@ int bench(const BenchOptions& o) {
   auto store = Store::open(o.db, Store::OpenMode::ReadWrite);
 
   RunInfo info = new_run_info(*backend, suite, o.release, o.build_id, o.filter);
+  info.price_per_device_hour = price;
   info.config_json = nlohmann::json{{"suites_dir", dir},
                                     {"suite_file", o.suite},
                                     {"bench", {{"repetitions", o.repetitions}, {"min_time_s", o.min_time_s},
@@ -113,13 +111,7 @@ int bench(const BenchOptions& o) {
     Outcome& out = outcomes[i];
     auto it = collector.samples().find(cases[i]->text);
     if (it != collector.samples().end() && !it->second.empty()) {
-      std::vector<double> sorted = it->second;
-      std::sort(sorted.begin(), sorted.end());
-      out.timing.samples_us = it->second;
-      out.timing.reps = static_cast<int>(sorted.size());
-      out.timing.median_us = quantile_sorted(sorted, 0.5);
-      out.timing.p10_us = quantile_sorted(sorted, 0.1);
-      out.timing.p90_us = quantile_sorted(sorted, 0.9);
+      record_repetitions(out.timing, it->second);
       ++timed;
     }
     store->add_result(run_id, cases[i]->key, cases[i]->text, std::move(out));

@@ -32,6 +32,7 @@ struct TimingOptions {
 };
 struct RunOptions {
   std::string suite, backend = "cpu", db, filter, release, build_id, suites_dir, shard;
+  std::string price;  // --price-per-device-hour
   int workers = -1;  // -1: one per device slot, else one per core; 0: in-process
   bool in_process = false;
   double timeout = 0;  // 0: the suite's
@@ -127,6 +128,7 @@ struct CompareOptions {
 int compare(const CompareOptions& o);
 struct BenchOptions {
   std::string suite, backend = "cpu", db, filter, shard, release, build_id, suites_dir;
+  std::string price;  // --price-per-device-hour
   std::string out;  // Google Benchmark's JSON
   int repetitions = 10;
   double min_time_s = 0.01;
@@ -173,6 +175,10 @@ std::string self_exe();  // this gauntlet binary
 // A new run's record: the environment, the backend and the suite; the caller adds the rest.
 RunInfo new_run_info(const Backend& backend, const Suite& suite, const std::string& release,
                      const std::string& build_id, const std::string& filter);
+// What a device-hour costs, for cost per million samples: `--price-per-device-hour` when given
+// (`flag`), else $GAUNTLET_PRICE_PER_DEVICE_HOUR, else none. A value that is not a positive finite
+// number is a UsageError naming where it came from.
+std::optional<double> price_per_device_hour(const std::string& flag);
 RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations& expectations, const TimingOptions& timing,
                            GoldenStore* golden_store, bool golden_add, bool golden_always,
                            const std::string& golden_release);

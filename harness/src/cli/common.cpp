@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
@@ -29,6 +30,27 @@ RunInfo new_run_info(const Backend& backend, const Suite& suite, const std::stri
   info.filter = filter;
   info.started_at = utc_now();
   return info;
+}
+
+std::optional<double> price_per_device_hour(const std::string& flag) {
+  std::string text = flag, where = "--price-per-device-hour";
+  if (text.empty()) {
+    const char* env = std::getenv("GAUNTLET_PRICE_PER_DEVICE_HOUR");
+    if (!env || !*env) return std::nullopt;
+    text = env;
+    where = "GAUNTLET_PRICE_PER_DEVICE_HOUR";
+  }
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !std::isfinite(v) || v <= 0) {
+    throw UsageError(fmt::format("{} '{}': not a positive number (the price of one device-hour, e.g. 1.25)", where, text));
+  }
+  return v;
 }
 
 std::string suites_dir_or_default(const std::string& dir) { return dir.empty() ? default_suites_dir() : dir; }

@@ -1,6 +1,6 @@
 // gauntlet compare: a run judged against a baseline release (docs/regressions.md).
 #include <fmt/format.h>
-
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -128,6 +128,14 @@ int compare(const CompareOptions& o) {
     if (c.speed.compared > 0) {
       fmt::print("speed ({} time): geomean {:.4f}x [{:.4f}, {:.4f}] over {} cases ({} unjudged)\n", c.speed.metric,
                  c.speed.geomean.estimate, c.speed.geomean.lo, c.speed.geomean.hi, c.speed.compared, c.speed.unjudged);
+    }
+    for (const ThroughputSummary& t : c.throughput) {
+      std::string cost;
+      if (std::isfinite(t.baseline_cost) || std::isfinite(t.candidate_cost)) {
+        cost = fmt::format("; cost per million {:.4g} -> {:.4g}", t.baseline_cost, t.candidate_cost);
+      }
+      fmt::print("throughput ({}/s): {:.4g} -> {:.4g}, {:.4f}x [{:.4f}, {:.4f}] over {} cases{}\n", t.unit, t.baseline,
+                 t.candidate, t.ratio.estimate, t.ratio.lo, t.ratio.hi, t.cases, cost);
     }
     for (const auto& [change, n] : by_change) {
       if (change == Change::New) continue;

@@ -36,6 +36,8 @@ int main(int argc, char** argv) {
   run->add_option("--shard", ro.shard, "i/N: only the i-th of N shards");
   run->add_option("--release", ro.release, "release name recorded with the run");
   run->add_option("--build-id", ro.build_id, "build id recorded with the run");
+  run->add_option("--price-per-device-hour", ro.price,
+                  "what one device-hour costs, for cost per million samples (default: $GAUNTLET_PRICE_PER_DEVICE_HOUR)");
   run->add_option("--suites-dir", ro.suites_dir, "where suites live");
   auto add_timing = [](CLI::App* sub, cli::TimingOptions& t) {
     sub->add_option("--reps", t.reps, "timed repetitions per case at least, after the first call (0: time the first call only)")
@@ -191,6 +193,8 @@ int main(int argc, char** argv) {
   bench->add_option("--shard", be.shard, "i/N: only the i-th of N shards");
   bench->add_option("--release", be.release, "release name recorded with the run");
   bench->add_option("--build-id", be.build_id, "build id recorded with the run");
+  bench->add_option("--price-per-device-hour", be.price,
+                    "what one device-hour costs, for cost per million samples (default: $GAUNTLET_PRICE_PER_DEVICE_HOUR)");
   bench->add_option("--suites-dir", be.suites_dir, "where suites live");
   bench->add_option("--out", be.out, "write Google Benchmark's JSON here");
   bench->add_option("--repetitions", be.repetitions, "repetitions per case (one sample each)")->capture_default_str();

@@ -121,6 +121,7 @@ int run(const RunOptions& opts) {
   if (!(o.timing.min_time_ms >= 0) || !(o.timing.max_time_ms > 0)) {
     throw UsageError("--min-time must be >= 0 and --max-time > 0 (milliseconds)");
   }
+  const std::optional<double> price = price_per_device_hour(o.price);
   if (o.in_process) o.workers = 0;
   if (o.workers < 0) {
     o.workers = !o.devices.empty() ? static_cast<int>(parse_slots(o.devices).size())
@@ -207,6 +208,7 @@ int run(const RunOptions& opts) {
     store->reopen_run(run_id);
   } else {
     RunInfo info = new_run_info(*backend, suite, o.release, o.build_id, o.filter);
+    info.price_per_device_hour = price;
     info.id = o.run_id;
     info.shard = shards > 1 ? fmt::format("{}/{}", shard, shards) : "";
     info.config_json = nlohmann::json{{"suites_dir", dir},

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include "cli.h"
 #include "gauntlet/catalog.h"
 #include "gauntlet/outcome_json.h"
+#include "gauntlet/regress.h"
 #include "gauntlet/store.h"
 
 namespace gauntlet::cli {
@@ -85,6 +87,37 @@ void print_summary(const Store& store, long long run_id, const std::vector<std::
                100.0 * double(fell_back) / double(std::max<std::int64_t>(ran, 1)), fallback_ops.size(), ops,
                top.size() > 5 ? ", ..." : "");
   }
+  // Note [Throughput and cost] (gauntlet/regress.h): per unit, over the cases that ran to the end.
+  {
+    double logs[2] = {0, 0};
+    std::int64_t n[2] = {0, 0};
+    for (const auto& r : results) {
+      const Outcome& o = r.outcome;
+      if (o.status != Status::Pass && o.status != Status::Fail && o.status != Status::XFail && o.status != Status::XPass) {
+        continue;
+      }
+      const double tp = throughput_per_s(o.work_items, o.sim_time_us ? *o.sim_time_us : o.timing.median_us);
+      if (std::isnan(tp)) continue;
+      const int u = o.key.rfind("model/", 0) == 0 ? 0 : 1;
+      logs[u] += std::log(tp);
+      ++n[u];
+    }
+    for (int u = 0; u < 2; ++u) {
+      if (n[u] == 0) continue;
+      const double tp = std::exp(logs[u] / static_cast<double>(n[u]));
+      const char* unit = u == 0 ? "samples" : "elements";
+      std::string cost;
+      if (info->price_per_device_hour) {
+        cost = fmt::format(", cost per million {} {:.4g} at {:g} per device-hour", unit,
+                           *info->price_per_device_hour * 1e6 / 3600 / tp, *info->price_per_device_hour);
+      }
+      fmt::print("  throughput: {} cases, geomean {:.4g} {}/s ({} time){}\n", n[u], tp, unit,
+                 std::any_of(results.begin(), results.end(), [](const auto& r) { return r.outcome.sim_time_us.has_value(); })
+                     ? "simulated"
+                     : "host",
+                 cost);
+    }
+  }
   int shown = 0;
   for (const auto& r : results) {
     std::string st(status_name(r.outcome.status));
@@ -124,7 +157,9 @@ int show(const ShowOptions& o) {
   nlohmann::json run = {{"id", info->id}, {"suite", info->suite}, {"backend", info->backend},
                         {"backend_version", info->backend_version}, {"release", info->release},
                         {"torch_version", info->torch_version}, {"host", info->host},
-                        {"started_at", info->started_at}, {"finished_at", info->finished_at}};
+                        {"started_at", info->started_at}, {"finished_at", info->finished_at},
+                        {"price_per_device_hour",
+                         info->price_per_device_hour ? nlohmann::json(*info->price_per_device_hour) : nlohmann::json(nullptr)}};
   std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"run", run}, {"counts", counts}, {"results", results}}.dump(1)
             << "\n";
   return 0;
