@@ -234,10 +234,10 @@ Timed time_of(const Row& r, Metric m, bool other_has_sim) {
 
 namespace {
 
-// The geometric mean of b -> k ratios over the cases both timed, each on its metric.
-double step_geomean(const std::vector<Row>& from, const std::vector<Row>& to, Metric m) {
-  double log_sum = 0;
-  std::int64_t n = 0;
+// Calls fn(a, b) with the times of every case both runs timed (merge join on case id), each on
+// the metric `m` picks for it.
+template <class Fn>
+void for_each_timed_pair(const std::vector<Row>& from, const std::vector<Row>& to, Metric m, Fn&& fn) {
   std::size_t i = 0, j = 0;
   while (i < from.size() && j < to.size()) {
     if (from[i].case_id < to[j].case_id) {
@@ -247,14 +247,21 @@ double step_geomean(const std::vector<Row>& from, const std::vector<Row>& to, Me
     } else {
       const Timed a = time_of(from[i], m, !std::isnan(to[j].sim_time_us));
       const Timed b = time_of(to[j], m, !std::isnan(from[i].sim_time_us));
-      if (!std::isnan(a.value) && !std::isnan(b.value)) {
-        log_sum += std::log(b.value / a.value);
-        ++n;
-      }
+      if (!std::isnan(a.value) && !std::isnan(b.value)) fn(a, b);
       ++i;
       ++j;
     }
   }
+}
+
+// The geometric mean of b -> k ratios over the cases both timed, each on its metric.
+double step_geomean(const std::vector<Row>& from, const std::vector<Row>& to, Metric m) {
+  double log_sum = 0;
+  std::int64_t n = 0;
+  for_each_timed_pair(from, to, m, [&](const Timed& a, const Timed& b) {
+    log_sum += std::log(b.value / a.value);
+    ++n;
+  });
   return n ? std::exp(log_sum / double(n)) : 1.0;
 }
 
@@ -348,23 +355,10 @@ std::vector<double> host_drift_index(const std::vector<const std::vector<Row>*>&
   std::vector<double> index(series.size(), 1.0);
   std::vector<double> ratios;
   for (std::size_t s = 1; s < series.size(); ++s) {
-    const std::vector<Row>& from = *series[s - 1];
-    const std::vector<Row>& to = *series[s];
     ratios.clear();
-    std::size_t i = 0, j = 0;
-    while (i < from.size() && j < to.size()) {
-      if (from[i].case_id < to[j].case_id) {
-        ++i;
-      } else if (to[j].case_id < from[i].case_id) {
-        ++j;
-      } else {
-        const Timed a = time_of(from[i], m, !std::isnan(to[j].sim_time_us));
-        const Timed b = time_of(to[j], m, !std::isnan(from[i].sim_time_us));
-        if (!a.sim && !b.sim && !std::isnan(a.value) && !std::isnan(b.value)) ratios.push_back(b.value / a.value);
-        ++i;
-        ++j;
-      }
-    }
+    for_each_timed_pair(*series[s - 1], *series[s], m, [&](const Timed& a, const Timed& b) {
+      if (!a.sim && !b.sim) ratios.push_back(b.value / a.value);
+    });
     index[s] = index[s - 1] * (ratios.size() >= 20 ? stats::median(ratios) : 1.0);
   }
   return index;

@@ -693,10 +693,12 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
   constexpr std::string_view kShiftsHeader =
       "| Case | Change | Detail | Before → Since | Ratio | p |\n"
       "|---|---|---|---|--:|--:|\n";
-  md_table(out, kShiftsHeader, shifts, o.top, [](const Finding& f) {
+  // A row of the tables of findings that are not regressions (no waiver, no repro column).
+  const auto plain_row = [](const Finding& f) {
     return fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(f.key), change_name(f.change),
                        md_text(f.detail), values_text(f), ratio_text(f.ratio), p_text(f.p_value));
-  });
+  };
+  md_table(out, kShiftsHeader, shifts, o.top, plain_row);
 
   out += fmt::format("## Fixed / faster / new ({})\n\n", others.size());
   if (!others.empty()) {
@@ -709,10 +711,7 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
   constexpr std::string_view kOthersHeader =
       "| Case | Change | Detail | Baseline → Candidate | Ratio | p |\n"
       "|---|---|---|---|--:|--:|\n";
-  md_table(out, kOthersHeader, others, o.top, [](const Finding& f) {
-    return fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(f.key), change_name(f.change),
-                       md_text(f.detail), values_text(f), ratio_text(f.ratio), p_text(f.p_value));
-  });
+  md_table(out, kOthersHeader, others, o.top, plain_row);
 
   out += fmt::format("---\ngauntlet {} · json_schema_version {}\n",
                      o.gauntlet_version.empty() ? "(unknown version)" : md_text(o.gauntlet_version),

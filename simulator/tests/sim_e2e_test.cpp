@@ -1195,3 +1195,48 @@ TEST_F(SimE2E, ThroughputAndCostFollowSimulatedTimeAndEachRunsPrice) {
 }
 
 }  // namespace
+
+namespace {
+
+// Note [Confirmation] (harness/src/cli/confirm.cpp): compare --confirm re-measures host-time
+// findings in fresh worker processes of both releases and keeps only those the processes confirm.
+TEST_F(SimE2E, ConfirmKeepsARealHostSlowdownAndNothingElse) {
+  const fs::path db = dir_ / "confirm.db";
+  const std::string suite = std::string(GAUNTLET_SOURCE_DIR) + "/harness/bench/suites/host_noise.yaml";
+  const std::string common = "run --suite " + suite + " --backend sim --quiet --workers 1 --reps 10 --min-time 2 --max-time 200 --db " +
+                             db.string() + " --filter 'op/exp/f32/1024x512/*:op/sin/f32/1024x512/*:op/tanh/f32/1024x512/*'";
+  ASSERT_EQ(gauntlet(common + " --release a", "OMP_NUM_THREADS=1").code, 0);
+  StoredRun a = read(db);
+  const std::string slowed = "op/exp/f32/1024x512/contig/eager";
+  ASSERT_EQ(a.by_key.count(slowed), 1u);
+  // The release under test sleeps as long as exp takes: twice as slow, on the host only.
+  std::ostringstream ms;
+  ms.precision(3);
+  ms << std::fixed << a.by_key.at(slowed).timing.median_us / 1000;
+  const std::string rule = "dtype=f32,min_numel=524288,max_numel=524288,kind=sleep,factor=" + ms.str();
+  const std::string faults = "op=aten::exp," + rule + ";op=aten::exp.*," + rule;
+  ASSERT_EQ(gauntlet(common + " --release b", "OMP_NUM_THREADS=1 GAUNTLET_SIM_FAULTS='" + faults + "'").code, 0);
+  // A 30% minimum effect: the doubled case is far past it, and an unchanged one that the screen
+  // passes would need most of 8 fresh processes 30% slower than the baseline's to be kept.
+  const fs::path json = dir_ / "confirm.json";
+  const Result r = gauntlet("compare --db " + db.string() + " --metric host --history 0 --confirm --confirm-rounds 8 --min-effect 0.3 " +
+                                "--candidate-env 'GAUNTLET_SIM_FAULTS=" + faults + "' --json " + json.string(),
+                            "OMP_NUM_THREADS=1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("confirm: "), std::string::npos) << r.out;
+  std::set<std::string> slower;
+  const nlohmann::json report = nlohmann::json::parse(e2e::slurp(json.string()));
+  for (const nlohmann::json& f : report.at("findings")) {
+    if (f.at("change") != "slower" || f.at("key").get<std::string>().rfind("suite:", 0) == 0) continue;
+    slower.insert(f.at("key").get<std::string>());
+    EXPECT_NE(f.at("detail").get<std::string>().find("confirmed A/B over 8 rounds"), std::string::npos) << f.dump();
+    EXPECT_LE(f.at("p_value").get<double>(), 0.01);
+    EXPECT_GT(f.at("ratio").get<double>(), 1.5);
+  }
+  EXPECT_EQ(slower, std::set<std::string>{slowed}) << r.out << r.err;
+  // Too few rounds to reach the test's level: a usage error, one line.
+  expect_one_line_error(gauntlet("compare --db " + db.string() + " --metric host --confirm --confirm-rounds 4"),
+                        "--confirm-rounds must be >= 5");
+}
+
+}  // namespace

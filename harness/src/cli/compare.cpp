@@ -88,7 +88,10 @@ int compare(const CompareOptions& o) {
     throw UsageError(e.what());
   }
   if (o.confirm) {
-    if (o.confirm_rounds < 1) throw UsageError("--confirm-rounds must be >= 1");
+    if (o.confirm_rounds < 5) {
+      throw UsageError("--confirm-rounds must be >= 5 (fewer processes a side cannot reach the 1% significance a "
+                       "confirmation needs)");
+    }
     ConfirmOptions co;
     co.baseline_backend = o.baseline_backend.empty() ? c.baseline.backend : o.baseline_backend;
     co.candidate_backend = o.candidate_backend.empty() ? c.candidate.backend : o.candidate_backend;
