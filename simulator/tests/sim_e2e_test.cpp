@@ -1230,13 +1230,13 @@ TEST_F(SimE2E, ConfirmKeepsARealHostSlowdownAndNothingElse) {
     if (f.at("change") != "slower" || f.at("key").get<std::string>().rfind("suite:", 0) == 0) continue;
     slower.insert(f.at("key").get<std::string>());
     EXPECT_NE(f.at("detail").get<std::string>().find("confirmed A/B over 8 rounds"), std::string::npos) << f.dump();
-    EXPECT_LE(f.at("p_value").get<double>(), 0.01);
+    EXPECT_LE(f.at("p_value").get<double>(), 0.002);
     EXPECT_GT(f.at("ratio").get<double>(), 1.5);
   }
   EXPECT_EQ(slower, std::set<std::string>{slowed}) << r.out << r.err;
   // Too few rounds to reach the test's level: a usage error, one line.
-  expect_one_line_error(gauntlet("compare --db " + db.string() + " --metric host --confirm --confirm-rounds 4"),
-                        "--confirm-rounds must be >= 5");
+  expect_one_line_error(gauntlet("compare --db " + db.string() + " --metric host --confirm --confirm-rounds 5"),
+                        "--confirm-rounds must be >= 6");
 }
 
 }  // namespace

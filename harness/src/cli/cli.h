@@ -122,7 +122,7 @@ struct CompareOptions {
   bool confirm = false;
   std::string baseline_backend, candidate_backend;  // default: the runs' backends
   std::vector<std::string> baseline_env, candidate_env;
-  int confirm_rounds = 12;
+  int confirm_rounds = 16;
   TimingOptions confirm_timing{10, 5, 200, 1};
 };
 int compare(const CompareOptions& o);
@@ -154,7 +154,7 @@ int dashboard(const DashboardCommandOptions& o);
 struct ConfirmOptions {
   std::string baseline_backend, candidate_backend, suites_dir;
   std::vector<std::string> baseline_env, candidate_env;  // NAME=VALUE
-  int rounds = 12;
+  int rounds = 16;
   TimingOptions timing;
   bool verbose = true;
 };

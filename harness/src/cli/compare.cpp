@@ -88,8 +88,8 @@ int compare(const CompareOptions& o) {
     throw UsageError(e.what());
   }
   if (o.confirm) {
-    if (o.confirm_rounds < 5) {
-      throw UsageError("--confirm-rounds must be >= 5 (fewer processes a side cannot reach the 1% significance a "
+    if (o.confirm_rounds < 6) {
+      throw UsageError("--confirm-rounds must be >= 6 (fewer processes a side cannot reach the 0.2% significance a "
                        "confirmation needs)");
     }
     ConfirmOptions co;
