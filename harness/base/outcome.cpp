@@ -75,4 +75,13 @@ void record_repetitions(Timing& t, std::vector<double> samples_us) {
   }
 }
 
+void bound_error_text(std::string& text) {
+  if (text.size() <= kMaxErrorBytes) return;
+  const std::string suffix_fmt = " ... [" + std::to_string(text.size()) + " bytes, cut]";
+  std::size_t keep = kMaxErrorBytes - suffix_fmt.size();
+  while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;  // a UTF-8 boundary
+  text.resize(keep);
+  text += suffix_fmt;
+}
+
 }  // namespace gauntlet

@@ -1,5 +1,7 @@
 #include "gauntlet/backend.h"
 
+#include <ATen/ops/as_strided_native.h>
+#include <c10/util/StringUtil.h>
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -7,13 +9,30 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "gauntlet/dispatch_probe.h"
 #include "gauntlet/plugin_abi.h"
 #include "gauntlet/torch_compat.h"
 
 namespace gauntlet {
 
+// Note [Device plumbing]: moving inputs in and results out asks of a backend only what every
+// backend has: aten::empty.memory_format and a copy of contiguous data (aten::_copy_from). A
+// vendor's first library often has little more, and a harness step that needed more would fail
+// every case in the harness's name (a missing as_strided blamed on every op under test). A
+// layout with other strides is a view of a flat buffer, which only the backend's own
+// aten::as_strided can make: without it the case says so (CapabilityMissing), and only the cases
+// with such layouts pay. Results come back as their contiguous storage span, viewed on the CPU.
 at::Tensor Backend::to_device(const at::Tensor& cpu) const {
   if (device().is_cpu()) return cpu;
+  if (cpu.is_contiguous()) {
+    at::Tensor d = at::empty(cpu.sizes(), cpu.options().device(device()));
+    if (cpu.numel() > 0) d.copy_(cpu);
+    return d;
+  }
+  if (!has_native_kernel("aten::as_strided", backend_dispatch_key(device().type()))) {
+    throw CapabilityMissing("a tensor with strides [" + c10::Join(", ", cpu.strides()) +
+                            "] needs aten::as_strided, which the backend lacks");
+  }
   // Keep the exact strides, including the gaps of a sliced layout: copy into a same-sized
   // buffer on the device and view it with the original geometry.
   const std::int64_t extent = cpu.numel() == 0 ? 0 : cpu.storage().nbytes() / cpu.element_size();
@@ -24,6 +43,20 @@ at::Tensor Backend::to_device(const at::Tensor& cpu) const {
     base.copy_(src);
   }
   return base.as_strided(cpu.sizes(), cpu.strides(), cpu.storage_offset());
+}
+
+at::Tensor Backend::to_host(const at::Tensor& t) const {
+  if (!t.defined() || t.device().is_cpu()) return t;
+  if (t.is_contiguous()) return t.cpu();
+  // The span of storage the tensor covers, as a contiguous view made here (metadata only, no
+  // kernel of the backend), copied out, then given its geometry again on the CPU.
+  std::int64_t span = t.numel() == 0 ? 0 : 1;
+  for (std::int64_t d = 0; d < t.dim() && span > 0; ++d) {
+    if (t.size(d) > 1) span += (t.size(d) - 1) * std::abs(t.stride(d));
+  }
+  at::Tensor flat = at::native::as_strided_tensorimpl(t, {span}, {1}, t.storage_offset());
+  at::Tensor host = flat.cpu();
+  return host.as_strided(t.sizes(), t.strides(), 0).clone();
 }
 
 namespace {
@@ -44,7 +77,7 @@ Fn symbol(void* handle, const char* name) {
 // the plugin ABI (Note [Plugin ABI]) tells the harness its memory, fallbacks and device time.
 class PluginBackend final : public Backend {
  public:
-  PluginBackend(std::string spec, const std::string& path) : spec_(std::move(spec)) {
+  PluginBackend(std::string spec, const std::string& path) : spec_(std::move(spec)), profile_(library_profile(path)) {
     if (!std::filesystem::exists(path)) throw std::invalid_argument("backend library not found: " + path);
     handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (!handle_) throw std::invalid_argument(std::string("cannot load backend library: ") + dlerror());
@@ -70,7 +103,8 @@ class PluginBackend final : public Backend {
   }
   std::string name() const override { return spec_; }
   std::string version() const override { return version_; }
-  std::string profile() const override { return profile_.empty() ? spec_ : profile_; }
+  std::string profile() const override { return profile_; }
+  bool reports_fallbacks() const override { return take_fallbacks_ != nullptr; }
   std::string config_json() const override { return config_.empty() ? "{}" : config_; }
   c10::Device device() const override { return compat::privateuse1_device(0); }
   void synchronize() override {
@@ -160,13 +194,56 @@ std::string simulator_library() {
       "backend sim: libgauntlet_sim.so not found beside the gauntlet binary or in ../lib (set GAUNTLET_SIM_LIB)");
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& spec) {
+std::string library_profile(const std::string& path) {
+  std::string stem = std::filesystem::path(path).filename().string();
+  if (const auto so = stem.find(".so"); so != std::string::npos) stem.erase(so);
+  if (stem.rfind("lib", 0) == 0 && stem.size() > 3) stem.erase(0, 3);
+  return stem;
+}
+
+namespace {
+
+// Wraps a backend to answer another profile name (--profile): tolerances and expectations
+// written for a vendor's backend follow the name, wherever its library lives.
+class Profiled final : public Backend {
+ public:
+  Profiled(std::unique_ptr<Backend> inner, std::string profile) : inner_(std::move(inner)), profile_(std::move(profile)) {}
+  std::string name() const override { return inner_->name(); }
+  std::string version() const override { return inner_->version(); }
+  std::string profile() const override { return profile_; }
+  std::string config_json() const override { return inner_->config_json(); }
+  std::vector<std::string> kernels() const override { return inner_->kernels(); }
+  c10::Device device() const override { return inner_->device(); }
+  void synchronize() override { inner_->synchronize(); }
+  at::Tensor to_device(const at::Tensor& cpu) const override { return inner_->to_device(cpu); }
+  bool reports_fallbacks() const override { return inner_->reports_fallbacks(); }
+  void reset_peak_memory() override { inner_->reset_peak_memory(); }
+  MemoryStats memory() const override { return inner_->memory(); }
+  std::vector<std::string> take_fallback_ops() override { return inner_->take_fallback_ops(); }
+  void reset_device_time() override { inner_->reset_device_time(); }
+  std::optional<double> device_time_us() const override { return inner_->device_time_us(); }
+  void* plugin_symbol(const char* name) const override { return inner_->plugin_symbol(name); }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  std::string profile_;
+};
+
+std::unique_ptr<Backend> make_named(const std::string& spec) {
   if (spec == "cpu") return std::make_unique<CpuBackend>();
   if (spec == "sim") return make_plugin("sim", simulator_library());
   if (spec.rfind("plugin:", 0) == 0) return make_plugin(spec, spec.substr(7));
   throw std::invalid_argument("unknown backend '" + spec + "' (known: cpu, sim, plugin:<path.so>)");
 }
 
-std::vector<std::string> builtin_backends() { return {"cpu", "sim", "plugin:<path.so>"}; }
+}  // namespace
+
+std::unique_ptr<Backend> make_backend(const std::string& spec, const std::string& wanted) {
+  std::unique_ptr<Backend> b = make_named(spec);
+  std::string profile = wanted;
+  if (const char* env = std::getenv("GAUNTLET_PROFILE"); profile.empty() && env && *env) profile = env;
+  if (profile.empty() || profile == b->profile()) return b;
+  return std::make_unique<Profiled>(std::move(b), profile);
+}
 
 }  // namespace gauntlet

@@ -446,7 +446,7 @@ void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_
         for (Layout l : layouts) {
           if (!layout_fits(l, shape.front())) continue;
           for (Mode m : modes) {
-            if (m == Mode::EagerBwd && (!op->has_backward || !is_floating(d))) continue;
+            if (m == Mode::EagerBwd && (!op->backward_fits(shape) || !is_floating(d))) continue;
             for (const auto& v : values) {
               if (v == "special" && (!op->special_values || !is_floating(d))) continue;
               for (const auto& args : arg_sets) {

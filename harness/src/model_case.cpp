@@ -14,6 +14,7 @@
 //   - timing: the first call (allocations, caches) apart, then repetitions as for op cases (Note
 //     [Timing methodology]); the TorchScript parse happens before and is not timed.
 #include "gauntlet/model_case.h"
+#include "gauntlet/dispatch_probe.h"
 
 #include <fmt/format.h>
 
@@ -279,7 +280,7 @@ std::optional<std::string> compare_into(Comparison& cmp, std::vector<at::Tensor>
 
 }  // namespace
 
-void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out) {
+void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out, CaseTrace& trace) {
   const ModelSpec& spec = model_catalog().get(key.target);
   const bool compiled = key.exec == "compile";
   const bool train = key.mode == Mode::EagerBwd;
@@ -294,8 +295,10 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
 
   // The device: op by op through a fresh compilation unit (its executor takes the settings
   // above), or the backend's compile path (Note [Compile path]).
+  trace.step = "moving inputs to the device";
   std::vector<at::Tensor> device_inputs;
   for (const at::Tensor& t : inputs) device_inputs.push_back(backend.to_device(t));
+  trace.step.clear();
   auto cu = compile_model(spec);
   std::unique_ptr<CompiledGraph> program;
   Forward forward = [&](const std::vector<at::Tensor>& a) { return run_model(*cu, spec, a); };
@@ -316,9 +319,18 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   backend.reset_peak_memory();
   backend.reset_device_time();
   auto t0 = Clock::now();
-  Result actual = call_with(forward, spec, device_inputs, golden.loss_weights, train);
-  backend.synchronize();
+  auto obs = observe_dispatch(backend);
+  Result actual;
+  try {
+    actual = call_with(forward, spec, device_inputs, golden.loss_weights, train);
+    backend.synchronize();
+  } catch (...) {
+    trace.note_raise(obs.get());
+    throw;
+  }
   out.timing.first_us = us_since(t0);
+  std::vector<std::string> dispatcher_fallbacks = obs ? obs->fallback_ops() : std::vector<std::string>{};
+  obs.reset();
   out.sim_time_us = backend.device_time_us();
 
   // The check, every output and gradient under one tolerance.
@@ -385,6 +397,9 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   }
   out.peak_mem_bytes = backend.memory().peak_bytes;
   out.fallback_ops = backend.take_fallback_ops();
+  const bool use_backend = cfg.fallback_source == FallbackSource::Backend ||
+                           (cfg.fallback_source == FallbackSource::Auto && backend.reports_fallbacks());
+  if (!use_backend && !backend.device().is_cpu()) out.fallback_ops = std::move(dispatcher_fallbacks);
   if (!reps.empty()) record_repetitions(out.timing, std::move(reps));
   if (program) record_compile_stats(program->stats(), std::filesystem::path(spec.path).filename().string(), out);
 }

@@ -13,6 +13,7 @@
 
 #include "gauntlet/compare.h"
 #include "gauntlet/compile_path.h"
+#include "gauntlet/dispatch_probe.h"
 #include "gauntlet/golden.h"
 #include "gauntlet/inputs.h"
 #include "gauntlet/torch_compat.h"
@@ -22,6 +23,18 @@ namespace gauntlet {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The dispatcher's "Could not run 'aten::x' with arguments from the 'PrivateUse1' backend. This
+// could be because ... is only available for these backends: [CPU, ...]" and a table of every
+// backend's registration: ~5 KB a case. The first sentence says it all.
+constexpr const char* kNoKernel = " The backend has no kernel for it and no fallback.";
+std::string short_error(std::string text) {
+  const auto start = text.find("Could not run '");
+  if (start == std::string::npos || text.find(kNoKernel) != std::string::npos) return text;
+  const auto end = text.find(" backend.", start);
+  if (end == std::string::npos) return text;
+  return text.substr(0, end + 9) + kNoKernel;
+}
 
 // CPU time of this thread: what computing a golden costs, unskewed by other threads' load.
 double thread_cpu_us() {
@@ -94,7 +107,7 @@ void add_worst(CaseDetail& detail, const std::string& name, const at::Tensor& a,
 }
 
 // Compares the device's outputs with the golden's; returns the problem text ("" when none).
-std::string compare_outputs(const CaseKey& key, const std::string& backend,
+std::string compare_outputs(const CaseKey& key, const Backend& dev, const std::string& backend,
                             const std::vector<NamedTensor>& actual, const std::vector<NamedTensor>& golden,
                             const std::vector<at::Tensor>& device_inputs, const OpSpec& spec,
                             const RunnerConfig& cfg, Outcome& out, CaseDetail* detail) {
@@ -106,7 +119,7 @@ std::string compare_outputs(const CaseKey& key, const std::string& backend,
   bool tolerance_set = false;
   for (std::size_t k = 0; k < actual.size(); ++k) {
     const std::string& name = golden[k].name;
-    at::Tensor a = actual[k].value.detach().cpu();
+    at::Tensor a = dev.to_host(actual[k].value.detach());
     const at::Tensor& g = golden[k].value;
     if (actual[k].name != name) return fmt::format("output {} is missing (got {})", name, actual[k].name);
     if (a.sizes() != g.sizes()) {
@@ -120,7 +133,7 @@ std::string compare_outputs(const CaseKey& key, const std::string& backend,
     if (spec.promise.strides_like_input && k == 0 && name == "out0" && !device_inputs.empty() &&
         device_inputs[0].sizes() == a.sizes() && device_inputs[0].is_non_overlapping_and_dense() &&
         a.numel() > 1) {
-      at::Tensor like = at::empty_like(device_inputs[0].cpu());
+      at::Tensor like = at::empty_like(at::empty_strided(device_inputs[0].sizes(), device_inputs[0].strides(), a.options()));
       if (like.strides() != a.strides() && problem.empty()) {
         problem = fmt::format("{}: strides {} differ from the promised {}", name, join_sizes(a.strides()), join_sizes(like.strides()));
       }
@@ -259,7 +272,8 @@ std::vector<NamedTensor> run_compiled(CompiledGraph& program, const std::vector<
 
 // Fills `out` as the case goes, so what is known before an exception (the golden's provenance)
 // survives into the outcome.
-void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, CaseDetail* detail, Outcome& out) {
+void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, CaseDetail* detail, Outcome& out,
+                 CaseTrace& trace) {
   out.key = key.str();
   if (auto problem = validate_key(key)) {
     out.status = Status::Error;
@@ -267,7 +281,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     return;
   }
   if (key.kind == "model") {
-    run_model_case(key, backend, cfg, out);
+    run_model_case(key, backend, cfg, out, trace);
     return;
   }
   if (key.kind == "coll") {
@@ -285,8 +299,20 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   }
   std::vector<NamedTensor> golden = obtain_golden(def, key, inputs, cfg, out);
 
+  trace.step = "moving inputs to the device";
   std::vector<at::Tensor> device_inputs;
-  for (const auto& t : inputs) device_inputs.push_back(backend.to_device(apply_layout(t, key.layout)));
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const at::Tensor laid_out = apply_layout(inputs[i], key.layout);
+    try {
+      device_inputs.push_back(backend.to_device(laid_out));
+    } catch (const CapabilityMissing&) {
+      throw CapabilityMissing(fmt::format("layout {} needs aten::as_strided, which the backend lacks (input {} has strides {})",
+                                          layout_name(key.layout), def.spec.inputs[i].name, join_sizes(laid_out.strides())));
+    }
+  }
+  trace.step = "synchronising the device";
+  backend.synchronize();
+  trace.step.clear();
   backend.take_fallback_ops();
   backend.reset_peak_memory();
   backend.reset_device_time();
@@ -296,19 +322,35 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   std::unique_ptr<CompiledGraph> program;
   if (key.mode == Mode::Compile) {
     compile_scope.emplace();
-    program = trace_and_compile(def, key, device_inputs, backend);
-    backend.synchronize();
+    auto obs = observe_dispatch(backend);
+    try {
+      program = trace_and_compile(def, key, device_inputs, backend);
+      backend.synchronize();
+    } catch (...) {
+      trace.note_raise(obs.get());
+      throw;
+    }
     backend.take_fallback_ops();  // the trace ran the op eagerly: not the compiled run's
     backend.reset_peak_memory();
     backend.reset_device_time();
   }
   auto call = [&] { return program ? run_compiled(*program, device_inputs) : execute(def, key, device_inputs); };
-  std::vector<NamedTensor> actual = call();
-  backend.synchronize();
-  out.timing.first_us = us_since(t0);
-  out.sim_time_us = backend.device_time_us();
-  out.peak_mem_bytes = backend.memory().peak_bytes;
-  out.fallback_ops = backend.take_fallback_ops();
+  std::vector<NamedTensor> actual;
+  {
+    auto obs = observe_dispatch(backend);
+    try {
+      actual = call();
+      backend.synchronize();
+    } catch (...) {
+      trace.note_raise(obs.get());
+      throw;
+    }
+    out.timing.first_us = us_since(t0);
+    out.sim_time_us = backend.device_time_us();
+    out.peak_mem_bytes = backend.memory().peak_bytes;
+    out.fallback_ops = case_fallbacks(backend, obs.get(), cfg.fallback_source);
+    if (detail && obs) detail->decomposed = obs->decomposed_ops();
+  }
 
   // Steady state: repeat while cheap. Note: speed methodology proper (warm-up, min time,
   // Google Benchmark) belongs to `gauntlet bench`; this is the per-case figure every run keeps.
@@ -338,7 +380,9 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   record_repetitions(out.timing, std::move(reps));
   if (program) record_compile_stats(program->stats(), "", out);
 
-  std::string problem = compare_outputs(key, backend.profile(), actual, golden, device_inputs, def.spec, cfg, out, detail);
+  trace.step = "copying results back to the CPU";
+  std::string problem = compare_outputs(key, backend, backend.profile(), actual, golden, device_inputs, def.spec, cfg, out, detail);
+  trace.step.clear();
   if (!problem.empty()) {
     out.status = Status::Fail;
     out.error = problem;
@@ -348,12 +392,21 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
 }  // namespace
 
 // Note [Outcome classification]: the only place exceptions become statuses.
-//   c10::NotImplementedError, or 1.13's "not implemented for '<dtype>'"  -> UNSUPPORTED
-//   c10::OutOfMemoryError                                                -> ERROR ("out of memory: ...")
-//   any other c10::Error or std::exception                               -> ERROR
-// The message is kept without the C++ backtrace. Then the catalog's expectation applies:
-// SKIP never runs; an xfail case that fails (FAIL/ERROR/UNSUPPORTED) is XFAIL, one that passes
-// XPASS, or keeps its status when the entry is not strict.
+//   CapabilityMissing (a layout the backend cannot make)                  -> UNSUPPORTED
+//   any exception during a harness step (moving inputs, reading results)   -> ERROR, naming the step
+//   c10::NotImplementedError: the dispatcher found no kernel for an op ...
+//     ... that the op under test called or decomposed into                 -> UNSUPPORTED
+//     ... that a native kernel or the CPU fallback of another op called    -> ERROR, naming that op
+//   1.13's "not implemented for '<dtype>'"                                 -> UNSUPPORTED
+//   c10::OutOfMemoryError                                                  -> ERROR ("out of memory: ...")
+//   any other c10::Error or std::exception                                 -> ERROR
+// The op an exception came from is known from the dispatcher (Note [Dispatcher-derived
+// fallbacks]): an ERROR names it, and whether it ran as a native kernel or through the fallback.
+// So a vendor reads UNSUPPORTED only where a kernel is missing, and a crash in its fallback
+// machinery is not mistaken for an op it lacks. The message is kept without the C++ backtrace and
+// without the dispatcher's table of backends (short_error). Then the catalog's expectation
+// applies: SKIP never runs; an xfail case that fails (FAIL/ERROR/UNSUPPORTED) is XFAIL, one that
+// passes XPASS, or keeps its status when the entry is not strict.
 namespace {
 class Prepared final : public PreparedCase {
  public:
@@ -392,21 +445,32 @@ Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     return out;
   }
   Outcome out;
+  CaseTrace trace;
   try {
-    run_checked(key, backend, cfg, detail, out);
+    run_checked(key, backend, cfg, detail, out, trace);
+  } catch (const CapabilityMissing& e) {
+    out.status = Status::Unsupported;
+    out.error = e.what();
+    trace.step.clear();  // the layout, not the step, is what the backend lacks
   } catch (const c10::OutOfMemoryError& e) {
     out.status = Status::Error;
     out.error = std::string("out of memory: ") + e.what_without_backtrace();
   } catch (const c10::NotImplementedError& e) {
-    out.status = Status::Unsupported;
-    out.error = e.what_without_backtrace();
+    out.error = short_error(e.what_without_backtrace());
+    // A missing kernel is the op under test's when nothing of the backend's own was running:
+    // the op itself, or a composite it decomposed into, has no kernel.
+    const bool missing_kernel = out.error.rfind("Could not run '", 0) == 0;
+    const bool backend_code = missing_kernel && trace.raised_source &&
+                              (*trace.raised_source == kernel_source_name(KernelSource::Native) ||
+                               *trace.raised_source == kernel_source_name(KernelSource::Fallback));
+    out.status = trace.step.empty() && !backend_code ? Status::Unsupported : Status::Error;
   } catch (const c10::Error& e) {
     out.status = compat::is_dtype_not_implemented(e) ? Status::Unsupported : Status::Error;
-    out.error = e.what_without_backtrace();
+    out.error = short_error(e.what_without_backtrace());
   } catch (const std::exception& e) {
     // TorchScript's interpreter rethrows a kernel's c10::Error as a std::runtime_error with the
     // same text: the dtype it lacks is still UNSUPPORTED (Note [Outcome classification]).
-    out.error = e.what();
+    out.error = short_error(e.what());
     // The interpreter's message starts with a traceback header; its last line is the error.
     if (out.error.rfind("The following operation failed in the TorchScript interpreter", 0) == 0) {
       std::string text = out.error;
@@ -416,7 +480,22 @@ Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     }
     out.status = compat::says_dtype_not_implemented(out.error) ? Status::Unsupported : Status::Error;
   }
+  if (out.status == Status::Error || out.status == Status::Unsupported) {
+    if (!trace.step.empty()) {
+      out.status = Status::Error;
+      out.error = "harness step '" + trace.step + "' failed: " + out.error;
+    } else if (trace.raised_op && out.status == Status::Error) {
+      if (trace.raised_in_fallback_of) {
+        out.error += " (raised in " + *trace.raised_op + ", inside the CPU fallback of " + *trace.raised_in_fallback_of + ")";
+      } else if (*trace.raised_source == kernel_source_name(KernelSource::Fallback)) {
+        out.error += " (raised in the CPU fallback of " + *trace.raised_op + ")";
+      } else {
+        out.error += " (raised in " + *trace.raised_op + ", " + *trace.raised_source + " kernel)";
+      }
+    }
+  }
   out.key = key.str();
+  out.error = short_error(std::move(out.error));  // rank processes' errors too
   // Note [Throughput and cost]: an op or collective case processes the elements it compares.
   if (out.work_items == 0) out.work_items = out.metrics.numel;
   if (expect.kind == Expect::XFail) {
@@ -425,6 +504,28 @@ Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     out.status = failed ? Status::XFail : (expect.strict ? Status::XPass : out.status);
   }
   return out;
+}
+
+void CaseTrace::note_raise(const DispatchObserver* obs) {
+  if (!obs || raised_op || !obs->raised_in()) return;
+  const DispatchObserver::Raised& r = *obs->raised_in();
+  raised_op = r.op;
+  raised_source = kernel_source_name(r.source);
+  if (!r.in_fallback_of.empty() && r.in_fallback_of != r.op) raised_in_fallback_of = r.in_fallback_of;
+}
+
+std::unique_ptr<DispatchObserver> observe_dispatch(const Backend& backend) {
+  const c10::Device d = backend.device();
+  if (d.is_cpu()) return nullptr;
+  return std::make_unique<DispatchObserver>(d.type(), backend_dispatch_key(d.type()));
+}
+
+std::vector<std::string> case_fallbacks(Backend& backend, const DispatchObserver* obs, FallbackSource source) {
+  std::vector<std::string> reported = backend.take_fallback_ops();
+  const bool use_backend =
+      source == FallbackSource::Backend || (source == FallbackSource::Auto && backend.reports_fallbacks());
+  if (use_backend || !obs) return reported;
+  return obs->fallback_ops();
 }
 
 }  // namespace gauntlet

@@ -546,6 +546,7 @@ void Store::add_result(std::int64_t run_id, const CaseKey& key, const Outcome& o
 
 void Store::add_result(std::int64_t run_id, const CaseKey& key, std::string text, Outcome outcome) {
   if (pending_.empty()) pending_.reserve(static_cast<std::size_t>(std::min(batch_, 4096)));
+  bound_error_text(outcome.error);  // Note [Bounded error texts]
   const std::int64_t case_id = as_signed(key_id(text));
   // The case's columns are needed only when this connection has not written the case yet.
   std::unique_ptr<CaseKey> unknown = known_cases_.count(case_id) ? nullptr : std::make_unique<CaseKey>(key);

@@ -174,6 +174,40 @@ TEST_F(CatalogTest, PruneBackwardWithoutGradOrForIntegers) {
   EXPECT_FALSE(find_op("copysign")->has_backward);
 }
 
+// clamp.Tensor's backward raises unless self broadcast with min, and with max, has the output's
+// shape (libtorch 1.13): such eager-bwd cases are not expanded (no golden), the others are.
+TEST_F(CatalogTest, PruneBackwardForShapesItCannotTake) {
+  ASSERT_FALSE(find_op("clamp_tensor")->backward_any_broadcast);
+  ASSERT_TRUE(find_op("addcmul")->backward_any_broadcast);
+  Suite s = suite(R"(  - ops: [clamp_tensor, addcmul]
+    dtypes: [f32]
+    shapes: ["7x1x5,1x3x5,5", "17x31,31,17x1", "4x4,4x4,4x4"]
+    modes: [eager, eager-bwd]
+)");
+  std::set<std::string> keys;
+  for (const auto& c : s.cases) keys.insert(c.text);
+  EXPECT_EQ(keys.size(), 11u);
+  EXPECT_EQ(keys.count("op/clamp_tensor/f32/7x1x5,1x3x5,5/contig/eager-bwd"), 0u);
+  EXPECT_EQ(keys.count("op/clamp_tensor/f32/7x1x5,1x3x5,5/contig/eager"), 1u);
+  EXPECT_EQ(keys.count("op/clamp_tensor/f32/17x31,31,17x1/contig/eager-bwd"), 1u);
+  EXPECT_EQ(keys.count("op/clamp_tensor/f32/4x4,4x4,4x4/contig/eager-bwd"), 1u);
+  EXPECT_EQ(keys.count("op/addcmul/f32/7x1x5,1x3x5,5/contig/eager-bwd"), 1u);
+}
+
+// A non-constant pad of a length the input's rank cannot take is an error at its args' line.
+TEST_F(CatalogTest, PadLengthMustFitTheInputRank) {
+  EXPECT_EQ(count(R"(  - ops: [pad_reflect, pad_circular]
+    dtypes: [f32]
+    shapes: ["2x3x8x8"]
+    args: [{pad: ["1:1:1:1", "2:1:0:3"]}]
+)"),
+            4u);
+  const std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - ops: [pad_reflect]\n    dtypes: [f32]\n"
+                                   "    shapes: [\"2x3x8x8\"]\n    args: [{pad: [\"2:1\"]}]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 7, "argument pad=2:1 of op pad_reflect pads the last 1 dim(s)")) << err;
+  EXPECT_NE(err.find("needs rank 2 or 3, not 4"), std::string::npos) << err;
+}
+
 TEST_F(CatalogTest, SpecialValuesOnlyForFloatingOpsThatDeclareThem) {
   ASSERT_TRUE(find_op("exp")->special_values);
   ASSERT_FALSE(find_op("logit")->special_values);

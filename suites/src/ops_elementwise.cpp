@@ -226,7 +226,11 @@ void register_elementwise_ops(OpRegistry& r) {
       if (!at::isFloatingType(c.dtype())) return T{at::clamp(c.t(0), static_cast<std::int64_t>(c.f("min")), static_cast<std::int64_t>(c.f("max")))};
       return T{at::clamp(c.t(0), c.f("min"), c.f("max"))};
     }); add(b); }
-  { OpBuilder b("clamp_tensor", "aten::clamp.Tensor", "ternary"); b.x(-4, 4).x(-2, 0).x(0, 2).grad();
+  // libtorch 1.13's clamp.Tensor backward combines masks of (self, min) and (self, max) in place,
+  // so it raises unless each pair broadcasts to the output's shape ("output with shape [7, 1, 5]
+  // doesn't match the broadcast shape [7, 3, 5]" for 7x1x5,1x3x5,5): no golden.
+  { OpBuilder b("clamp_tensor", "aten::clamp.Tensor", "ternary"); b.x(-4, 4).x(-2, 0).x(0, 2).grad_pairwise_broadcast();
+    b.note("bwd only where self broadcast with min, and with max, gives the output's shape (libtorch 1.13 raises otherwise)");
     b.fn([](const OpCall& c) { return T{at::clamp(c.t(0), c.t(1), c.t(2))}; }); add(b); }
   { OpBuilder b("where", "aten::where.self", "ternary");
     InputSpec cond{"condition", Domain::Mask}; cond.differentiable = false;

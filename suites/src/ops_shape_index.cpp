@@ -8,6 +8,10 @@
 //  - Ops returning indices of sorted/selected elements return the input gathered at them instead
 //    (ties: any tied index is correct, the gathered values are equal).
 //  - Outputs that are views are compared by value; expand is made contiguous first.
+#include <algorithm>
+#include <optional>
+#include <string>
+
 #include "gauntlet/op_impl.h"
 
 namespace gauntlet {
@@ -173,8 +177,26 @@ void register_shape_index_ops(OpRegistry& r) {
     const char* aten = m == "reflect" ? "aten::reflection_pad2d" : m == "replicate" ? "aten::replication_pad2d" : "aten::_pad_circular";
     OpBuilder b("pad_" + m, aten, "pad");
     // CPU reflect/replicate pads are f32/f64 only in libtorch 1.13; circular is copies (any type).
-    b.x().dtypes(m == "circular" ? kAllTypes : dtype_bit(DType::F64) | dtype_bit(DType::F32)).grad().arg("pad", ArgType::Ints, "1:1");
+    static const std::string kDefaultPad = "1:1";
+    b.x().dtypes(m == "circular" ? kAllTypes : dtype_bit(DType::F64) | dtype_bit(DType::F32)).grad().arg("pad", ArgType::Ints, kDefaultPad);
     b.note("at::pad mode " + m + ": pads the last len(pad)/2 dims of a (N,) C, spatial input; aten op by that count (1d/2d/3d)");
+    // libtorch 1.13 raises on any other pad length or input rank ("Only 2D, 3D, 4D, 5D padding with
+    // non-constant padding are supported for now"), in the golden too: such keys are invalid.
+    b.check_key([m](const CaseKey& k) -> std::optional<std::string> {
+      const auto given = k.args.find("pad");
+      const std::string pad = given == k.args.end() ? kDefaultPad : given->second;
+      const std::size_t values = static_cast<std::size_t>(std::count(pad.begin(), pad.end(), ':')) + 1;
+      const std::size_t rank = k.shapes.front().size(), dims = values / 2;
+      const std::string arg = "argument pad=" + pad + (given == k.args.end() ? " (the default)" : "") + " of op pad_" + m;
+      if (values % 2 != 0 || dims > 3) {
+        return arg + " has " + std::to_string(values) + " values: it takes 2, 4 or 6 (1 to 3 padded dims)";
+      }
+      if (rank != dims + 1 && rank != dims + 2) {
+        return arg + " pads the last " + std::to_string(dims) + " dim(s) of a (C, spatial) or (N, C, spatial) input, so the input needs rank " +
+               std::to_string(dims + 1) + " or " + std::to_string(dims + 2) + ", not " + std::to_string(rank);
+      }
+      return std::nullopt;
+    });
     b.fn([m](const OpCall& c) { return T{at::pad(c.t(0), c.ints("pad"), m)}; });
     add(b);
   }

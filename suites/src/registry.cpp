@@ -80,6 +80,30 @@ const ArgSpec* OpSpec::arg(const std::string& n) const {
   return nullptr;
 }
 
+namespace {
+// The shape two shapes broadcast to, or nullopt when they do not.
+std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()), 1);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1, y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1) return std::nullopt;
+    out[out.size() - 1 - i] = x == 1 ? y : x;
+  }
+  return out;
+}
+}  // namespace
+
+bool OpSpec::backward_fits(const std::vector<Shape>& shapes) const {
+  if (!has_backward) return false;
+  if (backward_any_broadcast || shapes.empty()) return true;
+  std::optional<Shape> all = shapes.front();
+  for (const Shape& s : shapes) all = all ? broadcast(*all, s) : std::nullopt;
+  for (const Shape& s : shapes) {
+    if (!all || broadcast(shapes.front(), s) != all) return false;
+  }
+  return true;
+}
+
 // ---- OpCall ----
 
 OpCall::OpCall(const OpSpec& spec, const CaseKey& key, std::vector<at::Tensor> tensors)
@@ -156,11 +180,20 @@ OpBuilder& OpBuilder::arg(std::string name, ArgType type, std::string def,
 
 OpBuilder& OpBuilder::dtypes(DTypeSet s) { d_.spec.dtypes = s; return *this; }
 OpBuilder& OpBuilder::grad(bool on) { d_.spec.has_backward = on; return *this; }
+OpBuilder& OpBuilder::grad_pairwise_broadcast() {
+  d_.spec.has_backward = true;
+  d_.spec.backward_any_broadcast = false;
+  return *this;
+}
 OpBuilder& OpBuilder::nondeterministic() { d_.spec.deterministic = false; return *this; }
 OpBuilder& OpBuilder::special() { d_.spec.special_values = true; return *this; }
 OpBuilder& OpBuilder::rank(int r) { d_.spec.min_rank = r; return *this; }
 OpBuilder& OpBuilder::strides_like_input() { d_.spec.promise.strides_like_input = true; return *this; }
 OpBuilder& OpBuilder::note(std::string text) { d_.spec.note = std::move(text); return *this; }
+OpBuilder& OpBuilder::check_key(std::function<std::optional<std::string>(const CaseKey&)> rule) {
+  d_.spec.check_key = std::move(rule);
+  return *this;
+}
 OpBuilder& OpBuilder::kinks(std::vector<double> points) {
   TORCH_INTERNAL_ASSERT(!d_.spec.inputs.empty(), "kinks() before any input");
   d_.spec.inputs.back().kinks = std::move(points);
@@ -260,6 +293,14 @@ std::optional<std::string> validate_key(const CaseKey& key) {
   if (key.mode == Mode::EagerBwd && (!op->has_backward || !is_floating(key.dtype))) {
     return fmt::format("op {} has no backward in dtype {}", op->name, dtype_name(key.dtype));
   }
+  if (key.mode == Mode::EagerBwd && !op->backward_fits(key.shapes)) {
+    std::vector<std::string> shapes;
+    for (const Shape& sh : key.shapes) shapes.push_back(shape_str(sh));
+    return fmt::format("op {} has no backward for inputs {}: its first input, broadcast with each other input alone, "
+                       "must have the output's shape (libtorch 1.13 raises, in the golden too)",
+                       op->name, fmt::join(shapes, ","));
+  }
+  if (op->check_key) return op->check_key(key);
   return std::nullopt;
 }
 

@@ -1,8 +1,9 @@
 // Note [Backend contract]: a backend is a device plus what the harness may ask of it. `cpu` is
 // built in; `plugin:<path.so>` loads a library that registers PrivateUse1 kernels when loaded
 // and reads whatever it exports of the plugin ABI (Note [Plugin ABI]); `sim` is the simulator's
-// library found beside the gauntlet binary. Compile entry points and process groups join this
-// interface with the compile-path and collectives issues.
+// library found beside the gauntlet binary. What a library does not export, the harness reads
+// from the dispatcher (gauntlet/dispatch_probe.h): its native kernels, its CPU fallback and the
+// ops each case ran through it.
 #pragma once
 
 #include <torch/torch.h>
@@ -16,6 +17,12 @@ namespace gauntlet {
 
 struct MemoryStats {
   std::int64_t current_bytes = 0, peak_bytes = 0;
+};
+
+// A case needs something of the backend that it lacks (a layout needs aten::as_strided): the
+// case is UNSUPPORTED, in these words, and the op under test is not blamed.
+struct CapabilityMissing : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 class Backend {
@@ -32,8 +39,17 @@ class Backend {
   virtual std::vector<std::string> kernels() const { return {}; }
   virtual c10::Device device() const = 0;
   virtual void synchronize() {}
-  // Copies a CPU tensor to the device keeping its sizes and strides (layouts are part of a case).
+  // Copies a CPU tensor to the device keeping its sizes and strides (layouts are part of a case),
+  // with an allocation and a copy of contiguous data; any other geometry is made with the
+  // backend's own aten::as_strided, and throws CapabilityMissing when it has none
+  // (Note [Device plumbing] in backend.cpp).
   virtual at::Tensor to_device(const at::Tensor& cpu) const;
+  // Copies a device tensor back to the CPU with copies of contiguous data only, keeping its
+  // sizes and strides.
+  at::Tensor to_host(const at::Tensor& t) const;
+  // Whether take_fallback_ops() comes from the backend itself (the plugin ABI); otherwise the
+  // harness derives the fallbacks from the dispatcher (Note [Dispatcher-derived fallbacks]).
+  virtual bool reports_fallbacks() const { return false; }
   virtual void reset_peak_memory() {}
   virtual MemoryStats memory() const { return {}; }
   // The ops that fell back to the CPU since the last call (backends that can tell).
@@ -46,11 +62,14 @@ class Backend {
   virtual void* plugin_symbol(const char* /*name*/) const { return nullptr; }
 };
 
-// Makes a backend from its name; throws std::invalid_argument naming the problem.
-std::unique_ptr<Backend> make_backend(const std::string& spec);
+// Makes a backend from its name; throws std::invalid_argument naming the problem. `profile`,
+// when set, replaces the backend's own profile name (--profile).
+std::unique_ptr<Backend> make_backend(const std::string& spec, const std::string& profile = "");
+// The profile of a backend library that exports no name: the file's stem without "lib"
+// (libfoo.so -> foo, /opt/x/libfoo.so.1 -> foo).
+std::string library_profile(const std::string& path);
 // Where `sim` loads the simulator from: $GAUNTLET_SIM_LIB, else libgauntlet_sim.so beside the
 // running gauntlet binary, in ../lib from it, or in the build tree this binary came from.
 std::string simulator_library();
-std::vector<std::string> builtin_backends();
 
 }  // namespace gauntlet

@@ -12,6 +12,6 @@ namespace gauntlet {
 
 // Runs the case and fills `out` (status, metrics, tolerance, timing, fallbacks, device time).
 // Throws what the model throws; run_case classifies it.
-void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out);
+void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out, CaseTrace& trace);
 
 }  // namespace gauntlet

@@ -85,4 +85,11 @@ struct Outcome {
   bool flaky = false;        // crashed or timed out, then passed on a retry
 };
 
+// Note [Bounded error texts]: a stored error text keeps at most kMaxErrorBytes bytes (the first
+// line, where the cause is, comes first); longer ones are cut at a UTF-8 boundary and end with
+// "... [N bytes, cut]". A dispatcher error alone is ~5 KB, a crash's stderr tail can be more, and
+// a suite of 200,000 cases must not store gigabytes of the same table. docs/database.md.
+inline constexpr std::size_t kMaxErrorBytes = 2048;
+void bound_error_text(std::string& text);
+
 }  // namespace gauntlet

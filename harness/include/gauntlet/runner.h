@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,12 @@
 #include "gauntlet/outcome.h"
 
 namespace gauntlet {
+
+class DispatchObserver;
+
+// Where a case's fallback ops come from (Note [Dispatcher-derived fallbacks]): the backend's own
+// report when its library gives one, else the dispatcher; or one of the two, forced.
+enum class FallbackSource { Auto, Backend, Dispatcher };
 
 struct RunnerConfig {
   const ToleranceTable* tolerances = nullptr;   // null: per-dtype defaults
@@ -36,7 +43,22 @@ struct RunnerConfig {
   // Runs a collective case (kind "coll") as a group of rank processes (run_collective_group in
   // gauntlet/collective.h); unset: such cases are ERROR.
   std::function<Outcome(const CaseKey&)> collective;
+  FallbackSource fallback_source = FallbackSource::Auto;
 };
+
+// What a case was doing when it failed: the harness step it was in ("moving inputs to the
+// device"), and the innermost device op an exception left (Note [Outcome classification]).
+struct CaseTrace {
+  std::string step;
+  std::optional<std::string> raised_op, raised_source, raised_in_fallback_of;
+  void note_raise(const DispatchObserver* obs);
+};
+
+// An observer of the dispatcher for the backend's device, or null on the CPU.
+std::unique_ptr<DispatchObserver> observe_dispatch(const Backend& backend);
+// The ops a case ran through the CPU fallback, from `source` (Auto: the backend's own report
+// when it gives one, else `obs`), clearing the backend's report either way.
+std::vector<std::string> case_fallbacks(Backend& backend, const DispatchObserver* obs, FallbackSource source);
 
 // What `repro` prints beyond the outcome.
 struct TensorSummary {
@@ -52,6 +74,7 @@ struct WorstElement {
 };
 struct CaseDetail {
   std::vector<TensorSummary> inputs, actual, golden;
+  std::vector<std::string> decomposed;  // ops that ran as composites of others on the device
   std::vector<WorstElement> worst;  // up to 5, furthest outside tolerance first
 };
 

@@ -19,6 +19,10 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Note [Hollow runs] (below): the gate's floors.
+inline constexpr double kDefaultMinRan = 0.5;
+inline constexpr double kDefaultMaxRanDrop = 0.05;
+
 struct ListOptions {
   std::string suite, filter, suites_dir, shard;
   bool count = false, json = false, ops = false, suites = false, colls = false, models = false;
@@ -45,6 +49,7 @@ struct RunOptions {
   std::string golden_store, golden_release;
   bool golden_add = false, golden_always = false;
   bool gate = false, quiet = false;
+  double min_ran = kDefaultMinRan;  // Note [Hollow runs]
   TimingOptions timing;
 };
 struct GoldenOptions {
@@ -63,6 +68,9 @@ struct ShowOptions {
 struct ReproOptions {
   std::string key, backend = "cpu", suites_dir, golden_store, golden_release;
   bool json = false;
+  bool in_process = false;     // run the case in this process (default: in a child, Note [Crash-safe repro])
+  bool child = false;          // this process is that child: the parent printed the header
+  std::vector<std::string> argv;  // the command line, for the child and the debug command
   double collective_timeout = 40;
 };
 // `rank`: one rank of a collective case's group (Note [Collective groups]); started by the group.
@@ -115,6 +123,7 @@ struct CompareOptions {
   int history = 8;
   std::string waivers;              // waivers file (none: nothing is waived)
   std::string gate;                 // accuracy,speed,coverage (empty: report only)
+  double min_ran = kDefaultMinRan, max_ran_drop = kDefaultMaxRanDrop;  // Note [Hollow runs]
   std::string markdown, junit, json;  // report files ("-": stdout)
   int top = 50;
   bool quiet = false;
@@ -169,6 +178,10 @@ std::string repro_command(const std::string& key, const std::string& backend, co
 // "i/N" (or GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS when `spec` is empty) -> {i, N}; {0, 1} for none.
 std::pair<int, int> parse_shard(const std::string& spec);
 std::string suites_dir_or_default(const std::string& dir);
+// $GAUNTLET_FALLBACKS (auto | backend | dispatcher); a UsageError for anything else.
+FallbackSource fallback_source_from_env();
+// A --profile value: letters, digits, '_', '-', '.'; a UsageError otherwise.
+void check_profile_name(const std::string& profile);
 // The runner configuration `run` (in-process) and `worker` share: the suite files' judgement,
 // the timing repetitions, and the golden store options (a null store: compute every golden).
 std::string self_exe();  // this gauntlet binary
@@ -194,6 +207,18 @@ namespace gauntlet::cli {
 // Prints a run's counts by status, then each listed result with its repro command.
 // Repro commands name the run's suites dir when it was not the default one.
 void print_summary(const Store& store, long long run_id, const std::vector<std::string>& statuses);
+// Note [Hollow runs]: a gate must not pass a qualification in which nothing was qualified. A run
+// is hollow when no case passed, or when the cases that ran (PASS, FAIL, XFAIL, XPASS) are fewer
+// than `min_ran` of its cases (those stored, or planned when more: a run stopped before its
+// cases, e.g. a backend that cannot take inputs, counts every case it had). compare also calls a
+// candidate hollow when its ran fraction fell more than `max_ran_drop` below the baseline's.
+struct RanSummary {
+  std::int64_t cases = 0, ran = 0, passed = 0;
+  double fraction() const { return cases > 0 ? double(ran) / double(cases) : 0.0; }
+};
+RanSummary ran_summary(const Store& store, long long run_id);
+// Why run `run_id` is hollow, or "" when it is not.
+std::string hollow_reason(const RanSummary& s, double min_ran);
 // The suites dir a run used, or "" when it was the default.
 std::string run_suites_dir(const std::string& config_json);
 }  // namespace gauntlet::cli

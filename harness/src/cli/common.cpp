@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <algorithm>
+#include <cctype>
+
 #include "cli.h"
 #include "gauntlet/collective.h"
 #include "gauntlet/catalog.h"
@@ -55,12 +58,31 @@ std::optional<double> price_per_device_hour(const std::string& flag) {
 
 std::string suites_dir_or_default(const std::string& dir) { return dir.empty() ? default_suites_dir() : dir; }
 
+void check_profile_name(const std::string& profile) {
+  const bool ok = !profile.empty() && std::all_of(profile.begin(), profile.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  if (!ok) throw UsageError("--profile '" + profile + "': use letters, digits, '_', '-' and '.' only");
+}
+
+// $GAUNTLET_FALLBACKS: where fallback_ops come from (Note [Dispatcher-derived fallbacks]):
+// auto (default), backend or dispatcher. Read in every process, so workers follow their run.
+FallbackSource fallback_source_from_env() {
+  const char* env = std::getenv("GAUNTLET_FALLBACKS");
+  const std::string v = env ? env : "";
+  if (v.empty() || v == "auto") return FallbackSource::Auto;
+  if (v == "backend") return FallbackSource::Backend;
+  if (v == "dispatcher") return FallbackSource::Dispatcher;
+  throw UsageError("$GAUNTLET_FALLBACKS='" + v + "': use auto, backend or dispatcher");
+}
+
 RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations& expectations, const TimingOptions& timing,
                            GoldenStore* golden_store, bool golden_add, bool golden_always,
                            const std::string& golden_release) {
   RunnerConfig cfg;
   cfg.tolerances = &tolerances;
   cfg.expectations = &expectations;
+  cfg.fallback_source = fallback_source_from_env();
   cfg.min_reps = timing.reps;
   cfg.max_reps = timing.reps > 0 ? 1000 : 0;
   cfg.min_time_ms = timing.min_time_ms;

@@ -31,6 +31,13 @@ int main(int argc, char** argv) {
   auto* run = app.add_subcommand("run", "run a suite on a backend and store every result");
   run->add_option("--suite", ro.suite, "suite name or .yaml path (required unless --resume)");
   auto* run_backend = run->add_option("--backend", ro.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
+  std::string profile;
+  auto add_profile = [&profile](CLI::App* sub) {
+    sub->add_option("--profile", profile,
+                    "the backend's tolerance and expectation profile (default: the name its library exports, else its "
+                    "file's stem: libfoo.so -> foo; or $GAUNTLET_PROFILE)");
+  };
+  add_profile(run);
   run->add_option("--db", ro.db, "SQLite database to write (created if missing)")->required();
   run->add_option("--filter", ro.filter, "gtest-style globs on case keys");
   run->add_option("--shard", ro.shard, "i/N: only the i-th of N shards");
@@ -48,7 +55,11 @@ int main(int argc, char** argv) {
     sub->add_option("--warmup", t.warmup, "untimed calls between the first call and the repetitions")->capture_default_str();
   };
   add_timing(run, ro.timing);
-  run->add_flag("--gate", ro.gate, "exit 1 when any case fails (FAIL, ERROR, CRASH, TIMEOUT, XPASS)");
+  run->add_flag("--gate", ro.gate,
+                "exit 1 when any case fails (FAIL, ERROR, CRASH, TIMEOUT, XPASS) or the run is hollow (--min-ran)");
+  run->add_option("--min-ran", ro.min_ran,
+                  "--gate: fail when fewer than this fraction of the cases ran (PASS, FAIL, XFAIL, XPASS), or none passed")
+      ->capture_default_str();
   run->add_flag("--quiet", ro.quiet, "no progress line");
   run->add_option("--workers", ro.workers,
                   "worker processes (default: one per --devices slot, else one per core; 0: in-process)");
@@ -104,12 +115,15 @@ int main(int argc, char** argv) {
   show->add_flag("--json", so.json, "print JSON");
 
   cli::ReproOptions po;
-  auto* repro = app.add_subcommand("repro", "run one case in-process and explain its verdict");
+  auto* repro = app.add_subcommand("repro", "run one case (in a child process) and explain its verdict");
   repro->add_option("key", po.key, "the case key")->required();
   repro->add_option("--backend", po.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
   repro->add_option("--suites-dir", po.suites_dir, "where expectations.yaml and tolerances.yaml live");
   repro->add_option("--collective-timeout", po.collective_timeout, "seconds a collective case's group of ranks may take")
       ->capture_default_str();
+  add_profile(repro);
+  repro->add_flag("--in-process", po.in_process, "run the case in this process, not in a child (a crash then ends gauntlet)");
+  repro->add_flag("--child", po.child, "(internal) the child of a repro: no header")->group("");
   repro->add_flag("--json", po.json, "print the outcome as the store keeps it");
   repro->add_option("--golden-store", po.golden_store, "use the golden from this store when present");
   repro->add_option("--golden-release", po.golden_release, "use the golden release R froze");
@@ -148,6 +162,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   compare->add_option("--waivers", co.waivers, "waivers file (docs/waivers.md)");
   compare->add_option("--gate", co.gate, "exit 1 when regressions of these kinds remain: accuracy,speed,coverage");
+  compare->add_option("--min-ran", co.min_ran, "--gate: the candidate is hollow below this fraction of cases that ran")
+      ->capture_default_str();
+  compare->add_option("--max-ran-drop", co.max_ran_drop,
+                      "--gate: the candidate is hollow when its ran fraction fell more than this below the baseline's")
+      ->capture_default_str();
   compare->add_option("--markdown", co.markdown, "write the Markdown report here (- for stdout)");
   compare->add_option("--junit", co.junit, "write the JUnit XML report here (- for stdout)");
   compare->add_option("--json", co.json, "write the JSON report here (- for stdout)");
@@ -189,6 +208,7 @@ int main(int argc, char** argv) {
   bench->add_option("--suite", be.suite, "suite name or .yaml path")->required();
   bench->add_option("--db", be.db, "SQLite database to write (created if missing)")->required();
   bench->add_option("--backend", be.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
+  add_profile(bench);
   bench->add_option("--filter", be.filter, "gtest-style globs on case keys");
   bench->add_option("--shard", be.shard, "i/N: only the i-th of N shards");
   bench->add_option("--release", be.release, "release name recorded with the run");
@@ -205,6 +225,7 @@ int main(int argc, char** argv) {
   auto* binfo = app.add_subcommand("backend-info", "what a backend reports: version, configuration, native kernels");
   binfo->add_option("--backend", bo.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
   binfo->add_flag("--json", bo.json, "print JSON");
+  add_profile(binfo);
 
   cli::RankOptions rko;
   auto* rank = app.add_subcommand("rank", "one rank of a collective case's group (started by the group)");
@@ -220,6 +241,7 @@ int main(int argc, char** argv) {
   worker->add_option("--backend", wo.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
   worker->add_option("--suites-dir", wo.suites_dir, "where expectations.yaml and tolerances.yaml live");
   add_timing(worker, wo.timing);
+  add_profile(worker);
   worker->add_option("--golden-store", wo.golden_store, "use precomputed goldens from this store");
   worker->add_option("--golden-release", wo.golden_release, "judge against the goldens release R froze");
   worker->add_flag("--golden-always", wo.golden_always, "read every stored golden");
@@ -240,6 +262,11 @@ int main(int argc, char** argv) {
   }
 
   try {
+    // The profile travels to every process this one starts (workers, ranks) in the environment.
+    if (!profile.empty()) {
+      cli::check_profile_name(profile);
+      setenv("GAUNTLET_PROFILE", profile.c_str(), 1);
+    }
     if (*list) return cli::list(lo);
     if (*run) {
       ro.backend_given = run_backend->count() > 0;
@@ -252,7 +279,10 @@ int main(int argc, char** argv) {
     if (*dash) return cli::dashboard(dso);
     if (*bench) return cli::bench(be);
     if (*show) return cli::show(so);
-    if (*repro) return cli::repro(po);
+    if (*repro) {
+      po.argv.assign(argv + 1, argv + argc);
+      return cli::repro(po);
+    }
     if (*binfo) return cli::backend_info(bo);
     if (*worker) return cli::worker(wo);
     if (*rank) return cli::rank(rko);

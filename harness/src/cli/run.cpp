@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "cli.h"
+#include "gauntlet/dispatch_probe.h"
 #include "gauntlet/environment.h"
 #include "gauntlet/orchestrator.h"
 #include "gauntlet/plan.h"
@@ -107,10 +108,45 @@ void adopt_run(RunOptions& o, const RunInfo& info) {
   std::string shard = cfg.value("shard_spec", std::string());
   take(o.shard, shard, "shard");
   if (o.suites_dir.empty()) o.suites_dir = cfg.value("suites_dir", std::string());
+  // The profile the run judged with (--profile travels in the environment).
+  const std::string profile = cfg.value("backend_profile", std::string());
+  if (const char* env = std::getenv("GAUNTLET_PROFILE"); (!env || !*env) && !profile.empty()) {
+    setenv("GAUNTLET_PROFILE", profile.c_str(), 1);
+  }
   o.timing.reps = cfg.value("reps", o.timing.reps);
   o.timing.min_time_ms = cfg.value("min_time_ms", o.timing.min_time_ms);
   o.timing.max_time_ms = cfg.value("max_time_ms", o.timing.max_time_ms);
   o.timing.warmup = cfg.value("warmup", o.timing.warmup);
+}
+
+// Note [Device plumbing] in backend.cpp: before any case, what the harness needs of the backend.
+// Returns the one-line reason it cannot take even contiguous inputs ("" when it can), and warns
+// of each missing optional capability with the cases it will cost.
+std::string check_capabilities(const Backend& backend, const std::vector<const Case*>& cases, bool quiet) {
+  if (backend.device().is_cpu()) return "";
+  const Capabilities caps = probe_capabilities(backend_dispatch_key(backend.device().type()));
+  if (!caps.can_take_inputs()) {
+    return fmt::format("backend {} cannot take even contiguous inputs: it registers no {} kernel for {} (`gauntlet "
+                       "backend-info --backend {}` lists what it has; docs/backends.md#qualifying-your-backend)",
+                       backend.name(), c10::toString(backend_dispatch_key(backend.device().type())),
+                       fmt::join(caps.missing_required(), ", "), backend.name());
+  }
+  if (quiet) return "";
+  for (const Requirement& r : caps.requirements) {
+    if (r.present || r.required) continue;
+    if (r.op == "aten::as_strided") {
+      std::size_t n = 0;
+      for (const Case* c : cases) n += c->key.kind == "op" && c->key.layout != Layout::Contig;
+      fmt::print(stderr, "gauntlet: warning: backend {} has no native aten::as_strided: up to {} of {} cases (layouts t, step2, cl) "
+                 "will be UNSUPPORTED, and view ops cannot run\n", backend.name(), n, cases.size());
+    } else if (r.op == "aten::_copy_from_and_resize" && !caps.backend_fallback) {
+      continue;  // it matters only to a CPU fallback
+    } else {
+      fmt::print(stderr, "gauntlet: warning: backend {} has no kernel for {} ({}): the cases that need it will fail\n",
+                 backend.name(), r.op, r.needed_for);
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -118,6 +154,7 @@ void adopt_run(RunOptions& o, const RunInfo& info) {
 int run(const RunOptions& opts) {
   RunOptions o = opts;
   if (o.timing.reps < 0 || o.timing.warmup < 0) throw UsageError("--reps and --warmup must be >= 0");
+  if (!(o.min_ran >= 0 && o.min_ran <= 1)) throw UsageError("--min-ran must be a fraction between 0 and 1");
   if (!(o.timing.min_time_ms >= 0) || !(o.timing.max_time_ms > 0)) {
     throw UsageError("--min-time must be >= 0 and --max-time > 0 (milliseconds)");
   }
@@ -179,6 +216,8 @@ int run(const RunOptions& opts) {
   const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
   const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
   std::unique_ptr<Backend> backend = make_backend(o.backend);
+  const std::string cannot_run = check_capabilities(*backend, cases, o.quiet || resumed.has_value());
+  if (!cannot_run.empty() && !o.gate) throw UsageError(cannot_run);
   if (resumed && resumed->backend_version != backend->version()) {
     throw UsageError(fmt::format("run {} ran backend {} {}, this one is {}: resume it with the same backend release "
                                  "and configuration", resumed->id, resumed->backend, resumed->backend_version,
@@ -230,6 +269,11 @@ int run(const RunOptions& opts) {
   std::vector<const Case*> todo;
   for (const Case* c : cases) {
     if (!finished.count(c->text)) todo.push_back(c);
+  }
+  if (!cannot_run.empty()) {
+    // --gate on a backend that cannot take inputs: the run is recorded, hollow (Note [Hollow runs]).
+    fmt::print(stderr, "gauntlet: {}\n", cannot_run);
+    todo.clear();
   }
   if (resumed) {
     fmt::print(stderr, "gauntlet: resuming run {}: {} of {} cases have results, {} to run\n", run_id,
@@ -319,7 +363,14 @@ int run(const RunOptions& opts) {
   for (const auto& [status, n] : store->status_counts(run_id)) {
     if (is_failure(status)) failing += n;
   }
-  return (o.gate && failing > 0) ? 1 : 0;
+  if (!o.gate) return 0;
+  const std::string hollow = hollow_reason(ran_summary(*store, run_id), o.min_ran);
+  if (!hollow.empty()) {
+    fmt::print("gate: FAIL: run {} is hollow: {}{}\n", run_id, hollow,
+               cannot_run.empty() ? "" : "; the backend cannot take inputs");
+    return 1;
+  }
+  return failing > 0 ? 1 : 0;
 }
 
 }  // namespace gauntlet::cli

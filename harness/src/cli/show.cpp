@@ -51,6 +51,32 @@ std::string run_suites_dir(const std::string& config_json) {
   return dir == default_suites_dir() ? "" : dir;
 }
 
+RanSummary ran_summary(const Store& store, long long run_id) {
+  RanSummary s;
+  for (const auto& [status, n] : store.status_counts(run_id)) {
+    s.cases += n;
+    if (status == Status::Pass || status == Status::Fail || status == Status::XFail || status == Status::XPass) s.ran += n;
+    if (status == Status::Pass) s.passed += n;
+  }
+  if (auto info = store.run(run_id)) {
+    const auto cfg = nlohmann::json::parse(info->config_json, nullptr, false);
+    if (cfg.is_object() && cfg.contains("cases") && cfg["cases"].is_number_integer()) {
+      s.cases = std::max<std::int64_t>(s.cases, cfg["cases"].get<std::int64_t>());
+    }
+  }
+  return s;
+}
+
+std::string hollow_reason(const RanSummary& s, double min_ran) {
+  if (s.cases == 0) return "it has no cases";
+  if (s.passed == 0) return fmt::format("no case passed ({} of {} ran)", s.ran, s.cases);
+  if (s.fraction() < min_ran) {
+    return fmt::format("only {} of {} cases ran ({:.1f}%, PASS/FAIL/XFAIL/XPASS), below --min-ran {:g}", s.ran, s.cases,
+                       100 * s.fraction(), min_ran);
+  }
+  return "";
+}
+
 void print_summary(const Store& store, long long run_id, const std::vector<std::string>& statuses) {
   auto info = store.run(run_id);
   if (!info) throw UsageError(fmt::format("no run {} in the database", run_id));

@@ -59,11 +59,13 @@ class OpBuilder {
   OpBuilder& arg(std::string name, ArgType type, std::string def, std::vector<std::string> choices = {});
   OpBuilder& dtypes(DTypeSet s);
   OpBuilder& grad(bool on = true);
+  OpBuilder& grad_pairwise_broadcast();  // a backward, not for every broadcast (backward_any_broadcast)
   OpBuilder& nondeterministic();
   OpBuilder& special();
   OpBuilder& rank(int min_rank);
   OpBuilder& strides_like_input();
   OpBuilder& note(std::string text);
+  OpBuilder& check_key(std::function<std::optional<std::string>(const CaseKey&)> rule);  // OpSpec::check_key
   OpBuilder& kinks(std::vector<double> points);  // of the last input added
   OpBuilder& fn(OpFn f);
   OpDef build() &&;

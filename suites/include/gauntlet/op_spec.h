@@ -5,6 +5,7 @@
 // op_impl.h (torch). Both are registered together in suites/src/ops_*.cpp.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -67,15 +68,28 @@ struct OpSpec {
   std::vector<ArgSpec> args;
   DTypeSet dtypes = kFloatDTypes;
   bool has_backward = false;
+  // false: the backward raises unless the first input, broadcast with each other input alone,
+  // already has the output's shape (libtorch 1.13's clamp.Tensor backward combines masks in
+  // place: clamp(7x1x5, 1x3x5, 5) raises "output with shape [7, 1, 5] doesn't match the broadcast
+  // shape [7, 3, 5]", in the golden too). The catalog does not expand eager-bwd cases with other
+  // shapes and validate_key rejects them.
+  bool backward_any_broadcast = true;
   bool deterministic = true;
   bool special_values = false;  // propagates NaN/Inf: gets the special-values variant
   int min_rank = 0;             // of the first input
   OutputPromise promise;
   std::string note;  // free text for the op table listing
+  // The op's own rules on a key, beyond the generic ones validate_key checks (pad_reflect: the
+  // pad's length against the input's rank), so that a key whose golden the CPU cannot compute is
+  // rejected. Returns the problem as text, or nullopt; unset: no rules of its own.
+  std::function<std::optional<std::string>(const CaseKey&)> check_key;
 
   std::size_t min_inputs() const;
   std::size_t max_inputs() const { return inputs.size(); }
   const ArgSpec* arg(const std::string& n) const;
+  // Whether the op has a backward for these input shapes (in a floating dtype): has_backward, and
+  // unless backward_any_broadcast, the first input broadcast with each other one gives the output's shape.
+  bool backward_fits(const std::vector<Shape>& shapes) const;
 };
 
 // The registry. find_op returns nullptr for an unknown name.

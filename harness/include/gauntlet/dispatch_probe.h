@@ -1,0 +1,82 @@
+// What the dispatcher knows about a backend, read without any help from the backend's library:
+// which ops it implements natively, whether it registered a CPU fallback, and, while a case runs,
+// which ops went through that fallback (Note [Dispatcher-derived fallbacks]).
+#pragma once
+
+#include <c10/core/DeviceType.h>
+#include <c10/core/DispatchKey.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gauntlet {
+
+// How the dispatcher runs an op on a backend's dispatch key, in its own order of preference
+// (1.13's OperatorEntry::computeDispatchTableEntry): a kernel registered for the key, a composite
+// kernel that decomposes the op into others, the backend's boxed fallback, else nothing.
+enum class KernelSource { Native, Composite, Fallback, Missing };
+const char* kernel_source_name(KernelSource s);
+
+// The dispatch key of a device type's tensors (PrivateUse1 for plugin backends).
+c10::DispatchKey backend_dispatch_key(c10::DeviceType device);
+// How `op` ("aten::add.Tensor", "aten::relu") runs on `key`; Missing for an unknown op.
+KernelSource kernel_source(const std::string& op, c10::DispatchKey key);
+bool has_native_kernel(const std::string& op, c10::DispatchKey key);
+
+// One op the harness itself needs of a backend, and why.
+struct Requirement {
+  std::string op, needed_for;
+  bool required = false;  // without it no case can run at all
+  bool present = false;
+};
+
+struct Capabilities {
+  std::vector<std::string> native;           // ops with a kernel for the key, sorted
+  std::vector<std::string> autograd_native;  // ops with a kernel for the key's autograd key
+  bool backend_fallback = false;             // a boxed fallback for every other op
+  bool autograd_fallback = false;            // the autograd key falls through (or has a fallback)
+  std::vector<Requirement> requirements;     // what the harness asks of the backend
+  bool can_take_inputs() const;              // every required op present
+  std::vector<std::string> missing_required() const;
+};
+Capabilities probe_capabilities(c10::DispatchKey key);
+
+// Note [Dispatcher-derived fallbacks]: while alive, observes every op this thread calls through
+// the dispatcher (a thread-local RecordFunction callback with inputs) and classifies the ones
+// whose arguments live on the observed device by kernel_source(). An op served by the backend's
+// fallback is recorded in fallback_ops() and everything it calls (the copies to and from the
+// CPU, the CPU kernel) is ignored; an op served by a composite kernel is recorded in
+// decomposed_ops() and the ops it decomposes into are classified in turn. Nothing is asked of
+// the backend's library, so this works for any PrivateUse1 backend.
+//
+// It also remembers the innermost device op that an exception left (raised_in()): whether a
+// failure came from the op under test lacking a kernel, from a native kernel, or from the
+// fallback machinery (Note [Outcome classification] in runner.cpp).
+class DispatchObserver {
+ public:
+  DispatchObserver(c10::DeviceType device, c10::DispatchKey key);
+  ~DispatchObserver();
+  DispatchObserver(const DispatchObserver&) = delete;
+  DispatchObserver& operator=(const DispatchObserver&) = delete;
+
+  struct Raised {
+    std::string op;
+    KernelSource source = KernelSource::Missing;
+    std::string in_fallback_of;  // set when the op ran inside another op's CPU fallback
+  };
+
+  std::vector<std::string> fallback_ops() const;    // sorted, unique
+  std::vector<std::string> decomposed_ops() const;  // sorted, unique
+  const std::optional<Raised>& raised_in() const;
+
+  struct State;
+
+ private:
+  std::unique_ptr<State> state_;
+  std::uint64_t handle_ = 0;
+};
+
+}  // namespace gauntlet
