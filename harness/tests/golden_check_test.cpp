@@ -1,6 +1,6 @@
 // Every case of the suites has a golden the CPU can compute (issue 16, item 5). A case whose fp64
-// golden raises is a catalog bug, not a backend result: it would end ERROR on every backend (or
-// need an xfail per backend). This computes the golden of every case the way a run does:
+// golden raises is a catalog bug, not a backend result: it would end ERROR (or UNSUPPORTED) on
+// every backend, or need an xfail per backend. This computes every case's golden as a run does:
 //   - op cases: make_inputs + compute_golden (what the runner and `golden build` do);
 //   - model cases: the fp64 forward (and, for train, the gradients of the fixed-weight loss) of
 //     make_golden in harness/src/model_case.cpp, for the case's batch size and every batch size
@@ -162,8 +162,8 @@ void expect_every_golden(const std::string& name) {
   std::ostringstream list;
   for (const auto& f : r.failures) list << "\n  NO GOLDEN   " << f;
   ADD_FAILURE() << r.failures.size() << " case(s) of suite " << name
-                << " have no golden: the CPU reference raises, so they are ERROR on every backend. Fix or drop "
-                   "them in the catalog (docs/writing-suites.md):"
+                << " have no golden: the CPU reference raises, so they end ERROR (or UNSUPPORTED) on every "
+                   "backend. Fix or drop them in the catalog (docs/writing-suites.md#every-case-has-a-golden):"
                 << list.str();
 }
 
