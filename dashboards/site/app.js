@@ -158,7 +158,15 @@
 
   // The shell command that reruns a case: the key in single quotes, each ' written as '\''.
   function shellQuote(s) { return "'" + String(s).replace(/'/g, "'\\''") + "'"; }
-  function reproCommand(key, backend) { return 'gauntlet repro ' + shellQuote(key) + ' --backend ' + backend; }
+  function shellWord(s) { s = String(s); return /^[A-Za-z0-9_\-.,\/:=+@%]+$/.test(s) ? s : shellQuote(s); }
+  // What the exporter's repro_command (reports.h) writes: the stored run's configuration comes back
+  // with --db and --run (docs/repro.md); the backend alone when the data name no database.
+  function latestRunId(g) { var r = arr(g.releases); return r.length ? r[r.length - 1].run_id : null; }
+  function reproCommand(key, g, runId) {
+    var db = state.overview && typeof state.overview.db_path === 'string' ? state.overview.db_path : '';
+    if (db && runId) return 'gauntlet repro ' + shellQuote(key) + ' --db ' + shellWord(db) + ' --run ' + runId;
+    return 'gauntlet repro ' + shellQuote(key) + ' --backend ' + shellWord(g.backend);
+  }
 
   function statusClass(s) { return 'st st-' + String(s || 'none').toLowerCase().replace(/[^a-z]/g, ''); }
   function statusBadge(s) { return h('span', { class: statusClass(s) }, s ? s : 'absent'); }
@@ -727,7 +735,7 @@
           { label: 'Dtype', cell: function (x) { return str(x.dtype); } },
           { label: 'Mode', cell: function (x) { return str(x.mode); } },
           { label: 'Status', cell: function (x) { return statusBadge(x.status); } },
-          { label: 'Repro', cls: 'reprocol', cell: function (x) { return repro(typeof x.repro === 'string' && x.repro ? x.repro : reproCommand(str(x.key), g.backend)); } },
+          { label: 'Repro', cls: 'reprocol', cell: function (x) { return repro(typeof x.repro === 'string' && x.repro ? x.repro : reproCommand(str(x.key), g, latestRunId(g))); } },
         ], pageRows, {
           testid: 'regressions-table',
           rowProps: function (x) { return { class: 'clickable', testid: 'regression-row', onclick: clickableRow(caseHash(g.id, str(x.key))) }; },
@@ -826,7 +834,10 @@
       stat('Releases run', fmtInt(arr(c.status).filter(function (s) { return s !== null; }).length)),
       stat('Time metric', g.metric === 'host' ? 'host median' : 'simulated')));
     var rp = section('Reproduce', 'case-repro-section');
-    rp.appendChild(h('p', null, repro(reproCommand(c.key, g.backend), 'case-repro')));
+    var lastRun = null;  // the latest release the case ran in
+    var groupRels = arr(g.releases);  // the case file's columns, in the same order
+    arr(c.status).forEach(function (st, j) { if (st !== null && groupRels[j] && groupRels[j].run_id) lastRun = groupRels[j].run_id; });
+    rp.appendChild(h('p', null, repro(reproCommand(c.key, g, lastRun), 'case-repro')));
     out.appendChild(rp);
 
     var grid = h('div', { class: 'charts two' });

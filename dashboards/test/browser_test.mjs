@@ -274,7 +274,11 @@ async function main() {
       checkEq('case: times shown', times, c.time_us.filter((x) => typeof x === 'number').length);
       const errs = rows.map((r) => r[6]).filter(Boolean);
       checkEq('case: error texts shown', JSON.stringify(errs), JSON.stringify(c.error.slice().reverse().filter((e) => e !== null && e !== '')));
-      const repro = `gauntlet repro '${caseKey.replace(/'/g, "'\\''")}' --backend ${g.backend}`;
+      // Note [Repro from the record]: the latest release the case ran in, from the database.
+      let lastRun = null;
+      c.status.forEach((s, j) => { if (s !== null && g.releases[j]) lastRun = g.releases[j].run_id; });
+      const dbWord = /^[A-Za-z0-9_\-.,/:=+@%]+$/.test(overview.db_path) ? overview.db_path : `'${overview.db_path.replace(/'/g, "'\\''")}'`;
+      const repro = `gauntlet repro '${caseKey.replace(/'/g, "'\\''")}' --db ${dbWord} --run ${lastRun}`;
       checkEq('case: repro command', await text('[data-testid=case-repro]'), repro);
       checkEq('case: charts inside their frames', await chartsOverflowing(), '');
       checkEq('case: points on the time chart', Number(await attr('[data-testid=chart-case_time]', 'data-points')), c.time_us.filter((x) => typeof x === 'number').length);

@@ -916,6 +916,7 @@ DashboardSummary write_dashboard_data(const std::string& db_path, const std::str
                    {"generated_at", options.generated_at},
                    {"gauntlet_version", options.gauntlet_version},
                    {"db", fs::path(db_path).filename().string()},
+                   {"db_path", db_path},
                    {"since", options.since.empty() ? json(nullptr) : json(options.since)},
                    {"groups", overview_groups}};
   writer.write("overview", dump(overview));

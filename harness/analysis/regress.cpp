@@ -407,6 +407,7 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
   if (runs.empty()) raise(db_path + ": no runs");
   RunComparison c;
   c.options = opt;
+  c.db_path = db_path;
   c.candidate = find_run(runs, candidate_id ? candidate_id : runs.back().id, db_path);
   if (baseline_id) {
     c.baseline = find_run(runs, *baseline_id, db_path);

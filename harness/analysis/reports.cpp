@@ -563,12 +563,17 @@ std::string markdown_text(std::string_view s) { return md_text(s); }
 std::string markdown_code(std::string_view s) { return md_code(s); }
 std::string shell_argument(std::string_view s) { return shell_word(s); }
 
+std::string repro_command(std::string_view key, std::string_view db_path, std::int64_t run, std::string_view backend) {
+  std::string cmd = "gauntlet repro " + shell_quote(key);
+  if (!db_path.empty() && run > 0) return cmd + " --db " + shell_word(db_path) + " --run " + std::to_string(run);
+  if (!backend.empty()) cmd += " --backend " + shell_word(backend);
+  return cmd;
+}
+
 std::string repro_command(const RunComparison& c, const Finding& f) {
   // A whole-suite finding (key "suite:<name>") has no single case to rerun.
   if (f.key.rfind("suite:", 0) == 0) return "";
-  std::string cmd = "gauntlet repro " + shell_quote(f.key);
-  if (!c.candidate.backend.empty()) cmd += " --backend " + shell_word(c.candidate.backend);
-  return cmd;
+  return repro_command(f.key, c.db_path, c.candidate.id, c.candidate.backend);
 }
 
 GateVerdict gate_verdict(const RunComparison& c, const std::vector<Gate>& gates_asked) {

@@ -123,7 +123,7 @@ TEST_F(E2E, ShowSummarizesByStatusWithReproCommands) {
   ASSERT_EQ(show.code, 0) << show.err;
   EXPECT_NE(show.out.find("PASS "), std::string::npos);
   EXPECT_NE(show.out.find("XFAIL"), std::string::npos);
-  EXPECT_NE(show.out.find("repro: gauntlet repro 'op/hardswish/f32/64/contig/eager/values=special' --backend cpu"),
+  EXPECT_NE(show.out.find("repro: gauntlet repro 'op/hardswish/f32/64/contig/eager/values=special' --db " + db + " --run 1"),
             std::string::npos)
       << show.out;
   Result json = gauntlet("show --db " + db + " --json --status all");

@@ -231,7 +231,8 @@ TEST_F(WeeklyTest, RegressionsPerPair) {
     if (f.key.rfind("op/mm/", 0) == 0) {
       ++mm;
       EXPECT_NEAR(f.ratio, 1.3, 1e-9);
-      EXPECT_EQ(f.repro, "gauntlet repro '" + f.key + "' --backend sim");
+      // Note [Repro from the record]: the run's own configuration comes back from the database.
+      EXPECT_EQ(f.repro, "gauntlet repro '" + f.key + "' --db " + db_ + " --run " + std::to_string(r7.candidate.id));
     } else {
       EXPECT_EQ(f.key, "suite:smoke");
       EXPECT_EQ(f.repro, "");
@@ -298,7 +299,7 @@ TEST_F(WeeklyTest, MarkdownLines) {
       "| r9 | 14 | 2 |",
       "### r9 vs r8 (run 10 vs run 9)",
       "| `op/add/f32/1x1,1x1/contig/eager` | status-change | PASS -> FAIL: out0: 3 of 64 elements "
-      "outside tolerance | `gauntlet repro 'op/add/f32/1x1,1x1/contig/eager' --backend sim` |",
+      "outside tolerance | `gauntlet repro 'op/add/f32/1x1,1x1/contig/eager' --db " + db_ + " --run 10` |",
       "## `cpu`, smoke",
       "| 2.0\\|&lt;rc> | 13 | 2026-11-09T10:00:00Z | 16 | 100.00% | 0.00% | 1.000 |  |  |",
       "Change points: too few releases for change points (1 of the 4 needed).",

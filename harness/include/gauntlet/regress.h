@@ -169,6 +169,7 @@ struct SpeedSummary {
 
 struct RunComparison {
   int json_schema_version = 1;
+  std::string db_path;  // the database compared (for repro commands); "" when built by hand
   RunRef baseline, candidate;
   CompareOptions options;
   std::int64_t baseline_cases = 0, candidate_cases = 0, common_cases = 0;

@@ -65,9 +65,14 @@ GateVerdict gate_verdict(const RunComparison& c, const std::vector<Gate>& gates)
 
 // Building blocks the reporters share, public for other reporters and for tests.
 
-// The command that reproduces a finding's case on the candidate's backend:
+// The one command that reproduces a stored case, quoted for a POSIX shell; every failure Gauntlet
+// prints (run, show, compare's reports, the dashboard, the weekly report) comes with it:
+//   gauntlet repro '<key>' --db <db> --run <run>
+// which restores the run's backend, environment, suites dir and goldens (Note [Repro from the
+// record] in cli/repro.cpp). Without a database (empty `db_path`, or run 0):
 //   gauntlet repro '<key>' --backend <backend>
-// quoted for a POSIX shell. (repro runs the case afresh; it has no --db or --run.)
+std::string repro_command(std::string_view key, std::string_view db_path, std::int64_t run, std::string_view backend);
+// The same for a finding's case in the candidate run ("" for a whole-suite finding).
 std::string repro_command(const RunComparison& c, const Finding& f);
 
 // Text for an XML attribute value (attribute = true) or character data: & < > escaped, and in

@@ -70,7 +70,9 @@ int bench(const BenchOptions& o) {
                                                {"google_benchmark_json", o.out}}},
                                     {"cases", cases.size()},
                                     {"backend_profile", backend->profile()},
-                                    {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)}}
+                                    {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)},
+                                    {"environment", recorded_environment(record_env_patterns({}))},
+                                    {"environment_patterns", record_env_patterns({})}}
                          .dump();
   const std::int64_t run_id = store->begin_run(info);
 

@@ -2,6 +2,7 @@
 // code: 0 clean, 1 failures found where gating was asked (or a repro that fails), 2 bad input.
 #pragma once
 
+#include <map>
 #include <stdexcept>
 
 #include "gauntlet/catalog.h"
@@ -51,6 +52,7 @@ struct RunOptions {
   bool gate = false, quiet = false;
   double min_ran = kDefaultMinRan;  // Note [Hollow runs]
   TimingOptions timing;
+  std::vector<std::string> record_env;  // --record-env: globs of variables to record (Note [Recorded environment])
 };
 struct GoldenOptions {
   std::string action;  // build, verify, freeze, gc
@@ -66,12 +68,16 @@ struct ShowOptions {
   bool json = false;
 };
 struct ReproOptions {
-  std::string key, backend = "cpu", suites_dir, golden_store, golden_release;
+  std::string key, backend, suites_dir, golden_store, golden_release;  // backend "": cpu, or the run's
+  std::string profile;  // --profile (also in $GAUNTLET_PROFILE by then)
+  std::string db;       // --db: restore the configuration of a stored run (Note [Repro from the record])
+  long long run = 0;    // --run: that run (0: the latest with a result for the key)
   bool json = false;
   bool in_process = false;     // run the case in this process (default: in a child, Note [Crash-safe repro])
   bool child = false;          // this process is that child: the parent printed the header
   std::vector<std::string> argv;  // the command line, for the child and the debug command
   double collective_timeout = 40;
+  TimingOptions timing;  // `run`'s defaults, or the stored run's
 };
 // `rank`: one rank of a collective case's group (Note [Collective groups]); started by the group.
 struct RankOptions {
@@ -173,8 +179,14 @@ struct ConfirmResult {
 // Re-measures the host-time speed findings of `c` and drops those not confirmed.
 ConfirmResult confirm_speed(RunComparison& c, const ::gauntlet::CompareOptions& opt, const ConfirmOptions& o);
 
-// The one-line command that reproduces a case; every failure printed anywhere comes with it.
-std::string repro_command(const std::string& key, const std::string& backend, const std::string& suites_dir);
+// Note [Recorded environment] (common.cpp): the globs of the variables a run records (GAUNTLET_*
+// plus `extra` and $GAUNTLET_RECORD_ENV, each a list split at ',' or ':'); a UsageError for a
+// pattern that is not a variable name with '*' and '?'.
+std::vector<std::string> record_env_patterns(const std::vector<std::string>& extra);
+// Whether variable `name` is one the patterns record.
+bool env_recorded(const std::string& name, const std::vector<std::string>& patterns);
+// The variables of this process's environment that `patterns` record, by name.
+std::map<std::string, std::string> recorded_environment(const std::vector<std::string>& patterns);
 // "i/N" (or GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS when `spec` is empty) -> {i, N}; {0, 1} for none.
 std::pair<int, int> parse_shard(const std::string& spec);
 std::string suites_dir_or_default(const std::string& dir);
@@ -204,9 +216,10 @@ namespace gauntlet {
 class Store;
 }
 namespace gauntlet::cli {
-// Prints a run's counts by status, then each listed result with its repro command.
-// Repro commands name the run's suites dir when it was not the default one.
-void print_summary(const Store& store, long long run_id, const std::vector<std::string>& statuses);
+// Prints a run's counts by status, then each listed result with its repro command
+// (`gauntlet repro KEY --db DB --run N`: Note [Repro from the record]).
+void print_summary(const Store& store, const std::string& db_path, long long run_id,
+                   const std::vector<std::string>& statuses);
 // Note [Hollow runs]: a gate must not pass a qualification in which nothing was qualified. A run
 // is hollow when no case passed, or when the cases that ran (PASS, FAIL, XFAIL, XPASS) are fewer
 // than `min_ran` of its cases (those stored, or planned when more: a run stopped before its

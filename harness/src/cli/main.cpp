@@ -78,6 +78,9 @@ int main(int argc, char** argv) {
   run->add_option("--golden-store", ro.golden_store, "use precomputed goldens from this store when present and intact");
   run->add_flag("--golden-add", ro.golden_add, "add the goldens the store lacks (opens it for writing)");
   run->add_option("--golden-release", ro.golden_release, "judge against the goldens release R froze");
+  run->add_option("--record-env", ro.record_env,
+                  "also record these environment variables with the run, for repro (globs: 'NEURON_*,XLA_FLAGS'; "
+                  "GAUNTLET_* always)");
   run->add_flag("--golden-always", ro.golden_always,
                 "read every stored golden, even those cheaper to recompute than to read");
 
@@ -117,7 +120,9 @@ int main(int argc, char** argv) {
   cli::ReproOptions po;
   auto* repro = app.add_subcommand("repro", "run one case (in a child process) and explain its verdict");
   repro->add_option("key", po.key, "the case key")->required();
-  repro->add_option("--backend", po.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
+  repro->add_option("--backend", po.backend, "cpu | sim | plugin:<path.so> (default: the run's with --db, else cpu)");
+  repro->add_option("--db", po.db, "restore the backend, environment, suites dir and goldens of a stored run");
+  repro->add_option("--run", po.run, "with --db: that run (default: the latest with a result for the case)");
   repro->add_option("--suites-dir", po.suites_dir, "where expectations.yaml and tolerances.yaml live");
   repro->add_option("--collective-timeout", po.collective_timeout, "seconds a collective case's group of ranks may take")
       ->capture_default_str();
@@ -281,6 +286,7 @@ int main(int argc, char** argv) {
     if (*show) return cli::show(so);
     if (*repro) {
       po.argv.assign(argv + 1, argv + argc);
+      po.profile = profile;
       return cli::repro(po);
     }
     if (*binfo) return cli::backend_info(bo);

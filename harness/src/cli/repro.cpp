@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <filesystem>
+#include <map>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -75,12 +77,206 @@ std::string shell_quote(const std::string& s) {
   return q + "'";
 }
 
+// Note [Repro from the record]: a stored verdict depends on more than the key: the backend and
+// its configuration (often environment variables: Note [Recorded environment]), the suites dir's
+// expectations and tolerances, and the goldens. `repro KEY --db FILE [--run N]` takes them from
+// the run's record: the backend (unless --backend), its profile (unless --profile), the suites dir
+// (unless --suites-dir), the golden store and release (unless given), the timing options, and the
+// recorded environment, set again, with the variables of the same patterns that the run did not
+// have unset. It says what it restored, what the run stored, and, once the backend is loaded,
+// whether its version or configuration differs from the run's. Every repro command Gauntlet
+// prints is this form (reports.h, repro_command). The parent restores before it starts the child
+// (which inherits the environment), and the child restores again, quietly, to judge alike.
+struct Restored {
+  RunInfo info;
+  std::optional<Outcome> stored;  // the run's result for the case, when it has one
+  nlohmann::json backend_config;  // as the run recorded it
+  std::vector<std::string> notes;   // what was restored, to print
+  std::vector<std::string> warnings;
+  std::string standalone;           // the same case as a command that needs no database
+};
+
+std::string env_assignment(const std::string& name, const std::string& value) {
+  return name + "=" + shell_quote(value);
+}
+
+std::optional<Restored> restore_run(ReproOptions& o, const std::string& canonical_key) {
+  if (o.db.empty()) {
+    if (o.run != 0) throw UsageError("--run needs --db FILE (the database that holds the run)");
+    return std::nullopt;
+  }
+  if (o.run < 0) throw UsageError(fmt::format("--run {}: a run id is a positive number", o.run));
+  auto store = Store::open(o.db, Store::OpenMode::ReadOnly);
+  Restored r;
+  std::int64_t id = o.run;
+  if (id == 0) {
+    const std::vector<RunInfo> runs = store->runs();
+    for (auto it = runs.rbegin(); it != runs.rend() && id == 0; ++it) {
+      if (store->result(it->id, canonical_key)) id = it->id;
+    }
+    if (id == 0) throw UsageError(fmt::format("no run in {} has a result for {} (name the run with --run)", o.db, canonical_key));
+  }
+  const std::optional<RunInfo> info = store->run(id);
+  if (!info) throw UsageError(fmt::format("no run {} in {}", id, o.db));
+  r.info = *info;
+  if (auto res = store->result(id, canonical_key)) r.stored = res->outcome;
+  const nlohmann::json cfg = nlohmann::json::parse(info->config_json, nullptr, /*allow_exceptions=*/false);
+  auto text = [&](const char* field) {
+    return cfg.is_object() && cfg.contains(field) && cfg[field].is_string() ? cfg[field].get<std::string>() : std::string();
+  };
+  if (cfg.is_object() && cfg.contains("backend_config")) r.backend_config = cfg["backend_config"];
+
+  // The backend and its profile.
+  if (o.backend.empty()) {
+    o.backend = info->backend;
+  } else if (o.backend != info->backend) {
+    r.warnings.push_back(fmt::format("--backend {} given: run {} ran on {}", o.backend, id, info->backend));
+  }
+  std::string profile = o.profile;
+  if (profile.empty()) {
+    profile = text("backend_profile");
+    if (!profile.empty()) setenv("GAUNTLET_PROFILE", profile.c_str(), 1);
+  }
+  r.notes.push_back(fmt::format("backend {}{}", o.backend, profile.empty() ? "" : fmt::format(" (profile {})", profile)));
+
+  // The suites dir and the goldens.
+  if (o.suites_dir.empty()) {
+    const std::string dir = text("suites_dir");
+    std::error_code ec;
+    if (!dir.empty() && std::filesystem::is_directory(dir, ec)) {
+      o.suites_dir = dir;
+      if (dir != default_suites_dir()) r.notes.push_back("suites dir " + dir);
+    } else if (!dir.empty()) {
+      r.warnings.push_back(fmt::format("run {}'s suites dir {} is not here: judging with the default one (give --suites-dir)", id, dir));
+    }
+  }
+  if (o.golden_store.empty() && !text("golden_store").empty()) {
+    const std::string gs = text("golden_store");
+    std::error_code ec;
+    if (std::filesystem::is_directory(gs, ec)) {
+      o.golden_store = gs;
+      if (o.golden_release.empty()) o.golden_release = text("golden_release");
+      r.notes.push_back("golden store " + gs + (o.golden_release.empty() ? "" : " (release " + o.golden_release + ")"));
+    } else {
+      r.warnings.push_back(fmt::format("run {}'s golden store {} is not here: computing the goldens", id, gs));
+    }
+  }
+  if (cfg.is_object()) {
+    o.timing.reps = cfg.value("reps", o.timing.reps);
+    o.timing.min_time_ms = cfg.value("min_time_ms", o.timing.min_time_ms);
+    o.timing.max_time_ms = cfg.value("max_time_ms", o.timing.max_time_ms);
+    o.timing.warmup = cfg.value("warmup", o.timing.warmup);
+  }
+
+  // The environment: the recorded variables set again, the others of the same patterns unset.
+  std::vector<std::string> patterns;
+  if (cfg.is_object() && cfg.contains("environment_patterns") && cfg["environment_patterns"].is_array()) {
+    for (const auto& p : cfg["environment_patterns"]) {
+      if (p.is_string()) patterns.push_back(p.get<std::string>());
+    }
+  }
+  std::map<std::string, std::string> recorded;
+  if (cfg.is_object() && cfg.contains("environment") && cfg["environment"].is_object()) {
+    for (const auto& [name, value] : cfg["environment"].items()) {
+      if (value.is_string()) recorded[name] = value.get<std::string>();
+    }
+  }
+  std::vector<std::string> set_vars, unset_vars;
+  for (const auto& [name, value] : recorded_environment(patterns)) {
+    if (!recorded.count(name)) {
+      unsetenv(name.c_str());
+      unset_vars.push_back(name);
+    }
+  }
+  for (const auto& [name, value] : recorded) {
+    setenv(name.c_str(), value.c_str(), 1);
+    set_vars.push_back(env_assignment(name, value));
+  }
+  if (patterns.empty()) {
+    r.notes.push_back("environment not recorded (a run stored before Gauntlet recorded it)");
+  } else if (set_vars.empty()) {
+    r.notes.push_back("environment: none of " + fmt::format("{}", fmt::join(patterns, ", ")) + " was set");
+  } else {
+    r.notes.push_back("environment " + fmt::format("{}", fmt::join(set_vars, " ")));
+  }
+  if (!unset_vars.empty()) {
+    r.notes.push_back(fmt::format("unset {} (the run had {})", fmt::join(unset_vars, ", "),
+                                  unset_vars.size() == 1 ? "none" : "none of them"));
+  }
+
+  // The same case, elsewhere: the environment in front, the options after.
+  std::string cmd;
+  for (const std::string& a : set_vars) cmd += a + " ";
+  cmd += "gauntlet repro " + shell_quote(canonical_key) + " --backend " + shell_quote(o.backend);
+  if (!profile.empty() && profile != o.backend) cmd += " --profile " + shell_quote(profile);
+  if (!o.suites_dir.empty() && o.suites_dir != default_suites_dir()) cmd += " --suites-dir " + shell_quote(o.suites_dir);
+  if (!o.golden_store.empty()) cmd += " --golden-store " + shell_quote(o.golden_store);
+  if (!o.golden_release.empty()) cmd += " --golden-release " + shell_quote(o.golden_release);
+  r.standalone = cmd;
+  return r;
+}
+
+// What the loaded backend says against what the run recorded: one line each for a version and a
+// configuration that differ.
+void warn_if_backend_differs(const Restored& r, const Backend& backend) {
+  if (backend.name() != r.info.backend) return;  // already said: --backend names another backend
+  if (backend.version() != r.info.backend_version) {
+    fmt::print("warning  backend {} is {} here; run {} had {}\n", backend.name(), backend.version(), r.info.id,
+               r.info.backend_version);
+  }
+  const nlohmann::json now = nlohmann::json::parse(backend.config_json(), nullptr, false);
+  if (r.backend_config.is_null() || now == r.backend_config) return;
+  std::vector<std::string> fields;
+  if (now.is_object() && r.backend_config.is_object()) {
+    for (const auto& [k, v] : now.items()) {
+      if (!r.backend_config.contains(k) || r.backend_config[k] != v) fields.push_back(k);
+    }
+    for (const auto& [k, v] : r.backend_config.items()) {
+      if (!now.contains(k)) fields.push_back(k);
+    }
+  }
+  std::string detail;
+  for (const std::string& f : fields) {
+    std::string here = now.contains(f) ? now[f].dump() : "absent", there = r.backend_config.contains(f) ? r.backend_config[f].dump() : "absent";
+    if (here.size() > 80) here = here.substr(0, 77) + "...";
+    if (there.size() > 80) there = there.substr(0, 77) + "...";
+    detail += fmt::format("{}{} {} here, {} in the run", detail.empty() ? "" : "; ", f, here, there);
+  }
+  fmt::print("warning  backend {}'s configuration differs from run {}'s: {}\n", backend.name(), r.info.id,
+             detail.empty() ? "(not a JSON object)" : detail);
+}
+
+void print_restored(const Restored& r, const std::string& db) {
+  fmt::print("restored from run {} of {} (release {}, {} {}, {}):\n", r.info.id, db,
+             r.info.release.empty() ? "-" : r.info.release, r.info.backend, r.info.backend_version, r.info.started_at);
+  for (const std::string& n : r.notes) fmt::print("  {}\n", n);
+  for (const std::string& w : r.warnings) fmt::print("warning  {}\n", w);
+  fmt::print("elsewhere {}\n", r.standalone);
+  if (r.stored) {
+    fmt::print("stored   {}{}\n", status_name(r.stored->status),
+               r.stored->error.empty() ? "" : ": " + r.stored->error.substr(0, r.stored->error.find('\n')));
+  } else {
+    fmt::print("stored   nothing: run {} has no result for this case\n", r.info.id);
+  }
+  std::fflush(stdout);
+}
+
+// The line that closes a repro from the record: whether the verdict is the stored one.
+void print_reproduced(const Restored& r, Status now) {
+  if (!r.stored) return;
+  if (r.stored->status == now) {
+    fmt::print("reproduced: {} as stored in run {}\n", status_name(now), r.info.id);
+  } else {
+    fmt::print("NOT reproduced: {} here, {} in run {}\n", status_name(now), status_name(r.stored->status), r.info.id);
+  }
+}
+
 // Note [Crash-safe repro]: a case that crashes the backend (SIGSEGV in a kernel, abort in its
 // allocator) would end `repro` with a bare "free(): invalid pointer". So repro prints the header,
 // then runs the case in a child (this binary, `repro ... --child`) whose output passes through;
 // the parent keeps the child's last stderr lines and, when it dies by a signal, says which, shows
 // them and prints the command that runs the case under gdb.
-int repro_in_child(const ReproOptions& o) {
+int repro_in_child(const ReproOptions& o, const Restored* restored) {
   std::vector<std::string> args = {self_exe()};
   args.insert(args.end(), o.argv.begin(), o.argv.end());
   args.push_back("--child");
@@ -141,37 +337,43 @@ int repro_in_child(const ReproOptions& o) {
   std::string debug = "gdb --args " + shell_quote(args[0]);
   for (std::size_t i = 1; i + 1 < args.size(); ++i) debug += " " + shell_quote(args[i]);
   fmt::print("debug it: {} --in-process\n", debug);
+  if (restored) print_reproduced(*restored, Status::Crash);
   std::fflush(stdout);
   return 1;
 }
 
 }  // namespace
 
-int repro(const ReproOptions& o) {
+int repro(const ReproOptions& given) {
+  ReproOptions o = given;
   const CaseKey key = CaseKey::parse(o.key);
   if (auto problem = validate_key(key)) throw UsageError(*problem);
+  const std::optional<Restored> restored = restore_run(o, key.str());
+  if (o.backend.empty()) o.backend = "cpu";
   if (!o.in_process && !o.child) {
-    if (!o.json) print_header(key, o.backend);
-    return repro_in_child(o);
+    if (!o.json) {
+      if (restored) print_restored(*restored, o.db);
+      print_header(key, o.backend);
+    }
+    const int rc = repro_in_child(o, restored ? &*restored : nullptr);
+    return rc;
   }
+  if (restored && !o.child && !o.json) print_restored(*restored, o.db);
   const std::string dir = suites_dir_or_default(o.suites_dir);
   const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
   const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
   auto backend = make_backend(o.backend);
-  RunnerConfig cfg;
-  cfg.tolerances = &tolerances;
-  cfg.expectations = &expectations;
-  cfg.fallback_source = fallback_source_from_env();
-  enable_collectives(cfg, o.backend, dir, o.collective_timeout);
+  if (restored && !o.json) warn_if_backend_differs(*restored, *backend);
   std::unique_ptr<GoldenStore> golden_store;
   if (!o.golden_store.empty()) {
     golden_store = GoldenStore::open(o.golden_store, GoldenStore::Mode::ReadOnly);
-    cfg.golden_store = golden_store.get();
-    cfg.golden_release = o.golden_release;
-    cfg.golden_always = true;  // one case: show the stored golden when there is one
   } else if (!o.golden_release.empty()) {
     throw UsageError("--golden-release needs --golden-store DIR");
   }
+  // One case: show the stored golden when there is one (golden_always).
+  RunnerConfig cfg = runner_config(tolerances, expectations, o.timing, golden_store.get(), false, true,
+                                   golden_store ? o.golden_release : "");
+  enable_collectives(cfg, o.backend, dir, o.collective_timeout);
   CaseDetail detail;
   Outcome out = run_case(key, *backend, cfg, &detail);
   const int rc = is_failure(out.status) ? 1 : 0;
@@ -189,6 +391,12 @@ int repro(const ReproOptions& o) {
                                      {"actual", json_number(w.actual)}, {"golden", json_number(w.golden)},
                                      {"golden_cast", json_number(w.golden_cast)},
                                      {"abs_err", json_number(w.abs_err)}, {"allowed", json_number(w.allowed)}});
+    }
+    if (restored) {
+      j["restored_from"] = {{"db", o.db}, {"run", restored->info.id}, {"backend", restored->info.backend},
+                            {"backend_version", restored->info.backend_version}, {"standalone", restored->standalone}};
+      j["stored_status"] = restored->stored ? nlohmann::json(status_name(restored->stored->status)) : nlohmann::json(nullptr);
+      j["backend_version"] = backend->version();
     }
     std::cout << j.dump(1) << "\n";
     return rc;
@@ -234,6 +442,7 @@ int repro(const ReproOptions& o) {
   fmt::print("golden   {}{}\n", out.golden_source, out.golden_entry.empty() ? "" : " (" + out.golden_entry + ")");
   fmt::print("verdict  {}{}\n", status_name(out.status), out.error.empty() ? "" : ": " + out.error);
   if (!out.reason.empty()) fmt::print("reason   {}\n", out.reason);
+  if (restored) print_reproduced(*restored, out.status);
   return rc;
 }
 

@@ -159,6 +159,7 @@ int run(const RunOptions& opts) {
     throw UsageError("--min-time must be >= 0 and --max-time > 0 (milliseconds)");
   }
   const std::optional<double> price = price_per_device_hour(o.price);
+  const std::vector<std::string> env_patterns = record_env_patterns(o.record_env);
   if (o.in_process) o.workers = 0;
   if (o.workers < 0) {
     o.workers = !o.devices.empty() ? static_cast<int>(parse_slots(o.devices).size())
@@ -262,7 +263,9 @@ int run(const RunOptions& opts) {
                                       {"golden_store", o.golden_store},
                                       {"golden_release", o.golden_release},
                                       {"backend_profile", backend->profile()},
-                                      {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)}}
+                                      {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)},
+                                      {"environment", recorded_environment(env_patterns)},
+                                      {"environment_patterns", env_patterns}}
                            .dump();
     run_id = store->begin_run(info);
   }
@@ -351,7 +354,7 @@ int run(const RunOptions& opts) {
   for (Status s : kAllStatuses) {
     if (is_failure(s)) statuses.emplace_back(status_name(s));
   }
-  print_summary(*store, run_id, statuses);
+  print_summary(*store, o.db, run_id, statuses);
   fmt::print("\ndatabase: {} (run {})\n", o.db, run_id);
   if (!stopped.empty()) {
     fmt::print(stderr, "gauntlet: run {} stopped: {}; stored results are kept. Finish it with: gauntlet run --resume {} --db {}\n",

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "gauntlet/catalog.h"
 #include "gauntlet/outcome_json.h"
+#include "gauntlet/reports.h"
 #include "gauntlet/regress.h"
 #include "gauntlet/store.h"
 
@@ -77,10 +78,9 @@ std::string hollow_reason(const RanSummary& s, double min_ran) {
   return "";
 }
 
-void print_summary(const Store& store, long long run_id, const std::vector<std::string>& statuses) {
+void print_summary(const Store& store, const std::string& db_path, long long run_id, const std::vector<std::string>& statuses) {
   auto info = store.run(run_id);
   if (!info) throw UsageError(fmt::format("no run {} in the database", run_id));
-  const std::string suites_dir = run_suites_dir(info->config_json);
   auto counts = store.status_counts(run_id);
   std::int64_t total = 0;
   for (const auto& [s, n] : counts) total += n;
@@ -151,7 +151,7 @@ void print_summary(const Store& store, long long run_id, const std::vector<std::
     if (shown++ == 0) fmt::print("\n");
     std::string why = !r.outcome.error.empty() ? first_line(r.outcome.error) : r.outcome.reason;
     fmt::print("{:<11} {}\n            {}\n            repro: {}\n", st, r.outcome.key, why,
-               repro_command(r.outcome.key, info->backend, suites_dir));
+               repro_command(r.outcome.key, db_path, run_id, info->backend));
   }
 }
 
@@ -165,7 +165,7 @@ int show(const ShowOptions& o) {
   }
   auto statuses = wanted_statuses(o.statuses);
   if (!o.json) {
-    print_summary(*store, run_id, statuses);
+    print_summary(*store, o.db, run_id, statuses);
     return 0;
   }
   auto info = store->run(run_id);
@@ -177,7 +177,7 @@ int show(const ShowOptions& o) {
     std::string st(status_name(r.outcome.status));
     if (std::find(statuses.begin(), statuses.end(), st) == statuses.end()) continue;
     nlohmann::json j = to_json(r.outcome);
-    j["repro"] = repro_command(r.outcome.key, info->backend, run_suites_dir(info->config_json));
+    j["repro"] = repro_command(r.outcome.key, o.db, run_id, info->backend);
     results.push_back(std::move(j));
   }
   nlohmann::json run = {{"id", info->id}, {"suite", info->suite}, {"backend", info->backend},
