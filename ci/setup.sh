@@ -23,6 +23,14 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
+# Node.js and npm for the dashboard's chart library and browser tests: Debian's, unless the machine
+# has a node and npm of its own on PATH already (a fresh Debian 12 has neither).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  for p in nodejs npm; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then missing+=("$p"); fi
+  done
+fi
+
 if [ ${#missing[@]} -gt 0 ]; then
   echo "ci/setup.sh: installing ${missing[*]}"
   SUDO=""
@@ -47,7 +55,8 @@ esac
 # The dashboard's npm packages (uPlot for the site, playwright-core for its browser tests), from
 # dashboards/package-lock.json; only when node_modules is missing or older than the lock file.
 dash="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/dashboards"
-if [ -f "$dash/package-lock.json" ] && command -v npm >/dev/null 2>&1; then
+if [ -f "$dash/package-lock.json" ]; then
+  command -v npm >/dev/null 2>&1 || { echo "ci/setup.sh: npm is missing after installing nodejs and npm" >&2; exit 1; }
   if [ ! -d "$dash/node_modules" ] || [ "$dash/package-lock.json" -nt "$dash/node_modules" ]; then
     echo "ci/setup.sh: npm ci in dashboards/"
     (cd "$dash" && npm ci --no-audit --no-fund --loglevel=error >/dev/null && touch node_modules)

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "gauntlet/glob.h"
+#include "gauntlet/strict_yaml.h"
 
 namespace gauntlet {
 namespace {
@@ -224,9 +225,14 @@ Waivers Waivers::parse(const std::string& text, const std::string& name) {
   const Reader r(name);
   YAML::Node root;
   try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    r.fail(e.mark, fmt::format("malformed YAML: {}", e.msg));
+    root = strict_yaml::parse(text);  // Note [Strict YAML]
+  } catch (const strict_yaml::Problem& p) {
+    YAML::Mark m = YAML::Mark::null_mark();
+    if (p.line > 0) {
+      m.line = static_cast<int>(p.line) - 1;
+      m.column = static_cast<int>(p.column) - 1;
+    }
+    r.fail(m, p.what);
   }
   Waivers out;
   if (root.IsNull()) return out;  // an empty file, or only comments

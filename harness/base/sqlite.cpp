@@ -128,6 +128,18 @@ sqlite3* open_results_readonly(Fail fail_with, const std::string& path) {
     sqlite3_close(db);
     fail_with(path + ": not a Gauntlet database");
   }
+  int version = -1;
+  if (sqlite3_stmt* q = nullptr; sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, nullptr) == SQLITE_OK) {
+    if (sqlite3_step(q) == SQLITE_ROW) version = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+  }
+  if (version != kResultsSchemaVersion) {
+    sqlite3_close(db);
+    fail_with(path + ": database schema version " + std::to_string(version) +
+              (version > kResultsSchemaVersion ? " is newer than this gauntlet (" : " is older than this gauntlet (") +
+              std::to_string(kResultsSchemaVersion) + ")" +
+              (version > kResultsSchemaVersion ? "" : "; open it for writing to migrate (gauntlet run)"));
+  }
   return db;
 }
 

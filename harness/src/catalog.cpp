@@ -1,4 +1,5 @@
 #include "gauntlet/catalog.h"
+#include "gauntlet/strict_yaml.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -6,8 +7,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "gauntlet/coll_spec.h"
 #include "gauntlet/models.h"
@@ -28,14 +32,15 @@ class Reader {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
+  // Note [Strict YAML]: invalid UTF-8, a second document and duplicate keys are errors too.
   YAML::Node load() const {
+    std::ifstream in(file_, std::ios::binary);
+    std::stringstream text;
+    if (!in || !(text << in.rdbuf()) || fs::is_directory(file_)) throw CatalogError(file_ + ": cannot read file");
     try {
-      return YAML::LoadFile(file_);
-    } catch (const YAML::BadFile&) {
-      throw CatalogError(file_ + ": cannot read file");
-    } catch (const YAML::ParserException& e) {
-      throw CatalogError(fmt::format("{}:{}:{}: malformed YAML: {}", file_, e.mark.line + 1,
-                                     e.mark.column + 1, e.msg));
+      return strict_yaml::parse(text.str());
+    } catch (const strict_yaml::Problem& p) {
+      throw CatalogError(strict_yaml::describe(file_, p));
     }
   }
 
@@ -127,7 +132,15 @@ std::vector<std::vector<Shape>> read_shapes(const Reader& r, const YAML::Node& l
       out.insert(out.end(), more.begin(), more.end());
     } else if (entry.IsMap() && entry["grid"]) {
       r.only_fields(entry, {"grid", "inputs"}, "a shape grid");
-      int inputs = entry["inputs"] ? entry["inputs"].as<int>() : 1;
+      std::int64_t inputs = 1;
+      if (entry["inputs"]) {
+        try {
+          inputs = entry["inputs"].as<std::int64_t>();
+        } catch (const YAML::Exception&) {
+          r.fail(entry["inputs"], "inputs must be an integer from 1 to 16");
+        }
+        if (inputs < 1 || inputs > 16) r.fail(entry["inputs"], "inputs must be an integer from 1 to 16");
+      }
       std::vector<std::vector<std::int64_t>> axes;
       for (const auto& axis : entry["grid"]) {
         if (!axis.IsSequence()) r.fail(axis, "each grid axis must be a list of sizes");
@@ -143,7 +156,7 @@ std::vector<std::vector<Shape>> read_shapes(const Reader& r, const YAML::Node& l
         axes.push_back(std::move(sizes));
       }
       Shape cur;
-      grid_shapes(axes, 0, cur, inputs, out);
+      grid_shapes(axes, 0, cur, static_cast<int>(inputs), out);
     } else {
       r.fail(entry, "a shape entry is \"8x8,8x1\", {set: NAME} or {grid: [[..], ..], inputs: N}");
     }
@@ -624,6 +637,10 @@ ToleranceTable ToleranceTable::load(const std::string& file) {
       if (n["atol"]) rule.atol = n["atol"].as<double>();
     } catch (const YAML::Exception&) {
       r.fail(n, "rtol and atol must be numbers");
+    }
+    for (const char* f : {"rtol", "atol"}) {
+      const std::optional<double>& v = std::string(f) == "rtol" ? rule.rtol : rule.atol;
+      if (v && !(std::isfinite(*v) && *v >= 0)) r.fail(n[f], fmt::format("{} must be a finite number >= 0", f));
     }
     if (!rule.rtol && !rule.atol) r.fail(n, "a tolerance rule needs rtol and/or atol");
     rule.source = r.where(n);

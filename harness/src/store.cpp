@@ -195,6 +195,8 @@ std::string insert_sql(std::string_view verb, std::string_view table, std::strin
 
 int user_version(sqlite3* db, const std::string& path) { return sqlite::user_version(raise, db, path); }
 
+static_assert(kSchemaVersion == sqlite::kResultsSchemaVersion, "one schema version: gauntlet/sqlite.h's is the readers'");
+
 void check_not_newer(const std::string& path, int version) {
   sqlite::check_not_newer(raise, path, version, kSchemaVersion, "database schema");
 }
@@ -218,6 +220,13 @@ Contents inspect(sqlite3* db, const std::string& path) {
   const std::string application = sqlite::application_of(db);
   if (application != kApplication) {
     fail(path, "not a Gauntlet database (meta has no application 'gauntlet')");
+  }
+  // A Gauntlet database missing one of its tables is damaged: refuse it before anything writes a
+  // run row into it (a run would otherwise begin, then fail at its first result).
+  for (const char* table : {"runs", "cases", "results"}) {
+    Stmt q(db, path, std::string("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = '") + table + "'");
+    q.step();
+    if (q.int64() == 0) fail(path, std::string("damaged Gauntlet database: its table '") + table + "' is missing");
   }
   return Contents::Gauntlet;
 }

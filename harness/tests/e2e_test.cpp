@@ -165,6 +165,174 @@ TEST_F(E2E, BadInputGivesOneLineErrorAndExitTwo) {
   expect_one_line_error(t, "typo.yaml:6:5: unknown field 'shapez'");
 }
 
+// Note [Option values], Note [Strict YAML]: each bad input is refused before anything runs or is
+// written: exit 2, one line naming the option or file:line, and the database byte for byte as it was.
+TEST_F(E2E, EveryBadInputIsRefusedInOneLineAndTheDatabaseStaysAsItWas) {
+  const std::string db = (dir_ / "kept.db").string();
+  const std::string small = " --filter 'op/exp/f32/_/contig/eager' --quiet";
+  ASSERT_EQ(gauntlet("run --suite smoke --release r1 --db " + db + small).code, 0);
+  ASSERT_EQ(gauntlet("run --suite smoke --release r2 --db " + db + small).code, 0);
+  const std::string before = e2e::slurp(db);
+  ASSERT_FALSE(before.empty());
+
+  // Suite, tolerance and waiver files, each broken in one way.
+  const std::string group = "suite: s\ndescription: x\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n";
+  const fs::path files = suites_with({
+      {"big.yaml", group + "    shapes: [{grid: [[4]], inputs: 99999999999}]\n"},
+      {"neg.yaml", group + "    shapes: [{grid: [[4]], inputs: -1}]\n"},
+      {"twice.yaml", "suite: s\nsuite: t\ndescription: x\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"4\"]\n"},
+      {"dtypes.yaml", group + "    dtypes: [bf16]\n    shapes: [\"4\"]\n"},
+      {"docs.yaml", group + "    shapes: [\"4\"]\n---\nsuite: other\n"},
+      {"utf8.yaml", "suite: s\ndescription: \"caf\xe9\"\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"4\"]\n"},
+      {"timeout0.yaml", "suite: s\ndescription: x\ntimeout: 0\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"4\"]\n"},
+  });
+  const fs::path bad_tol = dir_ / "badtol";
+  fs::create_directories(bad_tol);
+  for (const auto& e : fs::directory_iterator(files)) fs::copy_file(e.path(), bad_tol / e.path().filename());
+  std::ofstream(bad_tol / "tolerances.yaml", std::ios::app) << "  - ops: [exp]\n    rtol: -1\n";
+  const fs::path waivers_twice = dir_ / "w2.yaml", waivers_docs = dir_ / "w3.yaml";
+  std::ofstream(waivers_twice) << "waivers: []\nwaivers: []\n";
+  std::ofstream(waivers_docs) << "waivers: []\n---\nwaivers: []\n";
+  const std::string schema99 = (dir_ / "s99.db").string(), schema3 = (dir_ / "s3.db").string();
+  for (const auto& [path, version] : {std::pair{schema99, 99}, std::pair{schema3, 3}}) {
+    fs::copy_file(db, path);
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &h), SQLITE_OK);
+    sqlite3_exec(h, ("PRAGMA user_version = " + std::to_string(version)).c_str(), nullptr, nullptr, nullptr);
+    sqlite3_close(h);
+  }
+  const std::string damaged = (dir_ / "damaged.db").string();
+  fs::copy_file(db, damaged);
+  {
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(damaged.c_str(), &h), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(h, "DROP TABLE results", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(h);
+  }
+  const std::string damaged_before = e2e::slurp(damaged);
+  const std::string run = "run --suite smoke --db " + db + small;
+  const std::string in = " --suites-dir " + files.string() + " --db " + db + " --quiet";
+
+  struct Input {
+    std::string args, env, needle;
+  };
+  const std::vector<Input> inputs = {
+      // Options that would lose data or disable a safeguard.
+      {"run --suite smoke --db ''" + small, "", "--db: must not be empty"},
+      {run + " --timeout 0", "", "--timeout: '0' is not a positive number of seconds"},
+      {run + " --timeout -5", "", "--timeout"},
+      {run + " --timeout nan", "", "--timeout: 'nan'"},
+      {run + " --timeout inf", "", "--timeout: 'inf'"},
+      {run + " --collective-timeout 0", "", "--collective-timeout"},
+      {run + " --workers -1", "", "--workers: -1 is below the smallest value, 0"},
+      {run + " --workers 2x", "", "--workers: '2x' is not an integer"},
+      {run + " --retries -1", "", "--retries"},
+      {run + " --run-id 0", "", "--run-id: 0 is below the smallest value, 1"},
+      {run + " --run-id -5", "", "--run-id"},
+      {run + " --run-id 99999999999999999999", "", "--run-id: '99999999999999999999' is not an integer"},
+      {run + " --run-id 9007199254740993", "", "--run-id"},
+      {"run --resume 0 --db " + db, "", "--resume"},
+      {run + " --reps -1", "", "--reps"},
+      {run + " --warmup -1", "", "--warmup"},
+      {run + " --min-time -1", "", "--min-time"},
+      {run + " --max-time nan", "", "--max-time"},
+      {run + " --min-ran 2", "", "--min-ran: '2' is not a fraction from 0 to 1"},
+      {run + " --min-ran nan", "", "--min-ran"},
+      {run + " --suites-dir ''", "", "--suites-dir: must not be empty"},
+      {run + " --golden-store ''", "", "--golden-store: must not be empty"},
+      {run + " --golden-store " + (dir_ / "nowhere").string(), "", "no such golden store"},
+      {run + " --record-env 'NEURON_[x]'", "", "--record-env 'NEURON_[x]'"},
+      {"compare --db " + db + " --top -1", "", "--top"},
+      {"compare --db " + db + " --run 0", "", "--run"},
+      {"compare --db " + db + " --max-ran-drop -0.1", "", "--max-ran-drop"},
+      {"compare --db " + db + " --significance 0", "", "--significance"},
+      {"compare --db " + db + " --min-effect -1", "", "--min-effect"},
+      {"compare --db " + db + " --error-growth 0.5", "", "--error-growth"},
+      {"compare --db " + db + " --history -1", "", "--history"},
+      {"compare --db " + db + " --min-samples 0", "", "--min-samples"},
+      {"compare --db " + db + " --waivers " + waivers_twice.string(), "", "w2.yaml:2: waivers: given twice (first at line 1)"},
+      {"compare --db " + db + " --waivers " + waivers_docs.string(), "", "w3.yaml:3: a second YAML document"},
+      {"dashboard --db " + db + " --out " + (dir_ / "site").string() + " --compare-pairs 0", "", "--compare-pairs"},
+      {"dashboard --db " + db + " --out ''", "", "--out: must not be empty"},
+      {"show --db " + db + " --run 0", "", "--run"},
+      {"show --db ''", "", "--db: must not be empty"},
+      {"repro 'op/exp/f32/_/contig/eager' --db " + db + " --run -1", "", "--run"},
+      {"repro 'op/exp/f32/_/contig/eager' --golden-store " + (dir_ / "nowhere").string(), "", "no such golden store"},
+      {"plan --suite smoke --shards 0 --out " + (dir_ / "p.json").string(), "", "--shards"},
+      {"bench --suite smoke --db " + db + " --repetitions 0", "", "--repetitions"},
+      {"bench --suite smoke --db " + db + " --min-time 0", "", "--min-time"},
+      {"merge " + db + " --into ''", "", "--into: must not be empty"},
+      // Commands and options: the nearest named, the subcommand's help pointed at.
+      {"rnu --suite smoke", "", "unknown command 'rnu' (did you mean run?) (see gauntlet --help)"},
+      {"run --bogus", "", "unknown option --bogus (see gauntlet run --help)"},
+      {run + " --workrs 2", "", "unknown option --workrs (did you mean --workers?) (see gauntlet run --help)"},
+      {"golden build --store " + (dir_ / "g").string() + " --suite smoke --workers 0", "", "(see gauntlet golden build --help)"},
+      // Keys: a dim checked against the first input, a newline kept out of the one line.
+      {"repro 'op/sum/f32/17x31/contig/eager/dim=abc'", "", "argument dim=abc of op sum expects 'all' or dims separated by ':'"},
+      {"repro 'op/sum/f32/17x31/contig/eager/dim=2'", "", "dim 2 is out of range for a first input of rank 2 (from -2 to 1)"},
+      {"repro 'op/softmax/f32/17x31/contig/eager/dim=-3'", "", "dim -3 is out of range"},
+      {"repro \"$(printf 'op/exp/f32/4\\nx/contig/eager')\"", "", "bad case key 'op/exp/f32/4\\x0ax/contig/eager'"},
+      // Databases of another schema, for every reader.
+      {"compare --db " + schema99, "", "schema version 99 is newer than this gauntlet"},
+      {"dashboard --db " + schema99 + " --out " + (dir_ / "site99").string(), "", "schema version 99 is newer"},
+      {"report --weekly --db " + schema99, "", "schema version 99 is newer"},
+      {"compare --db " + schema3, "", "schema version 3 is older than this gauntlet"},
+      {"dashboard --db " + schema3 + " --out " + (dir_ / "site3").string(), "", "schema version 3 is older"},
+      {"report --weekly --db " + schema3, "", "schema version 3 is older"},
+      {"run --suite smoke --db " + damaged + small, "", "damaged Gauntlet database: its table 'results' is missing"},
+      // Suite and tolerance files.
+      {"run --suite big" + in, "", "big.yaml:6:36: inputs must be an integer from 1 to 16"},
+      {"run --suite neg" + in, "", "neg.yaml:6:36: inputs must be an integer from 1 to 16"},
+      {"run --suite twice" + in, "", "twice.yaml:2:1: suite: given twice (first at line 1)"},
+      {"run --suite dtypes" + in, "", "dtypes.yaml:6:5: dtypes: given twice (first at line 5)"},
+      {"run --suite docs" + in, "", "docs.yaml:8:1: a second YAML document"},
+      {"run --suite utf8" + in, "", "utf8.yaml:2:18: invalid UTF-8 (byte 0xe9)"},
+      {"run --suite timeout0" + in, "", "timeout0.yaml:3:10: timeout must be more than 0 seconds"},
+      {"run --suite smoke --suites-dir " + bad_tol.string() + " --db " + db + small, "", "rtol must be a finite number >= 0"},
+      // The simulator's configuration.
+      {run + " --backend sim", "GAUNTLET_SIM_MEMORY=99999999999TiB", "GAUNTLET_SIM_MEMORY: '99999999999TiB' is too large"},
+      {run + " --backend sim", "GAUNTLET_SIM_FAULTS='op=[,kind=nan'", "has '[', which no op name has"},
+      {run + " --backend sim", "GAUNTLET_SIM_FAULTS='op=,kind=nan'", "empty value for 'op'"},
+  };
+  for (const Input& i : inputs) {
+    SCOPED_TRACE(i.env + " gauntlet " + i.args);
+    expect_one_line_error(gauntlet(i.args, i.env), i.needle);
+    ASSERT_EQ(e2e::slurp(db), before) << "the database changed";
+  }
+  EXPECT_EQ(e2e::slurp(damaged), damaged_before) << "run wrote into a damaged database";
+}
+
+// Note [Empty shards]: a 4-way split of a one-case filter: one shard runs the case, the other three
+// say so and exit 0 writing nothing; a filter that selects nothing at all stays an error.
+TEST_F(E2E, EveryShardOfASplitExitsZeroAndExactlyOneRunsTheCase) {
+  const std::string key = "op/add/f32/_,_/contig/eager";
+  int ran = 0;
+  for (int i = 0; i < 4; ++i) {
+    SCOPED_TRACE("shard " + std::to_string(i));
+    const fs::path db = dir_ / ("s" + std::to_string(i) + ".db");
+    const Result r = gauntlet("run --suite smoke --quiet --gate --filter '" + key + "' --shard " + std::to_string(i) + "/4 --db " + db.string());
+    EXPECT_EQ(r.code, 0) << r.err;
+    if (fs::exists(db)) {
+      ++ran;
+      auto store = gauntlet::Store::open(db.string(), gauntlet::Store::OpenMode::ReadOnly);
+      ASSERT_EQ(store->results(*store->latest_run()).size(), 1u);
+      EXPECT_EQ(store->results(*store->latest_run())[0].outcome.key, key);
+    } else {
+      EXPECT_NE(r.err.find("gauntlet: note: shard " + std::to_string(i) + "/4 holds none of the 1 case that filter '" + key +
+                           "' selects from suite smoke: nothing to do"),
+                std::string::npos)
+          << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      const Result l = gauntlet("list --suite smoke --filter '" + key + "' --shard " + std::to_string(i) + "/4");
+      EXPECT_EQ(l.code, 0);
+      EXPECT_EQ(l.out, "");
+    }
+  }
+  EXPECT_EQ(ran, 1);
+  expect_one_line_error(gauntlet("run --suite smoke --filter 'op/nothing*' --shard 1/4 --db " + (dir_ / "n.db").string()),
+                        "matches no case of suite smoke");
+}
+
 TEST_F(E2E, ForeignOrBrokenDatabaseIsRejectedAndLeftIntact) {
   const fs::path foreign = dir_ / "foreign.db";
   sqlite3* db = nullptr;
@@ -392,13 +560,15 @@ TEST_F(E2E, FrozenReleaseKeepsItsGoldens) {
   expect_one_line_error(gauntlet("golden verify --store " + (dir_ / "nowhere").string()), "no such golden store");
   // A case whose golden cannot be computed is listed, not a build failure. The real suites have
   // none (GoldenCheck, golden_check_test.cpp): a suite of its own makes one (a valid key, but a
-  // dim out of range, so the CPU op raises even in fp64).
+  // max over an empty dim, which the CPU op refuses even in fp64; a dim out of range no longer
+  // makes a valid key).
   const fs::path nog_suites = suites_with({{"nogolden.yaml",
                                             "suite: nogolden\ndescription: a case without a golden\ngroups:\n"
-                                            "  - ops: [sum]\n    dtypes: [f32]\n    shapes: [\"4x4\"]\n    args: [{dim: 5}]\n"}});
+                                            "  - ops: [max_dim]\n    dtypes: [f32]\n    shapes: [\"0x4\"]\n    args: [{dim: 0}]\n"}});
   Result nog = gauntlet("golden build --suite nogolden --suites-dir " + nog_suites.string() + " --store " + store);
   EXPECT_EQ(nog.code, 0) << nog.err;
-  EXPECT_NE(nog.out.find("NO GOLDEN   op/sum/f32/4x4/contig/eager/dim=5: Dimension out of range"), std::string::npos)
+  EXPECT_NE(nog.out.find("NO GOLDEN   op/max_dim/f32/0x4/contig/eager/dim=0: max(): Expected reduction dim 0 to have non-zero size"),
+            std::string::npos)
       << nog.out;
 
   // The current golden of one case changes afterwards (a new reference, say)...

@@ -14,6 +14,7 @@
 #include "gauntlet/models.h"
 
 #include "gauntlet/case_key.h"
+#include "gauntlet/strict_yaml.h"
 
 #ifndef GAUNTLET_SOURCE_MODELS_DIR
 #define GAUNTLET_SOURCE_MODELS_DIR "models"
@@ -120,13 +121,15 @@ class Reader {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
+  // Note [Strict YAML] (gauntlet/strict_yaml.h).
   YAML::Node load() const {
+    std::ifstream in(file_, std::ios::binary);
+    std::stringstream text;
+    if (!in || !(text << in.rdbuf()) || std::filesystem::is_directory(file_)) throw ModelError(file_ + ": cannot read file");
     try {
-      return YAML::LoadFile(file_);
-    } catch (const YAML::BadFile&) {
-      throw ModelError(file_ + ": cannot read file");
-    } catch (const YAML::ParserException& e) {
-      throw ModelError(fmt::format("{}:{}: malformed YAML: {}", file_, e.mark.line + 1, e.msg));
+      return strict_yaml::parse(text.str());
+    } catch (const strict_yaml::Problem& p) {
+      throw ModelError(strict_yaml::describe(file_, p, /*with_column=*/false));
     }
   }
 

@@ -122,7 +122,13 @@ std::int64_t parse_bytes(const std::string& text, const std::string& origin) {
       {"", 1},         {"B", 1},          {"KiB", 1024.0},   {"MiB", 1024.0 * 1024},  {"GiB", 1024.0 * 1024 * 1024},
       {"TiB", 1024.0 * 1024 * 1024 * 1024}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}};
   for (const auto& [name, scale] : kUnits) {
-    if (unit == name) return static_cast<std::int64_t>(std::llround(v * scale));
+    if (unit != name) continue;
+    // 2^62 bytes (4 EiB): far past any device, and still a positive int64 after rounding.
+    if (!(v * scale < 4.6e18)) {
+      throw std::invalid_argument(fmt::format("{}: '{}' is too large (at most 4 EiB)", origin, text));
+    }
+    if (v * scale < 1) throw std::invalid_argument(fmt::format("{}: '{}' is less than one byte", origin, text));
+    return static_cast<std::int64_t>(std::llround(v * scale));
   }
   throw std::invalid_argument(fmt::format("{}: unknown unit '{}' (known: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)", origin, unit));
 }

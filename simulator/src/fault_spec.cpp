@@ -148,9 +148,19 @@ FaultRule parse_rule(Span rule, std::size_t piece) {
     if (value.s.empty()) throw RuleError{piece, item.pos, "empty value for '" + std::string(key.s) + "'"};
 
     switch (k) {
-      case kOp:
+      case kOp: {
+        // An op selector is an op name ("aten::add.Tensor", "c10d::allreduce") with '*' and '?':
+        // anything else ('[', a space) could never match, so a typo would silently inject nothing.
+        const std::size_t bad = value.s.find_first_not_of(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:.*?");
+        if (bad != std::string_view::npos) {
+          throw RuleError{piece, value.pos + bad,
+                          "op '" + std::string(value.s) + "' has '" + std::string(1, value.s[bad]) +
+                              "', which no op name has (op names are letters, digits, '_', ':' and '.'; globs add '*' and '?')"};
+        }
         r.op = std::string(value.s);
         break;
+      }
       case kDtype: {
         auto d = canonical_dtype(value.s);
         if (!d) throw RuleError{piece, value.pos, "unknown dtype '" + std::string(value.s) + "'"};

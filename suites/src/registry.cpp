@@ -278,6 +278,30 @@ std::optional<std::string> validate_key(const CaseKey& key) {
     std::string problem = check_arg(*a, value);
     if (!problem.empty()) return fmt::format("argument {}={} of op {} {}", name, value, op->name, problem);
   }
+  // A "dim" argument names a dim of the first input (stack and unsqueeze: of their output, one
+  // more): out of range, or not a number, it is a usage error here rather than an ERROR when the
+  // case runs. A Str dim is "all" or dims separated by ':'.
+  if (const ArgSpec* a = op->arg("dim"); a && (a->type == ArgType::Int || a->type == ArgType::Str)) {
+    std::string value = a->default_value;
+    for (const auto& [name, v] : key.args) {
+      if (name == "dim") value = v;
+    }
+    const bool adds_dim = op->name == "stack" || op->name == "unsqueeze";
+    const std::int64_t rank = std::max<std::int64_t>(static_cast<std::int64_t>(first.size()), 1) + (adds_dim ? 1 : 0);
+    if (!(a->type == ArgType::Str && value == "all")) {
+      for (const auto& part : split(value, ':')) {
+        std::int64_t d = 0;
+        if (!parse_int(part, d)) {
+          return fmt::format("argument dim={} of op {} {}", value, op->name,
+                             a->type == ArgType::Str ? "expects 'all' or dims separated by ':' (0, 0:2, -1)" : "expects an integer");
+        }
+        if (d < -rank || d >= rank) {
+          return fmt::format("argument dim={} of op {}: dim {} is out of range for {} input of rank {} (from {} to {})",
+                             value, op->name, d, adds_dim ? "an" : "a first", first.size(), -rank, rank - 1);
+        }
+      }
+    }
+  }
   switch (key.layout) {
     case Layout::Contig: break;
     case Layout::Transposed:

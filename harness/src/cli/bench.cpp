@@ -10,6 +10,7 @@
 // run stays recorded, unfinished and empty), never anything stored before it.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -28,7 +29,9 @@ namespace {
 // Collects every repetition Google Benchmark reports, and shows progress unless quiet.
 class Collector : public benchmark::ConsoleReporter {
  public:
-  explicit Collector(bool quiet) : quiet_(quiet) {}
+  // Colour only on a terminal: a reporter made by hand does not follow --benchmark_color.
+  explicit Collector(bool quiet)
+      : ConsoleReporter(::isatty(STDOUT_FILENO) ? OO_Defaults : OO_Tabular), quiet_(quiet) {}
   bool ReportContext(const Context& context) override { return quiet_ || ConsoleReporter::ReportContext(context); }
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
@@ -56,7 +59,7 @@ int bench(const BenchOptions& o) {
   const std::string dir = suites_dir_or_default(o.suites_dir);
   const Suite suite = load_suite(o.suite, dir);
   const std::vector<const Case*> cases = select_cases(suite, o.filter, o.shard);
-  if (cases.empty()) throw UsageError(fmt::format("--suite {} --filter '{}': no cases", o.suite, o.filter));
+  if (cases.empty()) return 0;  // Note [Empty shards] (common.cpp): said, nothing written
   const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
   const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
   std::unique_ptr<Backend> backend = make_backend(o.backend);
@@ -104,6 +107,16 @@ int bench(const BenchOptions& o) {
   for (std::string& a : args) argv.push_back(a.data());
   int argc = static_cast<int>(argv.size());
   benchmark::Initialize(&argc, argv.data());
+  // The JSON's "library_build_type" is Google Benchmark's own build (Debian's package says
+  // "debug"), not Gauntlet's: the context says both.
+#ifdef NDEBUG
+  const char* ours = "release (NDEBUG)";
+#else
+  const char* ours = "debug (assertions on)";
+#endif
+  benchmark::AddCustomContext("gauntlet_build_type", ours);
+  benchmark::AddCustomContext("library_build_type_note",
+                              "library_build_type is the Google Benchmark library's build, not Gauntlet's (gauntlet_build_type)");
   Collector collector(o.quiet);
   benchmark::RunSpecifiedBenchmarks(&collector);
   benchmark::Shutdown();

@@ -12,7 +12,17 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}
+
 namespace gauntlet::cli {
+
+// Note [Option values] (checks.cpp): range and emptiness checks on every subcommand's options, by
+// name; call after declaring them, before parsing.
+void add_value_checks(CLI::App& app);
+// " (did you mean X?)" for the candidate nearest to `word` when one is close enough, else "".
+std::string nearest_hint(const std::string& word, const std::vector<std::string>& candidates);
 
 // Bad usage or input: main() prints "gauntlet: error: <what>" and exits 2.
 class UsageError : public std::runtime_error {
@@ -207,7 +217,8 @@ std::optional<double> price_per_device_hour(const std::string& flag);
 RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations& expectations, const TimingOptions& timing,
                            GoldenStore* golden_store, bool golden_add, bool golden_always,
                            const std::string& golden_release);
-// The cases of a suite after --filter and --shard; a filter that matches nothing is an error.
+// The cases of a suite after --filter and --shard; a filter that matches nothing is an error, a
+// shard that holds none of what it matches is empty, with a note on stderr (Note [Empty shards]).
 std::vector<const Case*> select_cases(const Suite& suite, const std::string& filter, const std::string& shard);
 
 }  // namespace gauntlet::cli

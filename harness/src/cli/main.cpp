@@ -2,10 +2,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "cli.h"
 #include "gauntlet/catalog.h"
+#include "gauntlet/golden_store.h"
 #include "gauntlet/store.h"
 
 int main(int argc, char** argv) {
@@ -253,6 +255,18 @@ int main(int argc, char** argv) {
   worker->add_option("--collective-timeout", wo.collective_timeout, "seconds a collective case's group of ranks may take")
       ->capture_default_str();
 
+  cli::add_value_checks(app);
+  // A first word that is no command: name it, with the nearest command (CLI11 would say only that
+  // a subcommand is required).
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      std::cerr << "gauntlet: error: unknown command '" << argv[1] << "'" << cli::nearest_hint(argv[1], names)
+                << " (see gauntlet --help)\n";
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -262,7 +276,30 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "gauntlet: error: " << e.what() << " (see gauntlet --help)\n";
+    // Point at the help of the (sub)command the error is in; and an unknown option is the
+    // problem to name even when a required one is missing too (run --bogus: not "--db is required").
+    std::string path = "gauntlet";
+    CLI::App* sub = &app;
+    for (;;) {
+      const std::vector<CLI::App*> parsed = sub->get_subcommands();
+      if (parsed.empty()) break;
+      sub = parsed.front();
+      path += " " + sub->get_name();
+    }
+    std::string message = e.what();
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr || dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      for (const std::string& extra : sub->remaining()) {
+        if (extra.size() > 1 && extra[0] == '-') {
+          std::vector<std::string> names;
+          for (const CLI::Option* opt : sub->get_options()) {
+            for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
+          }
+          message = "unknown option " + extra + cli::nearest_hint(extra.substr(0, extra.find('=')), names);
+          break;
+        }
+      }
+    }
+    std::cerr << "gauntlet: error: " << message << " (see " << path << " --help)\n";
     return 2;
   }
 
@@ -303,6 +340,8 @@ int main(int argc, char** argv) {
   } catch (const StoreError& e) {
     std::cerr << "gauntlet: error: " << e.what() << "\n";
   } catch (const KeyError& e) {
+    std::cerr << "gauntlet: error: " << e.what() << "\n";
+  } catch (const GoldenStoreError& e) {
     std::cerr << "gauntlet: error: " << e.what() << "\n";
   } catch (const std::invalid_argument& e) {
     std::cerr << "gauntlet: error: " << e.what() << "\n";

@@ -10,7 +10,10 @@
 // worker prints (libtorch warnings, a backend's logs) goes to stderr, whose last lines the
 // orchestrator keeps with a crash. EOF on stdin ends the worker (exit 0).
 #include <fmt/format.h>
+#include <sys/prctl.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -34,6 +37,14 @@ void emit(const nlohmann::json& j) { emit_line(j.dump(-1, ' ', false, nlohmann::
 }  // namespace
 
 int worker(const WorkerOptions& o) {
+  // A worker dies with the process that started it: an orchestrator SIGKILLed while a case hangs
+  // would otherwise leave the worker hanging under PID 1 past its timeout, holding its device.
+  // (The orchestrator starts workers from its main thread, which lives as long as it does.) A
+  // parent that died between the two calls is caught by the second; one gone before the first
+  // closed our stdin, which ends the worker at its first read.
+  const pid_t parent = ::getppid();
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) return 1;
   // Nothing else reads stdin or writes stdout through C stdio, so iostreams need not sync with it
   // (getline was a getc call per character). Before any I/O, as the standard asks.
   std::ios::sync_with_stdio(false);
