@@ -1361,4 +1361,56 @@ TEST_F(SimE2E, EveryPrintedReproCommandReproducesTheStoredStatus) {
                                                                                                       " has a result for");
 }
 
+
+// Note [Fail fast]: --max-failures stops a run of crashing cases once it has that many failures,
+// keeps every result, and a resume finishes the run with none lost or duplicated.
+TEST_F(SimE2E, MaxFailuresStopsTheRunAndAResumeFinishesItLosingNothing) {
+  const std::string filter = "op/add/*:op/sub/*:op/mul/*";
+  const Result listed = gauntlet("list --suite smoke --filter '" + filter + "'");
+  ASSERT_EQ(listed.code, 0);
+  const auto cases = static_cast<std::size_t>(std::count(listed.out.begin(), listed.out.end(), '\n'));
+  ASSERT_GT(cases, 40u);
+  const std::string crash = "GAUNTLET_SIM_FAULTS='op=aten::add*,kind=segv'";
+  const fs::path db = dir_ / "ff.db";
+  const std::string run = "run --suite smoke --backend sim --quiet --retries 0 --workers 2 --filter '" + filter + "' --db " + db.string();
+  const Result first = gauntlet(run + " --max-failures 5", crash);
+  EXPECT_EQ(first.code, 1) << first.err;
+  EXPECT_NE(first.err.find("failures reached --max-failures 5; stored results are kept. Finish it with: gauntlet run --resume 1 --db "),
+            std::string::npos)
+      << first.err;
+  const StoredRun stopped = read(db);
+  std::size_t failed = 0;
+  for (const auto& [key, out] : stopped.by_key) failed += gauntlet::is_failure(out.status);
+  EXPECT_GE(failed, 5u);
+  EXPECT_LE(failed, 6u);  // the 5th, and at most one more that the other worker finished meanwhile
+  EXPECT_LT(stopped.by_key.size(), cases);
+  EXPECT_TRUE(stopped.info.finished_at.empty());
+  EXPECT_NE(first.out.find(std::to_string(stopped.by_key.size()) + " of " + std::to_string(cases) + " cases"), std::string::npos)
+      << first.out;  // the summary of an unfinished run says how far it got
+
+  const Result resumed = gauntlet("run --resume 1 --quiet --db " + db.string(), crash);
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+  const StoredRun done = read(db);
+  EXPECT_EQ(done.by_key.size(), cases);
+  EXPECT_EQ(done.order.size(), cases);  // one row a case: nothing stored twice
+  for (const auto& [key, out] : stopped.by_key) {
+    ASSERT_EQ(done.by_key.count(key), 1u) << key;
+    EXPECT_EQ(done.by_key.at(key).status, out.status) << key;  // kept, not run again
+  }
+  EXPECT_FALSE(done.info.finished_at.empty());
+
+  // In process, the stop is exact: the run ends at its third failure.
+  const fs::path db2 = dir_ / "ff2.db";
+  const Result in_process = gauntlet("run --suite smoke --backend sim --quiet --workers 0 --max-failures 3 --filter 'op/sub/*' --db " +
+                                         db2.string(),
+                                     "GAUNTLET_SIM_FAULTS='op=aten::sub*,kind=bias,factor=0.5'");
+  EXPECT_EQ(in_process.code, 1) << in_process.err;
+  const StoredRun three = read(db2);
+  std::size_t fails = 0;
+  for (const auto& [key, out] : three.by_key) fails += gauntlet::is_failure(out.status);
+  EXPECT_EQ(fails, 3u);
+  ASSERT_FALSE(three.order.empty());
+  EXPECT_TRUE(gauntlet::is_failure(three.by_key.at(three.order.back()).status));  // the last stored is the third failure
+}
+
 }  // namespace

@@ -103,6 +103,7 @@ void add_value_checks(CLI::App& app) {
       {"--confirm-rounds", integer_at_least(1)},
       {"--shards", integer_at_least(1)},
       {"--repetitions", integer_at_least(1)},
+      {"--max-failures", integer_at_least(1)},
       {"--rank", integer_at_least(0)},
       // Run ids.
       {"--run-id", integer_at_least(1)},

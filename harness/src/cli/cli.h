@@ -61,6 +61,7 @@ struct RunOptions {
   bool golden_add = false, golden_always = false;
   bool gate = false, quiet = false;
   double min_ran = kDefaultMinRan;  // Note [Hollow runs]
+  long long max_failures = 0;       // --max-failures: stop after this many (0: never; Note [Fail fast])
   TimingOptions timing;
   std::vector<std::string> record_env;  // --record-env: globs of variables to record (Note [Recorded environment])
 };

@@ -63,6 +63,8 @@ int main(int argc, char** argv) {
                   "--gate: fail when fewer than this fraction of the cases ran (PASS, FAIL, XFAIL, XPASS), or none passed")
       ->capture_default_str();
   run->add_flag("--quiet", ro.quiet, "no progress line");
+  run->add_option("--max-failures", ro.max_failures,
+                  "stop the run (resumable) once this many cases have failed (FAIL, ERROR, CRASH, TIMEOUT, XPASS)");
   run->add_option("--workers", ro.workers,
                   "worker processes (default: one per --devices slot, else one per core; 0: in-process)");
   run->add_flag("--in-process", ro.in_process, "run cases in this process (same as --workers 0)");

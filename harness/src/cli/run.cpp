@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <csignal>
 #include <filesystem>
 #include <map>
@@ -40,6 +41,11 @@ class Progress {
     ++counts_[o.status];
     if (!enabled_) return;
     const auto now = Clock::now();
+    // The recent rate: completions over the last 30 s (at least the last 8 kept), so that a run
+    // whose cases turn slow (crashes, each a worker restart) sees its ETA grow at once, not as the
+    // mean since the start slowly catches up.
+    window_.emplace_back(now, done_);
+    while (window_.size() > 8 && now - window_.front().first > std::chrono::seconds(30)) window_.pop_front();
     if (tty_) {
       if (is_failure(o.status)) fmt::print(stderr, "\r\033[K{:<8} {}\n", status_name(o.status), o.key);
       if (now - last_ > std::chrono::milliseconds(100) || done_ == total_) {
@@ -59,16 +65,22 @@ class Progress {
  private:
   std::string line(Clock::time_point now) const {
     const double s = std::chrono::duration<double>(now - t0_).count();
-    const double rate = s > 0 ? double(done_) / s : 0;
+    double rate = s > 0 ? double(done_) / s : 0;
+    if (window_.size() >= 2) {
+      // From the window's first completion to now: a stall since the last one slows it too.
+      const double span = std::chrono::duration<double>(now - window_.front().first).count();
+      if (span > 0) rate = double(done_ - window_.front().second) / span;
+    }
     std::string counts;
     for (const auto& [st, n] : counts_) counts += fmt::format(" {} {}", status_name(st), n);
     const double eta = rate > 0 ? double(total_ - done_) / rate : 0;
-    return fmt::format("[{}/{}] {:.0f} cases/s, ETA {:.0f} s,{}", done_, total_, rate, eta, counts);
+    return fmt::format("[{}/{}] {:.3g} cases/s, ETA {:.0f} s,{}", done_, total_, rate, eta, counts);
   }
   std::size_t total_, done_ = 0;
   bool enabled_, tty_;
   Clock::time_point t0_, last_;
   std::map<Status, std::size_t> counts_;
+  std::deque<std::pair<Clock::time_point, std::size_t>> window_;
 };
 
 // Commits results as they arrive: in batches, and at least every quarter second, so that a
@@ -295,6 +307,12 @@ int run(const RunOptions& opts) {
   Progress progress(todo.size(), !o.quiet);
   Committer commit(*store, run_id);
   std::string stopped;
+  // Note [Fail fast]: --max-failures N stops the run, as an interrupt would (every result kept,
+  // resumable), once this invocation has stored N failures. Cases in flight on other workers are
+  // stopped with it and left for the resume.
+  std::int64_t failures = 0;
+  const auto count_failure = [&failures](const Outcome& out) { failures += is_failure(out.status) ? 1 : 0; };
+  const auto enough_failures = [&] { return o.max_failures > 0 && failures >= o.max_failures; };
   if (o.workers == 0) {
     RunnerConfig cfg = runner_config(tolerances, expectations, o.timing, golden_store.get(), o.golden_add,
                                      o.golden_always, o.golden_release);
@@ -306,7 +324,12 @@ int run(const RunOptions& opts) {
       }
       Outcome out = run_case(c->key, *backend, cfg);
       progress.add(out);
+      count_failure(out);
       commit.add(*c, std::move(out));
+      if (enough_failures() && c != todo.back()) {
+        stopped = "interrupted";
+        break;
+      }
     }
   } else if (!todo.empty()) {
     OrchestratorConfig oc;
@@ -342,12 +365,15 @@ int run(const RunOptions& opts) {
           d.outcome.device_slot = d.slot;
           d.outcome.flaky = d.flaky;
           progress.add(d.outcome);
+          count_failure(d.outcome);
           commit.add(*by_key.at(d.key), std::move(d.outcome));
         },
-        [] { return g_interrupted.load(); });
+        [&] { return g_interrupted.load() || enough_failures(); });
     std::error_code ec;
     std::filesystem::remove_all(oc.log_dir, ec);
   }
+  const bool failed_fast = !stopped.empty() && !g_interrupted && enough_failures();
+  if (failed_fast) stopped = fmt::format("{} failures reached --max-failures {}", failures, o.max_failures);
   progress.finish();
   store->flush();
   if (stopped.empty()) store->finish_run(run_id, utc_now());
@@ -360,6 +386,7 @@ int run(const RunOptions& opts) {
   if (!stopped.empty()) {
     fmt::print(stderr, "gauntlet: run {} stopped: {}; stored results are kept. Finish it with: gauntlet run --resume {} --db {}\n",
                run_id, stopped, run_id, o.db);
+    if (failed_fast) return 1;
     return g_interrupted ? 130 : 3;
   }
   // The gate counts the whole run, including what a resumed run stored before.

@@ -84,8 +84,12 @@ void print_summary(const Store& store, const std::string& db_path, long long run
   auto counts = store.status_counts(run_id);
   std::int64_t total = 0;
   for (const auto& [s, n] : counts) total += n;
+  // An unfinished run says how far it got: "8802 of 13114 cases".
+  const std::int64_t planned = ran_summary(store, run_id).cases;
+  const std::string how_many = info->finished_at.empty() && planned > total ? fmt::format("{} of {}", total, planned)
+                                                                            : std::to_string(total);
   fmt::print("run {}  suite {}  backend {} ({})  release {}  {} cases  {} .. {}\n", info->id, info->suite,
-             info->backend, info->backend_version, info->release.empty() ? "-" : info->release, total,
+             info->backend, info->backend_version, info->release.empty() ? "-" : info->release, how_many,
              info->started_at, info->finished_at.empty() ? "(unfinished)" : info->finished_at);
   std::string line = " ";
   for (Status s : kAllStatuses) {
@@ -144,14 +148,35 @@ void print_summary(const Store& store, const std::string& db_path, long long run
                  cost);
     }
   }
-  int shown = 0;
+  // Identical failures are one entry (Note [Grouped failures]): three or more results with the same
+  // status and the same first line of error (or reason) print once, with their count, the first
+  // case's repro command and where to see each; `show --json` lists every result.
+  std::map<std::pair<std::string, std::string>, std::vector<const StoredResult*>> groups;
+  std::vector<std::pair<std::string, std::string>> order;
   for (const auto& r : results) {
     std::string st(status_name(r.outcome.status));
     if (std::find(statuses.begin(), statuses.end(), st) == statuses.end()) continue;
-    if (shown++ == 0) fmt::print("\n");
     std::string why = !r.outcome.error.empty() ? first_line(r.outcome.error) : r.outcome.reason;
-    fmt::print("{:<11} {}\n            {}\n            repro: {}\n", st, r.outcome.key, why,
-               repro_command(r.outcome.key, db_path, run_id, info->backend));
+    auto& members = groups[{st, why}];
+    if (members.empty()) order.emplace_back(st, why);
+    members.push_back(&r);
+  }
+  int shown = 0;
+  for (const auto& [st, why] : order) {
+    const std::vector<const StoredResult*>& members = groups.at({st, why});
+    if (shown++ == 0) fmt::print("\n");
+    const std::string& first = members.front()->outcome.key;
+    if (members.size() < 3) {
+      for (const StoredResult* r : members) {
+        fmt::print("{:<11} {}\n            {}\n            repro: {}\n", st, r->outcome.key, why,
+                   repro_command(r->outcome.key, db_path, run_id, info->backend));
+      }
+      continue;
+    }
+    fmt::print("{:<11} {} and {} more with the same {}\n            {}\n            repro: {}\n            each: {}\n", st,
+               first, members.size() - 1, members.front()->outcome.error.empty() ? "reason" : "error", why,
+               repro_command(first, db_path, run_id, info->backend),
+               fmt::format("gauntlet show --db {} --run {} --status {} --json", shell_argument(db_path), run_id, st));
   }
 }
 
