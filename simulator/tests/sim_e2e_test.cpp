@@ -19,6 +19,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "e2e_support.h"
 #include "gauntlet/outcome.h"
@@ -1411,6 +1412,33 @@ TEST_F(SimE2E, MaxFailuresStopsTheRunAndAResumeFinishesItLosingNothing) {
   EXPECT_EQ(fails, 3u);
   ASSERT_FALSE(three.order.empty());
   EXPECT_TRUE(gauntlet::is_failure(three.by_key.at(three.order.back()).status));  // the last stored is the third failure
+}
+
+
+// Note [One orchestrator per run]: a second `run --run-id 7` while the first runs is a one-line
+// error naming the first; once the first has ended, the same command resumes the run.
+TEST_F(SimE2E, TwoRunsOfOneRunIdAtOnceTheSecondIsRefused) {
+  const fs::path db = dir_ / "lock.db";
+  const std::string env = "GAUNTLET_SIM_FAULTS='op=aten::add*,kind=sleep,factor=300'";
+  const std::string cmd = "run --suite smoke --filter 'op/add/*' --backend sim --quiet --workers 1 --run-id 7 --db " + db.string();
+  const fs::path first_rc = dir_ / "first.rc";
+  // The first in the background; it holds the lock from before it writes run 7 until it exits.
+  ASSERT_EQ(std::system((env + " " + GAUNTLET_BIN + " " + cmd + " >/dev/null 2>&1; echo $? > " + first_rc.string() + " &").c_str()), 0);
+  const fs::path lock = db.string() + ".run7.lock";
+  for (int i = 0; i < 600 && !(fs::exists(lock) && fs::file_size(lock) > 0); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(fs::exists(lock));
+  const Result second = gauntlet(cmd, env);
+  const bool first_still_running = !fs::exists(first_rc);
+  if (first_still_running) {  // 19 cases of 0.3 s at least: the first is still at work
+    expect_one_line_error(second, "run 7 of " + db.string() + " is being run by another gauntlet (pid ");
+  }
+  for (int i = 0; i < 3000 && !fs::exists(first_rc); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(fs::exists(first_rc));
+  EXPECT_EQ(e2e::slurp(first_rc), "0\n");
+  const Result third = gauntlet(cmd, env);
+  EXPECT_EQ(third.code, 0) << third.err;
+  EXPECT_NE(third.err.find("resuming run 7"), std::string::npos) << third.err;
+  EXPECT_EQ(read(db).by_key.size(), 19u);
 }
 
 }  // namespace

@@ -1,14 +1,18 @@
 // gauntlet run: expand a suite, run every case in worker processes (or in-process with
 // --workers 0), store every result as it arrives; --resume finishes a run that stopped.
 #include <fmt/format.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <deque>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <unordered_map>
@@ -29,6 +33,41 @@ std::atomic<bool> g_interrupted{false};
 extern "C" void on_signal(int) { g_interrupted = true; }
 
 using Clock = std::chrono::steady_clock;
+
+// Note [One orchestrator per run]: two `run --run-id 7` (or `--resume 7`) at once on one database
+// would both run run 7's missing cases, the last writer winning. The first takes an advisory lock
+// (flock) on `<db>.run<id>.lock` and holds it until it exits, however it exits: the kernel drops
+// the lock of a killed process, so no stale lock outlives it. The second gets a one-line error
+// naming the holder. The file stays (empty of meaning once unlocked); it is not a database file.
+class RunLock {
+ public:
+  RunLock(const std::string& db, std::int64_t run_id) {
+    const std::string path = fmt::format("{}.run{}.lock", db, run_id);
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw UsageError(fmt::format("cannot create the run lock {}: {}", path, std::strerror(errno)));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      char buf[256] = {};
+      const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
+      std::string holder(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+      while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+      ::close(fd_);
+      throw UsageError(fmt::format("run {} of {} is being run by another gauntlet ({}): let it end, or stop it and resume",
+                                   run_id, db, holder.empty() ? "holder unknown" : holder));
+    }
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    const std::string me = fmt::format("pid {} on {} since {}\n", ::getpid(), host, utc_now());
+    if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, me.data(), me.size(), 0) < 0) {
+      // The lock holds without the note; a second run's error just cannot name us.
+    }
+  }
+  ~RunLock() { ::close(fd_); }
+  RunLock(const RunLock&) = delete;
+  RunLock& operator=(const RunLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
 
 // Progress: on a terminal one live line (done/total, cases/s, ETA, counts) with failing keys
 // printed above it as they come; otherwise a plain line every 10 s.
@@ -255,6 +294,11 @@ int run(const RunOptions& opts) {
 
   std::int64_t run_id = 0;
   std::set<std::string> finished;
+  // Note [One orchestrator per run]: a run named by id (resumed, or --run-id) is locked for the
+  // life of this process before anything is written to it.
+  std::optional<RunLock> lock;
+  if (resumed) lock.emplace(o.db, resumed->id);
+  else if (o.run_id > 0) lock.emplace(o.db, o.run_id);
   if (resumed) {
     run_id = resumed->id;
     finished = store->finished_keys(run_id);
