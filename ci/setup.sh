@@ -12,6 +12,9 @@ PACKAGES=(
   libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libxxhash-dev libzstd-dev libxml2-utils
   # A one-node Slurm cluster for the sharded-run test (ci/slurm_test.sh, ci/slurm/cluster.sh).
   slurm-wlm slurmctld slurmd slurm-client munge
+  # Debian's PyTorch for Python: exports the real-model corpus (ci/export_models.sh, models/real/)
+  # and runs bundles' repro scripts. torchvision's and torchaudio's op libraries load without Python.
+  python3-torch python3-torchvision python3-torchaudio python3-yaml
   # Headless Chromium for the dashboard's browser tests (dashboards/test/), driven by playwright-core.
   chromium
 )

@@ -16,6 +16,9 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGAUNTLET
 cmake --build "$BUILD_DIR" -j "$JOBS"
 echo "ci/test.sh: built in $(( $(date +%s) - start )) s"
 
+# The real-model corpus's CI subset (suite models_real_smoke; cached after the first time).
+bash ci/export_models.sh smoke
+
 # Unit, torch and end-to-end tests (ctest runs each gtest case as its own test).
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$JOBS" --timeout 900
 

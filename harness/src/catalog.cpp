@@ -10,11 +10,14 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "gauntlet/coll_spec.h"
 #include "gauntlet/models.h"
+#include "gauntlet/model_file.h"
 #include "gauntlet/op_spec.h"
 
 #ifndef GAUNTLET_SOURCE_SUITES_DIR
@@ -385,10 +388,140 @@ void expand_model_group(const Reader& r, const YAML::Node& g, std::vector<Case>&
   }
 }
 
+// The cases of model files (Note [Model files]) for the given dtypes and configs ("default": a
+// model's first config, "all": every one), pruned where a model does not run in a dtype.
+// The migration scenarios (Note [Migration scenarios] in model_file_case.cpp) as key parts.
+struct Scenario {
+  Mode mode;
+  const char* arg;  // the scenario= argument, "" for none
+};
+const std::map<std::string, Scenario>& scenarios() {
+  static const std::map<std::string, Scenario> s = {{"batch", {Mode::Eager, ""}},
+                                                    {"online", {Mode::Eager, "online"}},
+                                                    {"train", {Mode::EagerBwd, ""}},
+                                                    {"finetune", {Mode::EagerBwd, "finetune"}}};
+  return s;
+}
+
+std::vector<Case> model_file_cases(const std::vector<const ModelFileSpec*>& models, const std::vector<DType>& dtypes,
+                                   const std::vector<std::string>& configs,
+                                   const std::function<void(const std::string&)>& fail,
+                                   const std::vector<std::string>& scenario_names = {"batch"}) {
+  std::vector<Case> out;
+  for (const ModelFileSpec* m : models) {
+    std::vector<std::string> names;
+    for (const std::string& c : configs) {
+      if (c == "default") names.push_back(m->configs.front().first);
+      else if (c == "all") for (const auto& cfg : m->configs) names.push_back(cfg.first);
+      else if (m->find_config(c)) names.push_back(c);
+      else fail(fmt::format("model {} has no config '{}' (has {})", m->name, c, fmt::join(m->config_names(), ", ")));
+    }
+    for (DType d : dtypes) {
+      if (!m->supports(std::string(dtype_name(d)))) continue;
+      for (const std::string& c : names) {
+        for (const std::string& sc : scenario_names) {
+          const Scenario& scenario = scenarios().at(sc);
+          CaseKey k;
+          k.kind = "model";
+          k.target = m->key_name();
+          k.dtype = d;
+          k.config = c;
+          k.exec = "eager";
+          k.mode = scenario.mode;
+          if (*scenario.arg) k.args["scenario"] = scenario.arg;
+          if (auto problem = validate_model_key(k)) fail(*problem + " (in " + k.str() + ")");
+          Case cs;
+          cs.text = k.str();
+          cs.id = key_id(cs.text);
+          cs.key = std::move(k);
+          out.push_back(std::move(cs));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// A group of model-file cases: `model_files`, a folder of manifests, a manifest or a .pt
+// (relative to the suite file), registered for this process and its workers (Note [Model file
+// registry]); `models` picks some by name (default all); `dtypes`; `configs` (default: default).
+// `hint` is printed when the folder is missing (how to make it).
+void expand_model_file_group(const Reader& r, const YAML::Node& g, const std::string& suite_file, std::vector<Case>& out) {
+  r.only_fields(g, {"name", "model_files", "models", "dtypes", "configs", "scenarios", "hint"}, "a model-files group");
+  std::string given = r.scalar(g["model_files"], "model_files");
+  // ${NAME:-default}: the folder an environment variable names, else the default (the corpus's
+  // $GAUNTLET_REAL_MODELS, which ci/export_models.sh writes to as well).
+  if (given.rfind("${", 0) == 0 && given.back() == '}') {
+    const std::string inner = given.substr(2, given.size() - 3);
+    const std::size_t sep = inner.find(":-");
+    const std::string name = inner.substr(0, sep);
+    const char* value = std::getenv(name.c_str());
+    if (value && *value) {
+      given = fs::absolute(value).string();  // relative to where the command runs
+    } else if (sep != std::string::npos) {
+      given = inner.substr(sep + 2);
+    } else {
+      r.fail(g["model_files"], fmt::format("model_files: ${{{}}} is not set", name));
+    }
+  }
+  if (given.empty()) r.fail(g["model_files"], "model_files: an empty path");
+  const fs::path path = fs::path(given).is_absolute() ? fs::path(given) : fs::path(suite_file).parent_path() / given;
+  if (!fs::exists(path)) {
+    r.fail(g["model_files"], fmt::format("model_files: {}: no such file or folder{}", path.lexically_normal().string(),
+                                         g["hint"] ? " (" + r.scalar(g["hint"], "hint") + ")" : ""));
+  }
+  std::vector<const ModelFileSpec*> found;
+  try {
+    found = add_model_files(path.string());
+  } catch (const ModelError& e) {
+    r.fail(g["model_files"], e.what());
+  }
+  std::vector<const ModelFileSpec*> models;
+  if (!g["models"] || (g["models"].IsSequence() && g["models"].size() == 1 && g["models"][0].Scalar() == "all")) {
+    models = found;
+  } else {
+    for (const auto& n : r.items(g["models"], "models")) {
+      const std::string name = r.scalar(n, "models");
+      auto it = std::find_if(found.begin(), found.end(), [&](const ModelFileSpec* m) { return m->name == name; });
+      if (it == found.end()) {
+        std::vector<std::string> names;
+        for (const ModelFileSpec* m : found) names.push_back(m->name);
+        r.fail(n, fmt::format("no model '{}' in {} (has {})", name, given, fmt::join(names, ", ")));
+      }
+      models.push_back(*it);
+    }
+  }
+  std::vector<DType> dtypes{DType::F32};
+  if (g["dtypes"]) {
+    dtypes.clear();
+    for (const auto& n : r.items(g["dtypes"], "dtypes")) {
+      auto d = parse_dtype(r.scalar(n, "dtypes"));
+      if (!d) r.fail(n, fmt::format("unknown dtype '{}'", n.Scalar()));
+      dtypes.push_back(*d);
+    }
+  }
+  std::vector<std::string> configs{"default"};
+  if (g["configs"]) configs = r.list(g["configs"], "configs");
+  std::vector<std::string> scenario_names{"batch"};
+  if (g["scenarios"]) {
+    scenario_names = r.list(g["scenarios"], "scenarios");
+    for (const std::string& sc : scenario_names) {
+      if (!scenarios().count(sc)) r.fail(g["scenarios"], fmt::format("scenario '{}' is not one of batch, online, train, finetune", sc));
+    }
+  }
+  for (Case& c : model_file_cases(models, dtypes, configs, [&](const std::string& what) { r.fail(g, what); }, scenario_names)) {
+    out.push_back(std::move(c));
+  }
+}
+
 void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_sets,
                   std::vector<Case>& out) {
   if (g.IsMap() && g["collectives"]) {
     expand_coll_group(r, g, out);
+    return;
+  }
+  if (g.IsMap() && g["model_files"]) {
+    expand_model_file_group(r, g, r.file(), out);
     return;
   }
   if (g.IsMap() && g["models"]) {
@@ -514,7 +647,39 @@ std::vector<std::string> list_suites(const std::string& dir) {
   return names;
 }
 
+// Note [Model file suites]: `run --model FILE` (and --suite FILE.pt) runs the model files at FILE
+// (a .pt, a manifest, or a folder of them) as a suite of their own: f32, every config, eager
+// inference. The suite is named after the model (model_<name>) and its file is FILE, so resume
+// and repro read it again.
+Suite model_file_suite(const std::string& path) {
+  std::vector<const ModelFileSpec*> models;
+  try {
+    models = add_model_files(path);
+  } catch (const ModelError& e) {
+    throw CatalogError(e.what());
+  }
+  Suite s;
+  s.file = path;
+  s.name = models.size() == 1 ? "model_" + models[0]->name : "model_files_" + fs::path(path).filename().string();
+  s.description = models.size() == 1 ? fmt::format("The model file {} ({})", models[0]->file, models[0]->description)
+                                     : fmt::format("The model files in {}", path);
+  s.tags = {"models", "model_files"};
+  s.timeout_s = 600;
+  s.cases = model_file_cases(models, {DType::F32}, {"all"}, [&](const std::string& what) { throw CatalogError(path + ": " + what); });
+  std::sort(s.cases.begin(), s.cases.end(), [](const Case& a, const Case& b) { return a.text < b.text; });
+  return s;
+}
+
+bool is_model_file_path(const std::string& p) {
+  if (p.rfind("model:", 0) == 0) return true;
+  const std::string ext = fs::path(p).extension().string();
+  return ext == ".pt" || ext == ".ptl" || ext == ".torchscript";
+}
+
 Suite load_suite(const std::string& name_or_path, const std::string& dir) {
+  if (is_model_file_path(name_or_path)) {
+    return model_file_suite(name_or_path.rfind("model:", 0) == 0 ? name_or_path.substr(6) : name_or_path);
+  }
   std::string path = ends_with(name_or_path, ".yaml") ? name_or_path : dir + "/" + name_or_path + ".yaml";
   if (!fs::exists(path)) {
     throw CatalogError(fmt::format("unknown suite '{}': no file {} (suites in {}: {})", name_or_path,
@@ -611,8 +776,9 @@ ToleranceTable ToleranceTable::load(const std::string& file) {
       rule.families = r.list(n["families"], "families");
       for (const auto& f : rule.families) {
         const auto ops = all_ops();
-        // The case kinds are families of their own: `model`, `coll`.
-        if (f == "model" || f == "coll") continue;
+        // The case kinds are families of their own: `model`, `coll`; model files' cases are
+        // `model_file` (Note [Output quality]).
+        if (f == "model" || f == "coll" || f == "model_file") continue;
         if (std::none_of(ops.begin(), ops.end(), [&](const OpSpec* o) { return o->family == f; })) {
           r.fail(n["families"], "unknown op family '" + f + "'");
         }
@@ -659,7 +825,12 @@ Tolerance ToleranceTable::lookup(const CaseKey& key, DType output_dtype, const s
   for (const auto& rule : rules_) {
     if (!rule.backends.empty() && std::find(rule.backends.begin(), rule.backends.end(), backend) == rule.backends.end()) continue;
     if (!in(rule.ops, key.target)) continue;
-    if (!in(rule.families, key.kind == "op" ? (op ? op->family : "") : key.kind)) continue;
+    // Model files (Note [Output quality]) have rules of their own: their rtol is a fraction of
+    // each output's scale, not an element tolerance.
+    const std::string family = key.kind == "op"                                             ? (op ? op->family : "")
+                               : key.kind == "model" && is_model_file_target(key.target) ? "model_file"
+                                                                                         : key.kind;
+    if (!in(rule.families, family)) continue;
     if (!in(rule.dtypes, dtype_name(output_dtype))) continue;
     if (!in(rule.modes, key.mode_text())) continue;
     if (rule.rtol) tol.rtol = *rule.rtol;

@@ -62,16 +62,17 @@ class DivergenceWalk {
  public:
   using Env = GraphEnv;
 
-  DivergenceWalk(const ModelSpec& spec, const CaseKey& key, const Tolerance& tol)
-      : file_(std::filesystem::path(spec.path).filename().string()),
-        dtype_(model_dtype(std::string(dtype_name(key.dtype)))),
-        tol_(tol) {}
+  // `file`: the source's name for a zoo model, "" to name each node's own source file (a model
+  // file's graph comes from many). `scaled` > 0: a node's output agrees when every element is
+  // within scaled * max|golden| (Note [Output quality]), else the tolerance's atol + rtol.
+  DivergenceWalk(std::string file, at::ScalarType dtype, const Tolerance& tol, double scaled)
+      : file_(std::move(file)), dtype_(dtype), tol_(tol), scaled_(scaled) {}
 
-  std::string run(const torch::jit::Graph& graph, const std::vector<at::Tensor>& device_inputs,
-                  const std::vector<at::Tensor>& inputs64) {
+  std::string run(const torch::jit::Graph& graph, const std::vector<c10::IValue>& device_inputs,
+                  const std::vector<c10::IValue>& golden_inputs) {
     for (std::size_t i = 0; i < graph.inputs().size() && i < device_inputs.size(); ++i) {
       dev_[graph.inputs()[i]] = device_inputs[i];
-      gold_[graph.inputs()[i]] = inputs64[i];
+      gold_[graph.inputs()[i]] = golden_inputs[i];
     }
     if (auto found = block(graph.block(), "")) return *found;
     return "none: every node of the forward graph agrees (the divergence is in the backward)";
@@ -79,6 +80,14 @@ class DivergenceWalk {
 
  private:
   std::string where(const torch::jit::Node* node, const std::string& iteration) const {
+    if (file_.empty()) {
+      const auto flc = node->sourceRange().file_line_col();
+      if (!flc) return fmt::format("{} ({}{})", node->kind().toQualString(), "no source line", iteration);
+      const auto& [file, line, col] = *flc;
+      (void)col;
+      return fmt::format("{} ({}:{}{})", node->kind().toQualString(), std::filesystem::path(file).filename().string(), line,
+                         iteration);
+    }
     return fmt::format("{} ({}:{}{})", node->kind().toQualString(), file_, source_line(*node), iteration);
   }
 
@@ -147,7 +156,12 @@ class DivergenceWalk {
       } else if (g.numel() > 0) {
         const at::Tensor c = at::isFloatingType(gold_.at(v).toTensor().scalar_type()) ? g.to(dtype_).to(at::kDouble) : g;
         const at::Tensor diff = (a - c).abs();
-        const at::Tensor allowed = tol_.atol + tol_.rtol * c.abs();
+        at::Tensor allowed = tol_.atol + tol_.rtol * c.abs();
+        if (scaled_ > 0) {
+          const at::Tensor ca = c.abs();
+          const double scale = at::where(at::isfinite(ca), ca, at::zeros_like(ca)).max().item<double>();
+          allowed = at::full_like(c, scaled_ * (scale > 0 ? scale : 1.0));
+        }
         const at::Tensor bad = (diff > allowed) | (at::isnan(a) != at::isnan(c));
         if (bad.any().item<bool>()) {
           const double err = at::where(at::isfinite(diff), diff, at::zeros_like(diff)).max().item<double>();
@@ -172,6 +186,7 @@ class DivergenceWalk {
   std::string file_;
   at::ScalarType dtype_;
   Tolerance tol_;
+  double scaled_ = 0;
   Env dev_, gold_;
 };
 
@@ -179,7 +194,10 @@ std::string first_divergent_node(const ModelSpec& spec, const CaseKey& key, cons
                                  const std::vector<at::Tensor>& inputs64, const Tolerance& tol) {
   auto cu = compile_model(spec);
   const std::shared_ptr<torch::jit::Graph> graph = model_graph(*cu, spec);
-  return DivergenceWalk(spec, key, tol).run(*graph, device_inputs, inputs64);
+  return DivergenceWalk(std::filesystem::path(spec.path).filename().string(), model_dtype(std::string(dtype_name(key.dtype))),
+                        tol, 0)
+      .run(*graph, std::vector<c10::IValue>(device_inputs.begin(), device_inputs.end()),
+           std::vector<c10::IValue>(inputs64.begin(), inputs64.end()));
 }
 
 // Note [Shape sequences]: a compile case with seq=<n> feeds the compiled model, after its first
@@ -279,6 +297,11 @@ std::optional<std::string> compare_into(Comparison& cmp, std::vector<at::Tensor>
 }
 
 }  // namespace
+
+std::string first_divergent_node(const torch::jit::Graph& graph, const std::vector<c10::IValue>& device_inputs,
+                                 const std::vector<c10::IValue>& golden_inputs, at::ScalarType dtype, double scaled) {
+  return DivergenceWalk("", dtype, Tolerance{}, scaled).run(graph, device_inputs, golden_inputs);
+}
 
 void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out, CaseTrace& trace) {
   const ModelSpec& spec = model_catalog().get(key.target);

@@ -16,6 +16,7 @@
 #include "gauntlet/dispatch_probe.h"
 #include "gauntlet/golden.h"
 #include "gauntlet/inputs.h"
+#include "gauntlet/model_file.h"
 #include "gauntlet/torch_compat.h"
 
 namespace gauntlet {
@@ -281,7 +282,8 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     return;
   }
   if (key.kind == "model") {
-    run_model_case(key, backend, cfg, out, trace);
+    if (is_model_file_target(key.target)) run_model_file_case(key, backend, cfg, out, trace);
+    else run_model_case(key, backend, cfg, out, trace);
     return;
   }
   if (key.kind == "coll") {

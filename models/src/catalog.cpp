@@ -12,9 +12,11 @@
 #include <sstream>
 
 #include "gauntlet/models.h"
+#include "gauntlet/model_file.h"
 
 #include "gauntlet/case_key.h"
 #include "gauntlet/strict_yaml.h"
+#include "yaml_reader.h"
 
 #ifndef GAUNTLET_SOURCE_MODELS_DIR
 #define GAUNTLET_SOURCE_MODELS_DIR "models"
@@ -25,6 +27,8 @@ namespace gauntlet {
 namespace fs = std::filesystem;
 
 namespace {
+
+using model_yaml::Reader;
 
 // ---- size expressions ----
 
@@ -113,103 +117,6 @@ class ExprParser {
   const std::string& s_;
   const std::map<std::string, std::int64_t>& sizes_;
   std::size_t i_ = 0;
-};
-
-// ---- the YAML reader: every problem as "file:line: message" ----
-
-class Reader {
- public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
-
-  // Note [Strict YAML] (gauntlet/strict_yaml.h).
-  YAML::Node load() const {
-    std::ifstream in(file_, std::ios::binary);
-    std::stringstream text;
-    if (!in || !(text << in.rdbuf()) || std::filesystem::is_directory(file_)) throw ModelError(file_ + ": cannot read file");
-    try {
-      return strict_yaml::parse(text.str());
-    } catch (const strict_yaml::Problem& p) {
-      throw ModelError(strict_yaml::describe(file_, p, /*with_column=*/false));
-    }
-  }
-
-  [[noreturn]] void fail(const YAML::Node& at, const std::string& what) const {
-    const YAML::Mark m = at.Mark();
-    if (m.is_null()) throw ModelError(file_ + ": " + what);
-    throw ModelError(fmt::format("{}:{}: {}", file_, m.line + 1, what));
-  }
-
-  std::string where(const YAML::Node& at) const {
-    return fmt::format("{}:{}", fs::path(file_).filename().string(), at.Mark().line + 1);
-  }
-
-  // The key node of `field` in `map` (for errors about the whole field), else `map`.
-  YAML::Node key(const YAML::Node& map, const char* field) const {
-    for (const auto& kv : map) {
-      if (kv.first.Scalar() == field) return kv.first;
-    }
-    return map;
-  }
-
-  // The node of a required field; fails at `map` when it is missing.
-  YAML::Node need(const YAML::Node& map, const char* field, const std::string& in) const {
-    YAML::Node n = map[field];
-    if (!n) fail(map, fmt::format("{}: missing field '{}'", in, field));
-    return n;
-  }
-
-  std::string scalar(const YAML::Node& n, const std::string& what) const {
-    if (!n.IsScalar()) fail(n, fmt::format("field '{}' must be a single value", what));
-    return n.Scalar();
-  }
-
-  std::string name(const YAML::Node& n, const std::string& what) const {
-    std::string s = scalar(n, what);
-    bool ok = !s.empty() && (std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_');
-    for (char c : s) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-    if (!ok) fail(n, fmt::format("field '{}': '{}' is not a name (letters, digits, _)", what, s));
-    return s;
-  }
-
-  double number(const YAML::Node& n, const std::string& what) const {
-    std::string s = scalar(n, what);
-    try {
-      std::size_t used = 0;
-      double v = std::stod(s, &used);
-      if (used == s.size()) return v;
-    } catch (const std::exception&) {
-    }
-    fail(n, fmt::format("field '{}': '{}' is not a number", what, s));
-  }
-
-  bool boolean(const YAML::Node& n, const std::string& what) const {
-    std::string s = scalar(n, what);
-    if (s == "true") return true;
-    if (s == "false") return false;
-    fail(n, fmt::format("field '{}' must be true or false, not '{}'", what, s));
-  }
-
-  std::vector<YAML::Node> seq(const YAML::Node& n, const std::string& what) const {
-    if (!n.IsSequence()) fail(n, fmt::format("field '{}' must be a list", what));
-    return std::vector<YAML::Node>(n.begin(), n.end());
-  }
-
-  void only_fields(const YAML::Node& map, std::initializer_list<const char*> allowed,
-                   const std::string& what) const {
-    if (!map.IsMap()) fail(map, fmt::format("{} must be a mapping", what));
-    for (const auto& kv : map) {
-      const std::string k = kv.first.Scalar();
-      if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return k == a; })) {
-        fail(kv.first, fmt::format("unknown field '{}' in {} (allowed: {})", k, what,
-                                   fmt::join(allowed, ", ")));
-      }
-    }
-  }
-
-  const std::string& file() const { return file_; }
-
- private:
-  std::string file_;
 };
 
 ArgKind parse_kind(const Reader& r, const YAML::Node& n) {
@@ -640,6 +547,32 @@ const ModelCatalog& model_catalog() {
 }
 
 std::optional<std::string> validate_model_key(const CaseKey& key) {
+  if (is_model_file_target(key.target)) {
+    // Note [Model files]: <name>.<8 hex digits of the file's hash>
+    const ModelFileSpec* file = nullptr;
+    try {
+      file = find_model_file(key.target);
+    } catch (const ModelError& e) {
+      return std::string(e.what());
+    }
+    if (!file) {
+      return fmt::format("model file {} is not registered in this process (pass it with run --model FILE, a suite's "
+                         "model_files group or $GAUNTLET_MODEL_FILES; a changed file has a new hash)", key.target);
+    }
+    if (!file->find_config(key.config))
+      return fmt::format("model {} has no config '{}' (has {})", file->name, key.config, fmt::join(file->config_names(), ", "));
+    if (!file->supports(std::string(dtype_name(key.dtype))))
+      return fmt::format("model {} does not run in {} (its manifest lists {})", file->name, dtype_name(key.dtype), fmt::join(file->dtypes, ","));
+    if (key.exec != "eager") return fmt::format("model {}: model files run eager (the compile path takes zoo models)", file->name);
+    // Note [Migration scenarios] (harness/src/model_file_case.cpp)
+    for (const auto& [name, value] : key.args) {
+      if (name != "scenario") return fmt::format("model {}: unknown argument '{}' (model file cases take only scenario=)", file->name, name);
+      if (value == "online" && key.mode == Mode::Eager) continue;
+      if (value == "finetune" && key.mode == Mode::EagerBwd) continue;
+      return fmt::format("model {}: scenario={} (infer takes scenario=online, train scenario=finetune)", file->name, value);
+    }
+    return std::nullopt;
+  }
   const ModelSpec* spec = model_catalog().find(key.target);
   if (!spec) return fmt::format("unknown model '{}' (see gauntlet list --models)", key.target);
   if (!spec->find_config(key.config))

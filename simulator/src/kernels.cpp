@@ -14,6 +14,7 @@
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
+#include <array>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -75,14 +76,20 @@ const std::map<std::string, KernelInfo>& kernel_table() {
     t["dot"] = {Kind::Matmul, {"self", "tensor"}};
     t["convolution"] = {Kind::Conv, {"input", "weight"}};
     t["convolution_backward"] = {Kind::ConvBackward, {"grad_output", "input", "weight"}};
+    // What aten::_convolution (every traced convolution) reaches on a PrivateUse1 tensor: real
+    // out-of-tree backends register these two; their handlers compute with the CPU's convolution.
+    t["convolution_overrideable"] = {Kind::Conv, {"input", "weight"}};
+    t["convolution_backward_overrideable"] = {Kind::ConvBackward, {"grad_output", "input", "weight"}};
     return t;
   }();
   return table;
 }
 
-// Registered although they have no CPU kernel: on PrivateUse1 these composites would reach
-// convolution_overrideable, which no CPU kernel serves.
-const std::set<std::string> kForced = {"convolution", "convolution_backward"};
+// Registered although they have no CPU kernel: on PrivateUse1 the composites convolution and
+// convolution_backward would reach convolution_overrideable, and a traced graph's _convolution
+// reaches it directly (Note [Overrideable convolution]).
+const std::set<std::string> kForced = {"convolution", "convolution_backward", "convolution_overrideable",
+                                       "convolution_backward_overrideable"};
 
 std::vector<std::string>& registered() {
   static std::vector<std::string> names;
@@ -237,6 +244,35 @@ c10::optional<std::vector<c10::IValue>> softmax_handler(const std::vector<c10::I
   return std::vector<c10::IValue>{out.to(out_dtype)};
 }
 
+// Note [Overrideable convolution]: aten::_convolution, which every traced convolution calls (13
+// arguments, not conv2d), picks its implementation by device; for a device it does not know
+// (PrivateUse1) that is convolution_overrideable and, for the gradient,
+// convolution_backward_overrideable, whose default kernels throw and which no CPU kernel or boxed
+// fallback serves. Out-of-tree backends register both; so does the simulator: the arguments
+// (already CPU views, operands rounded as for any convolution) go to the CPU's convolution.
+c10::optional<std::vector<c10::IValue>> conv_overrideable_handler(const std::vector<c10::IValue>& a) {
+  // (input, weight, bias?, stride, padding, dilation, transposed, output_padding, groups)
+  const c10::optional<at::Tensor> bias = a[2].isNone() ? c10::nullopt : c10::optional<at::Tensor>(a[2].toTensor());
+  return std::vector<c10::IValue>{at::convolution(a[0].toTensor(), a[1].toTensor(), bias, a[3].toIntVector(),
+                                                  a[4].toIntVector(), a[5].toIntVector(), a[6].toBool(),
+                                                  a[7].toIntVector(), a[8].toInt())};
+}
+
+c10::optional<std::vector<c10::IValue>> conv_backward_overrideable_handler(const std::vector<c10::IValue>& a) {
+  // (grad_output, input, weight, stride, padding, dilation, transposed, output_padding, groups,
+  //  output_mask) -> (grad_input, grad_weight, grad_bias)
+  const at::Tensor weight = a[2].toTensor();
+  const bool transposed = a[6].toBool();
+  const std::int64_t groups = a[8].toInt();
+  const std::vector<std::int64_t> bias_sizes{transposed ? weight.size(1) * groups : weight.size(0)};
+  const std::vector<bool> mask_v = a[9].toBoolList().vec();
+  std::array<bool, 3> mask{mask_v.at(0), mask_v.at(1), mask_v.at(2)};
+  auto [gi, gw, gb] = at::convolution_backward(a[0].toTensor(), a[1].toTensor(), weight, bias_sizes, a[3].toIntVector(),
+                                               a[4].toIntVector(), a[5].toIntVector(), transposed, a[7].toIntVector(),
+                                               groups, mask);
+  return std::vector<c10::IValue>{gi, gw, gb};
+}
+
 const std::map<std::string, Handler>& handlers() {
   static const std::map<std::string, Handler> h = {
       {"aten::sum", [](const auto& a) { return sum_handler(a, false, false); }},
@@ -245,6 +281,8 @@ const std::map<std::string, Handler>& handlers() {
       {"aten::mean.dim", [](const auto& a) { return sum_handler(a, true, true); }},
       {"aten::_softmax", [](const auto& a) { return softmax_handler(a, false); }},
       {"aten::_log_softmax", [](const auto& a) { return softmax_handler(a, true); }},
+      {"aten::convolution_overrideable", conv_overrideable_handler},
+      {"aten::convolution_backward_overrideable", conv_backward_overrideable_handler},
   };
   return h;
 }

@@ -1441,4 +1441,145 @@ TEST_F(SimE2E, TwoRunsOfOneRunIdAtOnceTheSecondIsRefused) {
   EXPECT_EQ(read(db).by_key.size(), 19u);
 }
 
+
+// ---- Real models (Note [Model files]) ----
+
+// Issue 17's user: a torchvision resnet18 traced by torch.jit.trace with its weights in the file,
+// and a two-line manifest beside it. One command qualifies it on cpu and on sim (traced
+// convolutions reach convolution_overrideable: no fallback, no graph rewriting); a bias in the
+// simulator's convolution fails it with the first divergent node named; repro from the record
+// reproduces the stored verdict.
+TEST_F(SimE2E, AUsersTracedModelWithATwoLineManifestIsQualifiedAndReproduced) {
+  const fs::path pt = dir_ / "my_resnet.pt";
+  const std::string export_cmd =
+      "/usr/bin/python3 -c \"import torch, torchvision; torch.manual_seed(0); m = torchvision.models.resnet18().eval(); "
+      "torch.jit.trace(m, torch.randn(1, 3, 224, 224)).save('" + pt.string() + "')\" >/dev/null 2>&1";
+  ASSERT_EQ(std::system(export_cmd.c_str()), 0) << "needs Debian's python3-torchvision (ci/setup.sh installs it)";
+  std::ofstream(dir_ / "my_resnet.yaml") << "inputs:\n  - {name: x, shape: [1, 3, 224, 224]}\n";
+  for (const std::string backend : {"cpu", "sim"}) {
+    SCOPED_TRACE(backend);
+    const fs::path db = dir_ / ("user_" + backend + ".db");
+    Result r = gauntlet("run --model " + pt.string() + " --backend " + backend + " --db " + db.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    StoredRun run = read_stored_run(db);
+    ASSERT_EQ(run.by_key.size(), 1u);
+    const auto& [key, o] = *run.by_key.begin();
+    EXPECT_EQ(key.rfind("model/my_resnet.", 0), 0u) << key;
+    EXPECT_EQ(run.info.suite, "model_my_resnet");
+    EXPECT_EQ(o.status, Status::Pass) << o.error;
+    EXPECT_TRUE(o.fallback_ops.empty()) << o.fallback_ops.size();
+    EXPECT_GT(o.timing.first_us, 0);
+    EXPECT_EQ(o.work_items, 1);
+    EXPECT_GT(o.metrics.numel, 0);
+    EXPECT_NE(o.reason.find("quality: out0 largest error"), std::string::npos) << o.reason;
+    if (backend == "sim") {
+      EXPECT_GT(o.peak_mem_bytes, 0);
+      EXPECT_TRUE(o.sim_time_us && *o.sim_time_us > 0);
+    }
+  }
+  const fs::path db = dir_ / "user_fault.db";
+  Result f = gauntlet("run --model " + pt.string() + " --backend sim --db " + db.string(),
+                      "GAUNTLET_SIM_FAULTS='op=aten::convolution_overrideable,kind=bias,factor=0.01'");
+  ASSERT_EQ(f.code, 0) << f.err;
+  StoredRun run = read_stored_run(db);
+  ASSERT_EQ(run.by_key.size(), 1u);
+  const auto& [key, o] = *run.by_key.begin();
+  EXPECT_EQ(o.status, Status::Fail);
+  EXPECT_NE(o.error.find("first divergent node: aten::_convolution"), std::string::npos) << o.error;
+  // The record holds the model file and the fault; repro restores both.
+  Result p = gauntlet("repro '" + key + "' --db " + db.string());
+  EXPECT_NE(p.out.find("reproduced: FAIL as stored in run 1"), std::string::npos) << p.out << p.err;
+  // list --models names it with its source, from the environment the run recorded.
+  Result l = gauntlet("list --models", "GAUNTLET_MODEL_FILES=" + pt.string());
+  EXPECT_NE(l.out.find(key.substr(6, key.find('/', 6) - 6)), std::string::npos) << l.out;
+}
+
+// The real-model corpus's CI subset (ci/export_models.sh smoke, run by ci/test.sh first): every
+// architecture loads and passes on sim in eager inference, judged by its manifest, each case
+// saying what it measured.
+TEST_F(SimE2E, RealModelSmokePassesOnSimJudgedByItsManifests) {
+  Result count = gauntlet("list --suite models_real_smoke --count");
+  ASSERT_EQ(count.code, 0) << count.err << " (export the corpus first: ci/export_models.sh smoke)";
+  ASSERT_GE(std::stoi(count.out), 6);
+  const fs::path db = dir_ / "real.db";
+  Result r = gauntlet("run --suite models_real_smoke --backend sim --quiet --db " + db.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  StoredRun run = read_stored_run(db);
+  ASSERT_EQ(run.by_key.size(), std::stoul(count.out));
+  for (const auto& [key, o] : run.by_key) {
+    EXPECT_EQ(o.status, Status::Pass) << key << ": " << o.error;
+    EXPECT_EQ(o.reason.rfind("quality: ", 0), 0u) << key << ": " << o.reason;
+    EXPECT_EQ(o.reason.find("warning"), std::string::npos) << key << ": " << o.reason;
+    EXPECT_GT(o.metrics.numel, 0) << key;
+    EXPECT_GT(o.work_items, 0) << key;
+  }
+  Result l = gauntlet("list --models --suite models_real_smoke");
+  EXPECT_NE(l.out.find("torchvision"), std::string::npos) << l.out;
+}
+
+// Note [Migration scenarios]: five corpus models in batch and online inference, training and
+// fine-tuning, on cpu and on sim: every case passes and stores what its scenario measures. A bias
+// in the simulator's convolutions large enough to change the predicted class (a small one leaves
+// every top-1 as it was, which is what the logits' topk rule asks) then fails the convolutional
+// models' cases, which compare flags as accuracy regressions, naming the first divergent node for
+// inference.
+TEST_F(SimE2E, FiveRealModelsInTheFourMigrationScenarios) {
+  Result count = gauntlet("list --suite models_real_scenarios --count");
+  ASSERT_EQ(count.code, 0) << count.err << " (export the corpus first: ci/export_models.sh smoke)";
+  ASSERT_EQ(count.out, "20\n");
+  for (const std::string backend : {"cpu", "sim"}) {
+    SCOPED_TRACE(backend);
+    const fs::path db = dir_ / ("scenarios_" + backend + ".db");
+    Result r = gauntlet("run --suite models_real_scenarios --backend " + backend + " --quiet --release a --db " + db.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    StoredRun run = read_stored_run(db);
+    ASSERT_EQ(run.by_key.size(), 20u);
+    for (const auto& [key, o] : run.by_key) {
+      SCOPED_TRACE(key);
+      EXPECT_EQ(o.status, Status::Pass) << o.error;
+      EXPECT_GT(o.timing.first_us, 0);
+      EXPECT_GT(o.work_items, 0);
+      if (backend == "sim") {
+        EXPECT_GT(o.peak_mem_bytes, 0);
+      }
+      if (key.find("scenario=online") != std::string::npos) {
+        EXPECT_EQ(o.work_items, 1);
+        EXPECT_GE(o.timing.reps, 20);
+        EXPECT_NE(o.reason.find(", p99 "), std::string::npos) << o.reason;
+      } else if (key.find("/train") != std::string::npos) {
+        EXPECT_EQ(o.timing.reps, 4);  // the steps after the first
+        EXPECT_NE(o.reason.find("trajectory error"), std::string::npos) << o.reason;
+      }
+    }
+  }
+  const fs::path db = dir_ / "scenarios_sim.db";
+  Result b = gauntlet("run --suite models_real_scenarios --backend sim --quiet --release b --db " + db.string(),
+                      "GAUNTLET_SIM_FAULTS='op=aten::convolution*,kind=bias,factor=0.5'");
+  ASSERT_EQ(b.code, 0) << b.err;
+  StoredRun run = read_stored_run(db);
+  for (const auto& [key, o] : run.by_key) {
+    SCOPED_TRACE(key);
+    const bool conv = key.rfind("model/resnet18.", 0) == 0 || key.rfind("model/mobilenet_v2.", 0) == 0 ||
+                      key.rfind("model/shufflenet_v2_x0_5.", 0) == 0;
+    if (!conv) {
+      EXPECT_EQ(o.status, Status::Pass) << o.error;
+      continue;
+    }
+    EXPECT_EQ(o.status, Status::Fail);
+    if (key.find("/infer") != std::string::npos) {
+      const bool named = o.error.find("first divergent node: aten::_convolution") != std::string::npos ||  // traced
+                         o.error.find("first divergent node: aten::conv2d") != std::string::npos;         // scripted
+      EXPECT_TRUE(named) << o.error;
+    }
+  }
+  const fs::path md = dir_ / "scenarios.md";
+  Result cmp = gauntlet("compare --db " + db.string() + " --gate accuracy --markdown " + md.string());
+  EXPECT_EQ(cmp.code, 1) << cmp.err;
+  const std::string report = e2e::slurp(md);
+  for (const std::string scenario : {"/infer`", "/infer/scenario=online`", "/train`", "/train/scenario=finetune`"}) {
+    EXPECT_NE(report.find("/eager" + scenario + " | status-change | PASS -> FAIL"), std::string::npos) << scenario << "\n" << report;
+  }
+  EXPECT_NE(report.find("model/resnet18."), std::string::npos) << report;
+}
+
 }  // namespace

@@ -37,6 +37,10 @@ inline void step_node(const torch::jit::Node* node, GraphEnv& env) {
     env[node->output()] = c10::ivalue::Tuple::create(std::vector<c10::IValue>(stack.begin(), stack.end()));
     return;
   }
+  if (kind == torch::jit::prim::GetAttr) {  // a module's attribute (the interpreter's own instruction)
+    env[node->output()] = stack.at(0).toObject()->getAttr(node->s(torch::jit::attr::name));
+    return;
+  }
   if (kind == torch::jit::prim::ListUnpack || kind == torch::jit::prim::TupleUnpack) {
     const std::vector<c10::IValue> items =
         stack.at(0).isTuple() ? stack.at(0).toTupleRef().elements().vec() : stack.at(0).toListRef().vec();

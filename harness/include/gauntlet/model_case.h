@@ -8,10 +8,31 @@
 #include "gauntlet/outcome.h"
 #include "gauntlet/runner.h"
 
+#include <ATen/core/ivalue.h>
+
+#include <string>
+#include <vector>
+
+namespace torch::jit {
+struct Graph;
+}
+
 namespace gauntlet {
 
 // Runs the case and fills `out` (status, metrics, tolerance, timing, fallbacks, device time).
 // Throws what the model throws; run_case classifies it.
 void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out, CaseTrace& trace);
+
+// The same for a model file's case (Note [Model file cases] in harness/src/model_file_case.cpp):
+// a TorchScript file and its manifest (gauntlet/model_file.h), judged per output as the manifest
+// says (Note [Output quality]).
+void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out, CaseTrace& trace);
+
+// Note [First divergent node] for any graph: `graph` run node by node from the device's and the
+// golden's inputs (a module's graph takes the module itself first), each node's tensors compared
+// under `scaled` x max|golden| (Note [Output quality]). Names the first node that leaves it with
+// its source file and line, or says that none did.
+std::string first_divergent_node(const torch::jit::Graph& graph, const std::vector<c10::IValue>& device_inputs,
+                                 const std::vector<c10::IValue>& golden_inputs, at::ScalarType dtype, double scaled);
 
 }  // namespace gauntlet

@@ -88,6 +88,8 @@ void add_value_checks(CLI::App& app) {
       {"--golden-store", not_empty()},
       {"--suites-dir", not_empty()},
       {"--plan", not_empty()},
+      {"--model", not_empty()},
+      {"--suite", not_empty()},
       // Time limits: zero, negative or not a number would disable them.
       {"--timeout", real_in(0, true, kHuge, "a positive number of seconds")},
       {"--collective-timeout", real_in(0, true, kHuge, "a positive number of seconds")},

@@ -37,6 +37,7 @@ inline constexpr double kDefaultMaxRanDrop = 0.05;
 struct ListOptions {
   std::string suite, filter, suites_dir, shard;
   bool count = false, json = false, ops = false, suites = false, colls = false, models = false;
+  std::string ops_of_models;  // a suite: the ops its models execute (Note [Executed ops])
 };
 // How each case is timed (Note [Timing methodology] in runner.h): run and worker take the same.
 struct TimingOptions {

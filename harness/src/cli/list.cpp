@@ -2,11 +2,14 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
 #include "gauntlet/coll_spec.h"
 #include "gauntlet/models.h"
+#include "gauntlet/model_file.h"
 #include "gauntlet/catalog.h"
 #include "gauntlet/op_spec.h"
 #include "gauntlet/outcome_json.h"
@@ -74,19 +77,129 @@ int list_colls(bool json) {
   return 0;
 }
 
+// The zoo, then the model files this process knows (Note [Model file registry]): those of
+// $GAUNTLET_MODEL_FILES and of the suite given with --suite.
 int list_models(bool json) {
   nlohmann::json arr = nlohmann::json::array();
   for (const ModelSpec& m : model_catalog().models) {
     if (json) {
-      arr.push_back({{"name", m.name}, {"configs", m.config_names()}, {"dtypes", m.dtypes}, {"trainable", m.trainable},
-                     {"ops", m.ops}, {"file", m.path}, {"description", m.description}});
+      arr.push_back({{"name", m.name}, {"source", "zoo"}, {"configs", m.config_names()}, {"dtypes", m.dtypes},
+                     {"trainable", m.trainable}, {"ops", m.ops}, {"file", m.path}, {"description", m.description}});
     } else {
       fmt::print("{:<22} configs={} dtypes={} {}  {}\n", m.name, fmt::join(m.config_names(), ","), fmt::join(m.dtypes, ","),
                  m.trainable ? "train" : "infer", m.description);
     }
   }
+  for (const ModelFileSpec* m : registered_model_files()) {
+    if (json) {
+      arr.push_back({{"name", m->name}, {"key_name", m->key_name()}, {"source", m->source.empty() ? "model file" : m->source},
+                     {"configs", m->config_names()}, {"dtypes", m->dtypes}, {"trainable", false}, {"file", m->file},
+                     {"manifest", m->manifest}, {"bytes", m->file_bytes}, {"export", m->export_method}, {"task", m->task},
+                     {"golden", m->golden}, {"description", m->description}});
+    } else {
+      fmt::print("{:<22} configs={} dtypes={} infer  {} [{}; {}]\n", m->key_name(), fmt::join(m->config_names(), ","),
+                 fmt::join(m->dtypes, ","), m->description.empty() ? m->file : m->description,
+                 m->source.empty() ? "model file" : m->source, m->file);
+    }
+  }
   if (json) std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"models", arr}}.dump(1) << "\n";
   return 0;
+}
+
+// Note [Executed ops]: each model of the suite (its first case: config, dtype) runs once on the
+// CPU in f32 under the recorder; the ops it executes are listed with the models that execute them
+// and their calls, and whether the op table has them (an op table entry for the same aten op, any
+// overload).
+int list_ops_of_models(const std::string& suite_name, const std::string& dir, bool json) {
+  const Suite suite = load_suite(suite_name, dir);
+  std::map<std::string, const Case*> per_model;
+  for (const Case& c : suite.cases) {
+    if (c.key.kind == "model") per_model.emplace(c.key.target, &c);
+  }
+  if (per_model.empty()) throw UsageError(fmt::format("suite {} has no model cases", suite.name));
+  std::set<std::string> table;
+  for (const OpSpec* op : all_ops()) {
+    table.insert(op->aten.substr(0, op->aten.find('.')));
+    table.insert("aten::" + op->name);
+  }
+  struct Use {
+    std::set<std::string> models;
+    std::int64_t calls = 0;
+    std::string example;
+  };
+  std::map<std::string, Use> uses;
+  std::vector<std::string> failed;
+  for (const auto& [target, c] : per_model) {
+    const CaseKey& key = c->key;
+    try {
+      std::map<std::string, std::map<std::string, std::int64_t>> ops;
+      if (is_model_file_target(target)) {
+        const ModelFileSpec* spec = find_model_file(target);
+        if (!spec) throw std::runtime_error("not registered");
+        const std::vector<at::Tensor> inputs = make_model_file_inputs(*spec, key.config, at::kFloat, key.id());
+        torch::jit::Module module = load_model_module(*spec, at::kFloat, at::kFloat, c10::Device(c10::kCPU), key.id());
+        std::vector<c10::IValue> args(inputs.begin(), inputs.end());
+        c10::InferenceMode inference;
+        ExecutedOps rec;
+        module.forward(args);
+        ops = rec.ops();
+      } else {
+        const ModelSpec& spec = model_catalog().get(target);
+        const std::vector<at::Tensor> inputs = make_model_inputs(spec, key.config, at::kFloat, key.id());
+        ScopedExecutor op_by_op(ExecutorSettings::op_by_op());
+        auto cu = compile_model(spec);
+        ExecutedOps rec;
+        run_model(*cu, spec, inputs);
+        ops = rec.ops();
+      }
+      const std::string name = target.substr(0, target.find('.'));
+      for (const auto& [op, sigs] : ops) {
+        Use& u = uses[op];
+        u.models.insert(name);
+        for (const auto& [sig, n] : sigs) {
+          u.calls += n;
+          if (u.example.empty()) u.example = sig;
+        }
+      }
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      failed.push_back(target + ": " + what.substr(0, what.find('\n')));
+    }
+  }
+  // An in-place variant (relu_, add_) counts as its op's.
+  auto in_table = [&](const std::string& op) {
+    std::string base = op.substr(0, op.find('.'));
+    if (base.size() > 1 && base.back() == '_' && base[base.size() - 2] != '_') base.pop_back();
+    return table.count(base) > 0;
+  };
+  std::vector<std::pair<std::string, const Use*>> rows;
+  for (const auto& [op, u] : uses) rows.emplace_back(op, &u);
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second->models.size() > b.second->models.size(); });
+  std::vector<std::string> missing;
+  for (const auto& [op, u] : rows) {
+    if (!in_table(op)) missing.push_back(op);
+  }
+  if (json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& [op, u] : rows) {
+      arr.push_back({{"op", op}, {"models", std::vector<std::string>(u->models.begin(), u->models.end())}, {"calls", u->calls},
+                     {"in_op_table", in_table(op)}, {"example", u->example}});
+    }
+    std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"suite", suite.name}, {"models", per_model.size()},
+                                {"ops", arr}, {"missing", missing}, {"failed", failed}}
+                     .dump(1)
+              << "\n";
+    return failed.empty() ? 0 : 1;
+  }
+  fmt::print("{:<44} {:>6} {:>8}  {:<8} {}\n", "op", "models", "calls", "in table", "e.g. inputs");
+  for (const auto& [op, u] : rows) {
+    fmt::print("{:<44} {:>6} {:>8}  {:<8} {}\n", op, u->models.size(), u->calls, in_table(op) ? "yes" : "MISSING",
+               u->example.substr(0, 80));
+  }
+  fmt::print("\n{} ops executed by {} models of {}; {} not in the op table: {}\n", rows.size(), per_model.size() - failed.size(),
+             suite.name, missing.size(), fmt::join(missing, ", "));
+  for (const std::string& f : failed) fmt::print("could not run {}\n", f);
+  return failed.empty() ? 0 : 1;
 }
 
 }  // namespace
@@ -95,11 +208,19 @@ int list(const ListOptions& o) {
   const std::string dir = suites_dir_or_default(o.suites_dir);
   if (o.ops) return list_ops(o.json);
   if (o.colls) return list_colls(o.json);
-  if (o.models) return list_models(o.json);
+  if (!o.ops_of_models.empty()) return list_ops_of_models(o.ops_of_models, dir, o.json);
+  if (o.models) {
+    if (!o.suite.empty()) load_suite(o.suite, dir);  // registers the suite's model files
+    return list_models(o.json);
+  }
   if (o.suites) {
     for (const auto& name : list_suites(dir)) {
-      Suite s = load_suite(name, dir);
-      fmt::print("{:<14} {:>8} cases  {}\n", s.name, s.cases.size(), s.description);
+      try {
+        Suite s = load_suite(name, dir);
+        fmt::print("{:<14} {:>8} cases  {}\n", s.name, s.cases.size(), s.description);
+      } catch (const CatalogError& e) {  // a suite of model files not exported yet, say
+        fmt::print("{:<14} {:>8}        unavailable: {}\n", name, "-", e.what());
+      }
     }
     return 0;
   }

@@ -26,12 +26,20 @@ int main(int argc, char** argv) {
   list->add_flag("--json", lo.json, "print JSON");
   list->add_flag("--ops", lo.ops, "print the op table, one op a line");
   list->add_flag("--colls", lo.colls, "print the collectives, one a line");
-  list->add_flag("--models", lo.models, "print the model zoo, one model a line");
+  list->add_flag("--models", lo.models,
+                 "print the model zoo and the model files of --suite and $GAUNTLET_MODEL_FILES, one model a line");
   list->add_flag("--suites", lo.suites, "print the suites, one a line");
+  list->add_option("--ops-of-models", lo.ops_of_models,
+                   "run every model of SUITE once on the CPU and print the ops it executes, with counts, and which the "
+                   "op table lacks");
 
   cli::RunOptions ro;
   auto* run = app.add_subcommand("run", "run a suite on a backend and store every result");
   run->add_option("--suite", ro.suite, "suite name or .yaml path (required unless --resume)");
+  std::string run_model;
+  run->add_option("--model", run_model,
+                  "qualify a TorchScript model file: a .pt with its manifest <stem>.yaml beside it, a manifest, or a "
+                  "folder of them (docs/models.md, \"Qualify your own model\"); instead of --suite");
   auto* run_backend = run->add_option("--backend", ro.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
   std::string profile;
   auto add_profile = [&profile](CLI::App* sub) {
@@ -314,6 +322,10 @@ int main(int argc, char** argv) {
     if (*list) return cli::list(lo);
     if (*run) {
       ro.backend_given = run_backend->count() > 0;
+      if (!run_model.empty()) {
+        if (!ro.suite.empty()) throw cli::UsageError("--model and --suite: give one (--model FILE is the suite of that model)");
+        ro.suite = "model:" + run_model;
+      }
       return cli::run(ro);
     }
     if (*plan) return cli::plan(pl);

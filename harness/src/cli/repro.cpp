@@ -347,8 +347,10 @@ int repro_in_child(const ReproOptions& o, const Restored* restored) {
 int repro(const ReproOptions& given) {
   ReproOptions o = given;
   const CaseKey key = CaseKey::parse(o.key);
-  if (auto problem = validate_key(key)) throw UsageError(*problem);
+  // Validated after the restore: a model file's case is known through the recorded environment
+  // ($GAUNTLET_MODEL_FILES, Note [Model file registry]).
   const std::optional<Restored> restored = restore_run(o, key.str());
+  if (auto problem = validate_key(key)) throw UsageError(*problem);
   if (o.backend.empty()) o.backend = "cpu";
   if (!o.in_process && !o.child) {
     if (!o.json) {
