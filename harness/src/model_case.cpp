@@ -144,8 +144,13 @@ class DivergenceWalk {
       return std::nullopt;
     }
     std::string shapes;
-    step(node, dev_, &shapes);
-    step(node, gold_, nullptr);
+    try {
+      step(node, dev_, &shapes);
+      step(node, gold_, nullptr);
+    } catch (const std::exception& e) {  // the walk cannot go on: say where it stopped
+      std::string what = e.what();
+      throw std::runtime_error(fmt::format("at {}: {}", where(node, iteration), what.substr(0, what.find('\n'))));
+    }
     for (const torch::jit::Value* v : node->outputs()) {
       if (!dev_.at(v).isTensor() || !gold_.at(v).isTensor()) continue;
       const at::Tensor a = cpu_double(dev_.at(v).toTensor());

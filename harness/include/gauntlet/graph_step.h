@@ -47,6 +47,10 @@ inline void step_node(const torch::jit::Node* node, GraphEnv& env) {
     for (std::size_t k = 0; k < n; ++k) env[node->outputs()[k]] = items.at(k);
     return;
   }
+  // A vararg op (aten::format, prim::tolist, ...) reads its number of inputs from the stack, as
+  // the interpreter's OPN instruction pushes it.
+  const c10::FunctionSchema* schema = node->maybeSchema();
+  if (schema && schema->is_vararg()) stack.emplace_back(static_cast<std::int64_t>(node->inputs().size()));
   node->getOperation()(stack);
   for (std::size_t k = 0; k < n; ++k) env[node->outputs()[k]] = stack[stack.size() - n + k];
 }
