@@ -238,7 +238,7 @@ void append_note(std::string& notes, const std::string& note) {
 constexpr int kOnlineCalls = 100, kOnlineMinCalls = 20;
 constexpr double kOnlineBudgetS = 30;
 constexpr int kTrainSteps = 5;
-constexpr double kTrainLr = 1e-2;
+constexpr double kTrainLr = 1e-3;
 
 // The nearest-rank quantile q of `v` (not empty).
 double quantile(std::vector<double> v, double q) {
@@ -506,6 +506,14 @@ void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backen
   }
   const Training golden = train_steps(golden_module, golden_inputs, t_gold, in_loss, finetune, nullptr);
   out.timing.golden_us = us_since(t_golden);
+  for (double l : golden.losses) {
+    // A golden that diverges cannot judge a device: an ERROR, not a verdict on the backend.
+    if (!std::isfinite(l)) {
+      throw std::runtime_error(fmt::format("the golden's training diverged on the CPU (losses {:.6g}): this model's "
+                                           "initialisation and the scenario's learning rate ({:g}) do not train",
+                                           fmt::join(golden.losses, " "), kTrainLr));
+    }
+  }
 
   trace.step = "moving the model to the device";
   torch::jit::Module module = load_model_module(spec, dtype, dtype, backend.device(), seed);

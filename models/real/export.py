@@ -49,6 +49,7 @@ import gc
 import hashlib
 import json
 import math
+import os
 import re
 import sys
 import time
@@ -1089,4 +1090,9 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    # Scripted code lists a module's constants in set order, which follows Python's string-hash
+    # seed: with a random seed the same model exports to different bytes in every process, and
+    # the harness keys a model by its content. Pin the seed (a fresh interpreter takes it).
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        os.execve(sys.executable, [sys.executable] + sys.argv, dict(os.environ, PYTHONHASHSEED="0"))
     sys.exit(main())

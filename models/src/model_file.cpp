@@ -3,6 +3,7 @@
 #define XXH_INLINE_ALL
 #include "gauntlet/model_file.h"
 
+#include <caffe2/serialize/inline_container.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -81,18 +82,43 @@ std::int64_t ModelFileSpec::batch(const std::string& config) const {
 
 namespace {
 
+// A model's identity: the XXH64 of every record of its TorchScript archive (names and bytes, in
+// name order) but the *.debug_pkl ones, which hold the source ranges of the exporting process,
+// Python call stacks with absolute paths included: the same model exported from two checkouts is
+// one case history. A file that is not a TorchScript archive is hashed whole (torch::jit::load
+// then names the problem).
 std::string hash_file(const std::string& path, std::int64_t& bytes) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelError(path + ": cannot read the model file");
+  std::error_code ec;
+  bytes = static_cast<std::int64_t>(fs::file_size(path, ec));
+  if (ec) throw ModelError(path + ": cannot read the model file");
   XXH64_state_t* st = XXH64_createState();
   XXH64_reset(st, 0);
-  std::vector<char> buf(1 << 20);
-  bytes = 0;
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    const std::streamsize n = in.gcount();
-    if (n > 0) XXH64_update(st, buf.data(), static_cast<std::size_t>(n));
-    bytes += n;
+  bool archive = false;
+  try {
+    caffe2::serialize::PyTorchStreamReader reader(path);
+    std::vector<std::string> names = reader.getAllRecords();
+    std::sort(names.begin(), names.end());
+    for (const std::string& name : names) {
+      if (name.size() >= 10 && name.compare(name.size() - 10, 10, ".debug_pkl") == 0) continue;
+      auto [data, size] = reader.getRecord(name);
+      XXH64_update(st, name.data(), name.size() + 1);
+      XXH64_update(st, data.get(), size);
+    }
+    archive = true;
+  } catch (const c10::Error&) {
+    XXH64_reset(st, 0);
+  }
+  if (!archive) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      XXH64_freeState(st);
+      throw ModelError(path + ": cannot read the model file");
+    }
+    std::vector<char> buf(1 << 20);
+    while (in) {
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      if (in.gcount() > 0) XXH64_update(st, buf.data(), static_cast<std::size_t>(in.gcount()));
+    }
   }
   const std::uint64_t h = XXH64_digest(st);
   XXH64_freeState(st);

@@ -5,9 +5,10 @@
 // compare it (Note [Output quality] in harness/src/model_file_case.cpp).
 //
 // A model file's cases are keyed model/<name>.<hash>/<dtype>/<config>/eager/infer: <hash> is the
-// first 8 hex digits of the XXH64 of the .pt file's bytes, so a changed file is a new case history
-// and two files of one name never share one. Zoo models (Note [Model zoo]) have no '.' in their
-// name.
+// first 8 hex digits of the XXH64 of the .pt archive's records but its debug info (which holds
+// the exporting process's paths), so a changed model is a new case history, two models of one
+// name never share one, and one model exported in two checkouts is one. Zoo models (Note [Model
+// zoo]) have no '.' in their name.
 //
 // Where a process finds them (Note [Model file registry]): $GAUNTLET_MODEL_FILES, a ':'-separated
 // list of manifests, .pt files and folders of them. `run --model FILE` and a suite's `model_files:`
@@ -57,7 +58,7 @@ struct ModelFileOutput {
 
 struct ModelFileSpec {
   std::string name;      // "resnet18"
-  std::string hash;      // 8 hex digits of the .pt's XXH64
+  std::string hash;      // 8 hex digits of the XXH64 of the .pt's records, debug info left out
   std::string manifest;  // absolute path of the manifest ("" when the .pt came alone)
   std::string file;      // absolute path of the .pt
   std::string description, source, export_method, task, degenerate;
