@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <iterator>
 
@@ -82,6 +83,23 @@ void bound_error_text(std::string& text) {
   while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;  // a UTF-8 boundary
   text.resize(keep);
   text += suffix_fmt;
+}
+
+std::string executed_op_text(const ExecutedOp& e) {
+  return e.op + "\t" + e.inputs + "\t" + std::to_string(e.calls);
+}
+
+std::optional<ExecutedOp> parse_executed_op(std::string_view record) {
+  const std::size_t a = record.find('\t');
+  const std::size_t b = record.rfind('\t');
+  if (a == std::string_view::npos || a == b || a == 0) return std::nullopt;
+  ExecutedOp e;
+  e.op = std::string(record.substr(0, a));
+  e.inputs = std::string(record.substr(a + 1, b - a - 1));
+  const std::string_view calls = record.substr(b + 1);
+  auto [p, ec] = std::from_chars(calls.data(), calls.data() + calls.size(), e.calls);
+  if (ec != std::errc() || p != calls.data() + calls.size() || e.calls < 1) return std::nullopt;
+  return e;
 }
 
 }  // namespace gauntlet

@@ -514,8 +514,35 @@ void expand_model_file_group(const Reader& r, const YAML::Node& g, const std::st
   }
 }
 
+// A group of one op case given by its key: `{key: "op/...", from: [model, ...]}`, as
+// `gauntlet ops-from-models` writes them (Note [Ops from models]). The key must be canonical and
+// valid; `from` names the models it was cut from, kept as the case's note.
+void expand_key_group(const Reader& r, const YAML::Node& g, std::vector<Case>& out) {
+  r.only_fields(g, {"key", "from", "name"}, "a key group");
+  const std::string text = r.scalar(g["key"], "key");
+  CaseKey k;
+  try {
+    k = CaseKey::parse(text);
+  } catch (const KeyError& e) {
+    r.fail(g["key"], fmt::format("key: {}", e.what()));
+  }
+  if (k.kind != "op") r.fail(g["key"], "key: a key group holds an op case (op/...)");
+  if (k.str() != text) r.fail(g["key"], fmt::format("key: not canonical; write {}", k.str()));
+  if (auto problem = validate_key(k)) r.fail(g["key"], fmt::format("key: {}", *problem));
+  Case c;
+  c.text = text;
+  c.id = key_id(text);
+  c.key = std::move(k);
+  if (g["from"]) c.note = fmt::format("from models: {}", fmt::join(r.list(g["from"], "from"), ", "));
+  out.push_back(std::move(c));
+}
+
 void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_sets,
                   std::vector<Case>& out) {
+  if (g.IsMap() && g["key"]) {
+    expand_key_group(r, g, out);
+    return;
+  }
   if (g.IsMap() && g["collectives"]) {
     expand_coll_group(r, g, out);
     return;
@@ -676,7 +703,20 @@ bool is_model_file_path(const std::string& p) {
   return ext == ".pt" || ext == ".ptl" || ext == ".torchscript";
 }
 
+namespace {
+Suite load_suite_including(const std::string& name_or_path, const std::string& dir, std::vector<std::string>& including);
+}  // namespace
+
 Suite load_suite(const std::string& name_or_path, const std::string& dir) {
+  std::vector<std::string> including;
+  return load_suite_including(name_or_path, dir, including);
+}
+
+namespace {
+
+// `including`: the files being loaded, outermost first (Note [Included suites]: a cycle is an
+// error naming it).
+Suite load_suite_including(const std::string& name_or_path, const std::string& dir, std::vector<std::string>& including) {
   if (is_model_file_path(name_or_path)) {
     return model_file_suite(name_or_path.rfind("model:", 0) == 0 ? name_or_path.substr(6) : name_or_path);
   }
@@ -688,10 +728,11 @@ Suite load_suite(const std::string& name_or_path, const std::string& dir) {
   Reader r(path);
   YAML::Node root = r.load();
   if (!root.IsMap()) r.fail(root, "a suite file is a mapping with suite, description, tags and groups");
-  r.only_fields(root, {"suite", "description", "tags", "timeout", "shape_sets", "groups"}, "a suite file");
-  for (const char* f : {"suite", "description", "groups"}) {
+  r.only_fields(root, {"suite", "description", "tags", "timeout", "shape_sets", "groups", "include"}, "a suite file");
+  for (const char* f : {"suite", "description"}) {
     if (!root[f]) r.fail(root, fmt::format("missing field '{}'", f));
   }
+  if (!root["groups"] && !root["include"]) r.fail(root, "missing field 'groups' (or 'include')");
   Suite s;
   s.file = path;
   s.name = r.scalar(root["suite"], "suite");
@@ -705,13 +746,40 @@ Suite load_suite(const std::string& name_or_path, const std::string& dir) {
     }
     if (!(s.timeout_s > 0)) r.fail(root["timeout"], "timeout must be more than 0 seconds");
   }
-  if (!root["groups"].IsSequence()) r.fail(root["groups"], "field 'groups' must be a list");
-  for (const auto& g : root["groups"]) expand_group(r, g, root["shape_sets"], s.cases);
+  if (root["groups"]) {
+    if (!root["groups"].IsSequence()) r.fail(root["groups"], "field 'groups' must be a list");
+    for (const auto& g : root["groups"]) expand_group(r, g, root["shape_sets"], s.cases);
+  }
+  // Note [Included suites]: `include: [a, b]` adds every case of suites a and b (by name, from the
+  // same folder as this file, or a path relative to it), with their notes; an included suite's
+  // own timeout does not carry over.
+  if (root["include"]) {
+    const std::string canonical = fs::weakly_canonical(path).string();
+    if (std::find(including.begin(), including.end(), canonical) != including.end()) {
+      r.fail(root["include"], fmt::format("include: a cycle: {} -> {}", fmt::join(including, " -> "), canonical));
+    }
+    including.push_back(canonical);
+    for (const std::string& name : r.list(root["include"], "include")) {
+      const bool is_path = ends_with(name, ".yaml");
+      const std::string target = is_path && fs::path(name).is_relative() ? (fs::path(path).parent_path() / name).string() : name;
+      Suite inner;
+      try {
+        inner = load_suite_including(target, is_path ? dir : fs::path(path).parent_path().string(), including);
+      } catch (const CatalogError& e) {
+        if (std::string(e.what()).find(": include: a cycle") != std::string::npos) throw;
+        r.fail(root["include"], fmt::format("include: {}: {}", name, e.what()));
+      }
+      for (Case& c : inner.cases) s.cases.push_back(std::move(c));
+    }
+    including.pop_back();
+  }
   std::sort(s.cases.begin(), s.cases.end(), [](const Case& a, const Case& b) { return a.text < b.text; });
   s.cases.erase(std::unique(s.cases.begin(), s.cases.end(), [](const Case& a, const Case& b) { return a.text == b.text; }),
                 s.cases.end());
   return s;
 }
+
+}  // namespace
 
 Expectations Expectations::load(const std::string& file) {
   Expectations ex;

@@ -30,6 +30,7 @@
 #include "gauntlet/compare.h"
 #include "gauntlet/compile_path.h"
 #include "gauntlet/graph_step.h"
+#include "gauntlet/model_file.h"
 #include "gauntlet/models.h"
 
 namespace gauntlet {
@@ -348,6 +349,7 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   backend.reset_device_time();
   auto t0 = Clock::now();
   auto obs = observe_dispatch(backend);
+  std::optional<ExecutedOps> executed(std::in_place);  // Note [Executed ops]: the first call's
   Result actual;
   try {
     actual = call_with(forward, spec, device_inputs, golden.loss_weights, train);
@@ -357,6 +359,8 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
     throw;
   }
   out.timing.first_us = us_since(t0);
+  out.executed_ops = executed->records();
+  executed.reset();
   std::vector<std::string> dispatcher_fallbacks = obs ? obs->fallback_ops() : std::vector<std::string>{};
   obs.reset();
   out.sim_time_us = backend.device_time_us();

@@ -363,6 +363,7 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
   backend.reset_peak_memory();
   backend.reset_device_time();
   auto obs = observe_dispatch(backend);
+  std::optional<ExecutedOps> executed(std::in_place);  // Note [Executed ops]: the first call's
   const auto t0 = Clock::now();
   std::vector<at::Tensor> actual;
   try {
@@ -379,6 +380,8 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
     throw;
   }
   out.timing.first_us = us_since(t0);
+  out.executed_ops = executed->records();
+  executed.reset();
   std::vector<std::string> dispatcher_fallbacks = obs ? obs->fallback_ops() : std::vector<std::string>{};
   obs.reset();
   out.sim_time_us = backend.device_time_us();
@@ -525,11 +528,17 @@ void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backen
   backend.reset_device_time();
   auto obs = observe_dispatch(backend);
   Training actual;
-  try {
-    actual = train_steps(module, device_inputs, t_dev, in_loss, finetune, &backend);
-  } catch (const std::exception&) {
-    trace.note_raise(obs.get());
-    throw;
+  {
+    // Note [Executed ops]: every step's, as this thread runs them (a backend's autograd device
+    // thread runs the backward's ops elsewhere)
+    ExecutedOps executed;
+    try {
+      actual = train_steps(module, device_inputs, t_dev, in_loss, finetune, &backend);
+    } catch (const std::exception&) {
+      trace.note_raise(obs.get());
+      throw;
+    }
+    out.executed_ops = executed.records();
   }
   std::vector<std::string> dispatcher_fallbacks = obs ? obs->fallback_ops() : std::vector<std::string>{};
   obs.reset();

@@ -70,6 +70,7 @@ nlohmann::json to_json(const Outcome& o) {
       {"regions", o.regions ? nlohmann::json(*o.regions) : nlohmann::json(nullptr)},
       {"compile_ms", o.compile_ms ? num(*o.compile_ms) : nlohmann::json(nullptr)},
       {"work_items", o.work_items},
+      {"executed_ops", o.executed_ops},
   };
 }
 
@@ -200,6 +201,7 @@ std::string to_json_text(const Outcome& o) {
     w.field("flaky", o.flaky);
     w.field("samples_us", o.timing.samples_us);
     w.field("work_items", o.work_items);
+    w.field("executed_ops", o.executed_ops);
     for (const auto& [name, value] : {std::pair{"graph_breaks", o.graph_breaks}, std::pair{"recompiles", o.recompiles},
                                       std::pair{"regions", o.regions}}) {
       if (value) {
@@ -258,6 +260,7 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   if (j.contains("busbw_gbps") && !j.at("busbw_gbps").is_null()) o.busbw_gbps = num_of(j.at("busbw_gbps"));
   if (j.contains("compile_ms") && !j.at("compile_ms").is_null()) o.compile_ms = num_of(j.at("compile_ms"));
   o.work_items = j.value("work_items", std::int64_t{0});
+  o.executed_ops = j.value("executed_ops", std::vector<std::string>{});
   for (auto [name, field] : {std::pair{"graph_breaks", &o.graph_breaks}, std::pair{"recompiles", &o.recompiles},
                              std::pair{"regions", &o.regions}}) {
     if (j.contains(name) && !j.at(name).is_null()) *field = j.at(name).get<std::int64_t>();
@@ -353,11 +356,12 @@ Outcome outcome_from_dom(simdjson::dom::object obj) {
       if (!v.is_null()) o.regions = dom_int(name, v);
     } else if (name == "device_slot") o.device_slot = dom_string(name, v);
     else if (name == "flaky") o.flaky = dom_bool(name, v);
-    else if (name == "fallback_ops" || name == "samples_us") {
+    else if (name == "fallback_ops" || name == "samples_us" || name == "executed_ops") {
       simdjson::dom::array items;
       if (v.get_array().get(items) != simdjson::SUCCESS) bad_field(name, "not an array");
       for (element item : items) {
         if (name == "fallback_ops") o.fallback_ops.push_back(dom_string(name, item));
+        else if (name == "executed_ops") o.executed_ops.push_back(dom_string(name, item));
         else o.timing.samples_us.push_back(dom_number(name, item));
       }
     }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <ctime>
 #include <optional>
@@ -36,6 +37,7 @@ std::string short_error(std::string text) {
   if (end == std::string::npos) return text;
   return text.substr(0, end + 9) + kNoKernel;
 }
+
 
 // CPU time of this thread: what computing a golden costs, unskewed by other threads' load.
 double thread_cpu_us() {
@@ -393,6 +395,40 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
 
 }  // namespace
 
+// Note [Interpreter errors]: TorchScript's interpreter rethrows a kernel's error (as the same
+// c10 type, or as a std::runtime_error) with a traceback in front: "The following operation failed
+// in the TorchScript interpreter.", the serialized code's frames, the original code's frames (a
+// trace's Python stack), then "RuntimeError: <the kernel's message>" to the end. The stored error
+// leads with that message, without its Python exception name, and keeps the traceback after it:
+// reporters show an error's first line, classification reads its start ("Could not run '..."),
+// and bounding (Note [Bounded error texts]) keeps the start.
+std::string lead_with_cause(std::string text) {
+  static constexpr std::string_view kHeader = "The following operation failed in the TorchScript interpreter";
+  if (text.rfind(kHeader, 0) != 0) return text;
+  std::size_t line = 0;
+  while (line < text.size()) {
+    std::size_t end = text.find('\n', line);
+    if (end == std::string::npos) end = text.size();
+    const std::string_view l(text.data() + line, end - line);
+    // "RuntimeError: ", "NotImplementedError: ", "torch.jit.Error: ": a name, then ": "
+    std::size_t n = 0;
+    while (n < l.size() && (std::isalnum(static_cast<unsigned char>(l[n])) || l[n] == '_' || l[n] == '.')) ++n;
+    const std::string_view name = l.substr(0, n);
+    auto ends_with = [&](std::string_view suffix) {
+      return name.size() >= suffix.size() && name.substr(name.size() - suffix.size()) == suffix;
+    };
+    if (n > 0 && l.substr(n, 2) == ": " && (ends_with("Error") || ends_with("Exception"))) {
+      std::string cause = text.substr(line + n + 2);
+      while (!cause.empty() && (cause.back() == '\n' || cause.back() == ' ')) cause.pop_back();
+      std::string traceback = text.substr(0, line);
+      while (!traceback.empty() && (traceback.back() == '\n' || traceback.back() == ' ')) traceback.pop_back();
+      return cause + "\n" + traceback;
+    }
+    line = end + 1;
+  }
+  return text;
+}
+
 // Note [Outcome classification]: the only place exceptions become statuses.
 //   CapabilityMissing (a layout the backend cannot make)                  -> UNSUPPORTED
 //   any exception during a harness step (moving inputs, reading results)   -> ERROR, naming the step
@@ -458,7 +494,7 @@ Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     out.status = Status::Error;
     out.error = std::string("out of memory: ") + e.what_without_backtrace();
   } catch (const c10::NotImplementedError& e) {
-    out.error = short_error(e.what_without_backtrace());
+    out.error = short_error(lead_with_cause(e.what_without_backtrace()));
     // A missing kernel is the op under test's when nothing of the backend's own was running:
     // the op itself, or a composite it decomposed into, has no kernel.
     const bool missing_kernel = out.error.rfind("Could not run '", 0) == 0;
@@ -468,18 +504,11 @@ Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     out.status = trace.step.empty() && !backend_code ? Status::Unsupported : Status::Error;
   } catch (const c10::Error& e) {
     out.status = compat::is_dtype_not_implemented(e) ? Status::Unsupported : Status::Error;
-    out.error = short_error(e.what_without_backtrace());
+    out.error = short_error(lead_with_cause(e.what_without_backtrace()));
   } catch (const std::exception& e) {
     // TorchScript's interpreter rethrows a kernel's c10::Error as a std::runtime_error with the
     // same text: the dtype it lacks is still UNSUPPORTED (Note [Outcome classification]).
-    out.error = short_error(e.what());
-    // The interpreter's message starts with a traceback header; its last line is the error.
-    if (out.error.rfind("The following operation failed in the TorchScript interpreter", 0) == 0) {
-      std::string text = out.error;
-      while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-      const std::size_t nl = text.rfind('\n');
-      if (nl != std::string::npos) out.error = text.substr(nl + 1) + "\n" + text.substr(0, nl);
-    }
+    out.error = short_error(lead_with_cause(e.what()));
     out.status = compat::says_dtype_not_implemented(out.error) ? Status::Unsupported : Status::Error;
   }
   if (out.status == Status::Error || out.status == Status::Unsupported) {

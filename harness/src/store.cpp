@@ -137,6 +137,10 @@ ALTER TABLE results ADD COLUMN work_items INTEGER;
 ALTER TABLE results ADD COLUMN cv REAL;
 ALTER TABLE runs ADD COLUMN price_per_device_hour REAL;
 )sql",
+    // 7 -> 8: the ops a model case executed (Note [Executed ops] in gauntlet/model_file.h).
+    R"sql(
+ALTER TABLE results ADD COLUMN executed_ops TEXT NOT NULL DEFAULT '[]';
+)sql",
 };
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration step per schema version");
@@ -153,7 +157,7 @@ constexpr std::string_view kResultColumns =
     "mismatches, numel, mismatch_frac, max_ulp, nan_inf_ok, worst, error, reason, first_us, "
     "median_us, p10_us, p90_us, reps, peak_mem_bytes, fallback_ops, golden_source, golden_entry, "
     "golden_us, sim_time_us, device_slot, flaky, samples, algbw_gbps, busbw_gbps, graph_breaks, recompiles, "
-    "compile_ms, regions, work_items, cv";
+    "compile_ms, regions, work_items, cv, executed_ops";
 
 // ---- Errors and SQLite helpers (gauntlet/sqlite.h), raising StoreError
 
@@ -306,7 +310,7 @@ void bind_case(Stmt& s, std::int64_t id, const CaseKey& key, const std::string& 
          layout_name(key.layout), shapes_str(key.shapes), to_json(args));
 }
 
-// fallback_ops as a JSON array. Most results have none and most op names need no escaping, so
+// fallback_ops and executed_ops as a JSON array. Most results have none and most op names need no escaping, so
 // those skip the JSON library (a third of the cost of ingesting a row).
 std::string ops_json(const std::vector<std::string>& ops) {
   if (ops.empty()) return "[]";
@@ -345,7 +349,8 @@ void bind_result(Stmt& s, std::int64_t run_id, std::int64_t case_id, const Outco
          o.algbw_gbps.value_or(std::numeric_limits<double>::quiet_NaN()),
          o.busbw_gbps.value_or(std::numeric_limits<double>::quiet_NaN()), opt_int(o.graph_breaks),
          opt_int(o.recompiles), o.compile_ms.value_or(std::numeric_limits<double>::quiet_NaN()), opt_int(o.regions),
-         o.work_items > 0 ? static_cast<double>(o.work_items) : std::numeric_limits<double>::quiet_NaN(), t.cv);
+         o.work_items > 0 ? static_cast<double>(o.work_items) : std::numeric_limits<double>::quiet_NaN(), t.cv,
+         ops_json(o.executed_ops));
 }
 
 Status read_status(Stmt& s) {
@@ -357,12 +362,12 @@ Status read_status(Stmt& s) {
   return *status;
 }
 
-std::vector<std::string> read_ops(Stmt& s) {
+std::vector<std::string> read_ops(Stmt& s, std::string_view column) {
   const json ops = json::parse(s.text(), nullptr, /*allow_exceptions=*/false);
   const bool ok = ops.is_array() && std::all_of(ops.begin(), ops.end(),
                                                 [](const json& op) { return op.is_string(); });
   if (!ok) {
-    fail(s.path(), "fallback_ops in results is not a JSON array of strings");
+    fail(s.path(), std::string(column) + " in results is not a JSON array of strings");
   }
   return ops.get<std::vector<std::string>>();
 }
@@ -395,7 +400,7 @@ StoredResult read_result(Stmt& s) {
   o.timing.p90_us = s.real();
   o.timing.reps = static_cast<int>(s.int64());
   o.peak_mem_bytes = s.int64();
-  o.fallback_ops = read_ops(s);
+  o.fallback_ops = read_ops(s, "fallback_ops");
   o.golden_source = s.text();
   o.golden_entry = s.text();
   o.timing.golden_us = s.real();
@@ -411,6 +416,7 @@ StoredResult read_result(Stmt& s) {
   if (const double v = s.real(); !std::isnan(v)) o.regions = static_cast<std::int64_t>(v);
   if (const double v = s.real(); !std::isnan(v)) o.work_items = static_cast<std::int64_t>(v);
   if (const double v = s.real(); !std::isnan(v)) o.timing.cv = v;
+  o.executed_ops = read_ops(s, "executed_ops");
   return r;
 }
 

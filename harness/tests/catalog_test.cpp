@@ -400,9 +400,50 @@ TEST_F(CatalogTest, MissingSuiteOrGroups) {
   std::string err = error_of("description: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8\"]\n");
   EXPECT_TRUE(at_line(err, path("bad.yaml"), 1, "missing field 'suite'"));
   err = error_of("suite: t\ndescription: d\n");
-  EXPECT_TRUE(at_line(err, path("bad.yaml"), 1, "missing field 'groups'"));
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 1, "missing field 'groups' (or 'include')"));
   err = error_of("suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    shapes: [\"8\"]\n");
   EXPECT_TRUE(at_line(err, path("bad.yaml"), 4, "needs 'dtypes'"));
+}
+
+// Note [Ops from models]: a group of one canonical op key with the models it came from.
+TEST_F(CatalogTest, KeyGroupsHoldOneCanonicalValidOpCaseAndItsModels) {
+  Suite s = suite("  - {key: \"op/add/f32/4x4,4/contig/eager\", from: [resnet18, vgg11]}\n"
+                  "  - {key: \"op/exp/f32/8/contig/eager\"}\n"
+                  "  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8\"]\n");
+  ASSERT_EQ(s.cases.size(), 2u);  // exp twice is one case
+  EXPECT_EQ(s.cases[0].text, "op/add/f32/4x4,4/contig/eager");
+  EXPECT_EQ(s.cases[0].note, "from models: resnet18, vgg11");
+  EXPECT_EQ(s.cases[1].note, "");
+  const std::string head = "suite: t\ndescription: d\ngroups:\n";
+  EXPECT_TRUE(at_line(error_of(head + "  - {key: \"op/sum/f32/4x5/contig/eager/keepdim=1,dim=0\"}\n"), path("bad.yaml"), 4,
+                      "arguments must be sorted by name"));
+  EXPECT_TRUE(at_line(error_of(head + "  - {key: \"op/sum/f32/4x5/contig/eager/dim=+1\"}\n"), path("bad.yaml"), 4, "dim=+1"));
+  EXPECT_TRUE(at_line(error_of(head + "  - {key: \"op/nosuchop/f32/4/contig/eager\"}\n"), path("bad.yaml"), 4, "key: "));
+  EXPECT_TRUE(at_line(error_of(head + "  - {key: \"op/add/f32/4x4\"}\n"), path("bad.yaml"), 4, "key: "));
+  EXPECT_TRUE(at_line(error_of(head + "  - {key: \"op/exp/f32/8/contig/eager\", ops: [exp]}\n"), path("bad.yaml"), 4,
+                      "unknown field 'ops'"));
+}
+
+// Note [Included suites]: cases of other suites by name, a cycle named.
+TEST_F(CatalogTest, IncludedSuitesAddTheirCasesAndACycleIsAnError) {
+  write("inner.yaml", "suite: inner\ndescription: d\ngroups:\n  - {key: \"op/exp/f32/8/contig/eager\", from: [m]}\n");
+  write("outer.yaml", "suite: outer\ndescription: d\ninclude: [inner]\ngroups:\n  - ops: [add]\n    dtypes: [f32]\n    shapes: [\"4,4\"]\n");
+  Suite s = load_suite("outer", dir_.string());
+  ASSERT_EQ(s.cases.size(), 2u);
+  EXPECT_EQ(s.cases[1].text, "op/exp/f32/8/contig/eager");
+  EXPECT_EQ(s.cases[1].note, "from models: m");
+  write("only.yaml", "suite: only\ndescription: d\ninclude: outer\n");
+  EXPECT_EQ(load_suite("only", dir_.string()).cases.size(), 2u);
+  write("a.yaml", "suite: a\ndescription: d\ninclude: [b]\n");
+  write("b.yaml", "suite: b\ndescription: d\ninclude: [a]\n");
+  try {
+    load_suite("a", dir_.string());
+    ADD_FAILURE() << "a cycle loaded";
+  } catch (const CatalogError& e) {
+    EXPECT_NE(std::string(e.what()).find("include: a cycle"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(error_of("suite: t\ndescription: d\ninclude: [nosuch]\n").find("include: nosuch: unknown suite"), std::string::npos)
+      << error_of("suite: t\ndescription: d\ninclude: [nosuch]\n");
 }
 
 TEST_F(CatalogTest, UnknownSuiteNamesTheKnownOnes) {

@@ -29,6 +29,8 @@ Outcome varied() {
   o.timing = {123.5, 45.25, 40.0, -std::numeric_limits<double>::infinity(), 0.125, 17, 3.0, {45.25, 1e-300, 5e-324, 1.7976931348623157e308}};
   o.peak_mem_bytes = 12345678901;
   o.fallback_ops = {"aten::cumsum.out", "weird \"op\"\n"};
+  o.executed_ops = {executed_op_text({"aten::_convolution", "input=f32[1,3,8,8]@[192,1,24,3], stride=[2,2], mode='reflect'", 3}),
+                    executed_op_text({"aten::relu_", "self=f32[4]+2", 1})};
   o.golden_source = "store";
   o.golden_entry = "abc";
   o.sim_time_us = 0.5;
@@ -55,6 +57,7 @@ TEST(OutcomeJson, TheFastWriterRoundTrips) {
   EXPECT_EQ(got.metrics.numel, want.metrics.numel);
   EXPECT_TRUE(std::isnan(got.metrics.max_ulp));
   EXPECT_EQ(got.fallback_ops, want.fallback_ops);
+  EXPECT_EQ(got.executed_ops, want.executed_ops);
   EXPECT_EQ(got.sim_time_us, want.sim_time_us);
   EXPECT_EQ(got.work_items, want.work_items);
 }
@@ -74,6 +77,21 @@ TEST(OutcomeJson, TheOrchestratorReadsWhatTheWorkerWrites) {
   EXPECT_THROW(parse_worker_message(R"({"type":"result","key":"k","outcome":{"status":"PASS","rtol":[]}})"),
                std::runtime_error);
   EXPECT_THROW(parse_worker_message(R"({"type":"result","key":"k"})"), std::runtime_error);
+}
+
+TEST(ExecutedOps, RecordsRoundTripAndBadOnesAreRefused) {
+  const ExecutedOp e{"aten::conv2d", "input=f32[1,3,224,224], weight=f32[64,3,7,7], bias=None, stride=[2,2]", 12};
+  const auto back = parse_executed_op(executed_op_text(e));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->op, e.op);
+  EXPECT_EQ(back->inputs, e.inputs);
+  EXPECT_EQ(back->calls, 12);
+  EXPECT_TRUE(parse_executed_op("aten::ones\t\t1"));  // no inputs
+  EXPECT_FALSE(parse_executed_op("aten::add"));
+  EXPECT_FALSE(parse_executed_op("aten::add\tx"));
+  EXPECT_FALSE(parse_executed_op("aten::add\tx\t0"));
+  EXPECT_FALSE(parse_executed_op("aten::add\tx\t3z"));
+  EXPECT_FALSE(parse_executed_op("\tx\t3"));
 }
 
 TEST(OutcomeJson, StringsAreEscaped) {

@@ -210,5 +210,30 @@ TEST_F(RunnerTest, MaxRepsZeroTimesFirstCallOnly) {
   EXPECT_EQ(o.timing.median_us, o.timing.first_us);
 }
 
+// Note [Interpreter errors]: a kernel's error raised inside a traced model (as stored before the
+// fix: the traceback first, the cause 30 lines down, past what a report shows).
+TEST(LeadWithCause, TheKernelsMessageComesFirstAndTheTracebackAfter) {
+  const std::string text =
+      "The following operation failed in the TorchScript interpreter.\n"
+      "Traceback of TorchScript, serialized code (most recent call last):\n"
+      "  File \"code/__torch__/torch/nn/modules/conv.py\", line 10, in forward\n"
+      "    input = torch._convolution(x, weight, None, [2, 2], [3, 3], [1, 1], False, [0, 0], 1, False, False, True, True)\n"
+      "            ~~~~~~~~~~~~~~~~~~ <--- HERE\n"
+      "\n"
+      "Traceback of TorchScript, original code (most recent call last):\n"
+      "/usr/lib/python3/dist-packages/torch/nn/modules/conv.py(459): _conv_forward\n"
+      "/usr/lib/python3/dist-packages/torch/jit/_trace.py(759): trace\n"
+      "RuntimeError: convolution_overrideable not implemented. You are likely triggering this with tensor backend other than CPU/CUDA/MKLDNN\n"
+      "second line of the cause\n";
+  const std::string led = lead_with_cause(text);
+  EXPECT_EQ(led.substr(0, led.find('\n')), "convolution_overrideable not implemented. You are likely triggering this with tensor backend other than CPU/CUDA/MKLDNN");
+  EXPECT_NE(led.find("\nsecond line of the cause\nThe following operation failed"), std::string::npos) << led;
+  EXPECT_NE(led.find("<--- HERE"), std::string::npos);
+  EXPECT_EQ(lead_with_cause("Could not run 'aten::sin.out' ..."), "Could not run 'aten::sin.out' ...");
+  // No cause line: unchanged.
+  const std::string bare = "The following operation failed in the TorchScript interpreter.\n  File x\n";
+  EXPECT_EQ(lead_with_cause(bare), bare);
+}
+
 }  // namespace
 }  // namespace gauntlet

@@ -137,6 +137,8 @@ Outcome sample_outcome() {
   o.timing = {123.5, 45.25, 40.0, kNaN, 0.25, 17, 0, {45.25, 44.5, 1e-3, 3.5e7}};
   o.peak_mem_bytes = std::int64_t{1} << 40;
   o.fallback_ops = {"aten::_foo", "aten::bar.out", "weird \"op\"\n"};
+  o.executed_ops = {executed_op_text({"aten::_convolution", "input=f32[1,3,8,8]@[192,1,24,3], stride=[2,2], mode='reflect'", 3}),
+                    executed_op_text({"aten::relu_", "self=f32[4]+2", 1})};
   o.attempt = 3;
   o.work_items = 6'000'000'000;
   return o;
@@ -178,6 +180,7 @@ void expect_same(const Outcome& got, const Outcome& want) {
   }
   EXPECT_EQ(got.peak_mem_bytes, want.peak_mem_bytes);
   EXPECT_EQ(got.fallback_ops, want.fallback_ops);
+  EXPECT_EQ(got.executed_ops, want.executed_ops);
   EXPECT_EQ(got.attempt, want.attempt);
   EXPECT_EQ(got.work_items, want.work_items);
 }
@@ -528,7 +531,7 @@ TEST_F(StoreTest, ASchemaOneDatabaseIsMigratedKeepingItsResults) {
   }
   {
     RawDb db(path);
-    for (const char* column : {"golden_source", "golden_entry", "golden_us", "device_slot", "flaky", "samples", "algbw_gbps", "busbw_gbps", "regions", "work_items", "cv"}) {
+    for (const char* column : {"golden_source", "golden_entry", "golden_us", "device_slot", "flaky", "samples", "algbw_gbps", "busbw_gbps", "regions", "work_items", "cv", "executed_ops"}) {
       db.exec("ALTER TABLE results DROP COLUMN " + std::string(column));
     }
     db.exec("ALTER TABLE runs DROP COLUMN price_per_device_hour");
@@ -543,6 +546,7 @@ TEST_F(StoreTest, ASchemaOneDatabaseIsMigratedKeepingItsResults) {
   EXPECT_EQ(results[0].outcome.metrics.mismatches, sample_outcome().metrics.mismatches);
   EXPECT_EQ(results[0].outcome.golden_source, "computed");  // the column's default
   EXPECT_EQ(results[0].outcome.golden_entry, "");
+  EXPECT_TRUE(results[0].outcome.executed_ops.empty());  // '[]', schema 8's default
 }
 
 TEST_F(StoreTest, GoldenProvenanceRoundTrips) {

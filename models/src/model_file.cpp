@@ -23,6 +23,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "gauntlet/outcome.h"
 #include "gauntlet/splitmix.h"
 #include "yaml_reader.h"
 
@@ -742,17 +743,81 @@ namespace {
 thread_local int executed_depth = 0;
 thread_local std::map<std::string, std::map<std::string, std::int64_t>>* executed_sink = nullptr;
 
-std::string signature_of(c10::ArrayRef<const c10::IValue> inputs) {
+// Note [Executed ops], the signature: the inputs of one call, ", " between them, each named by
+// the op's schema ("self=", "stride=") where the dispatcher knows the op: a tensor as its dtype
+// and sizes ("f32[1,64,56,56]"), then "@[strides]" when it is not contiguous and "+offset" when
+// it starts past its storage's start; numbers, bools ("True"), None, strings ('reflect'), lists
+// ("[2,2]"; tensor lists "(f32[4],f32[4])") as TorchScript writes them.
+std::string dtype_text(at::ScalarType t) {
+  switch (t) {
+    case at::kDouble: return "f64";
+    case at::kFloat: return "f32";
+    case at::kHalf: return "f16";
+    case at::kBFloat16: return "bf16";
+    case at::kLong: return "i64";
+    case at::kInt: return "i32";
+    case at::kShort: return "i16";
+    case at::kChar: return "i8";
+    case at::kByte: return "u8";
+    case at::kBool: return "bool";
+    case at::kComplexFloat: return "c64";
+    case at::kComplexDouble: return "c128";
+    default: return c10::toString(t);
+  }
+}
+
+std::string tensor_text(const at::Tensor& t) {
+  if (!t.defined()) return "None";
+  std::string out = fmt::format("{}[{}]", dtype_text(t.scalar_type()), fmt::join(t.sizes(), ","));
+  if (t.layout() != at::kStrided) return out + "(" + c10::toString(t.layout()) + ")";
+  if (!t.is_contiguous()) out += fmt::format("@[{}]", fmt::join(t.strides(), ","));
+  if (t.storage_offset() != 0) out += fmt::format("+{}", t.storage_offset());
+  return out;
+}
+
+std::string value_text(const c10::IValue& v) {
+  if (v.isTensor()) return tensor_text(v.toTensor());
+  if (v.isNone()) return "None";
+  if (v.isBool()) return v.toBool() ? "True" : "False";
+  if (v.isInt()) return std::to_string(v.toInt());
+  if (v.isDouble()) return fmt::format("{}", v.toDouble());
+  if (v.isString()) return "'" + v.toStringRef() + "'";
+  if (v.isIntList()) return fmt::format("[{}]", fmt::join(v.toIntVector(), ","));
+  if (v.isDoubleList()) return fmt::format("[{}]", fmt::join(v.toDoubleVector(), ","));
+  if (v.isTensorList()) {
+    std::vector<std::string> parts;
+    for (const at::Tensor& t : v.toTensorVector()) parts.push_back(tensor_text(t));
+    return fmt::format("({})", fmt::join(parts, ","));
+  }
+  if (v.isList()) {
+    std::vector<std::string> parts;
+    for (const c10::IValue& e : v.toListRef()) parts.push_back(value_text(e));
+    return fmt::format("[{}]", fmt::join(parts, ","));
+  }
+  if (v.isDevice()) return v.toDevice().str();
+  return v.tagKind();
+}
+
+// The argument names of an op's schema, by "name.overload"; empty when the dispatcher does not
+// know it (a TorchScript builtin that is not an operator).
+const std::vector<std::string>& argument_names(const std::string& name, const std::string& overload) {
+  thread_local std::unordered_map<std::string, std::vector<std::string>> cache;
+  const std::string full = name + "." + overload;
+  auto it = cache.find(full);
+  if (it != cache.end()) return it->second;
+  std::vector<std::string> names;
+  if (auto handle = c10::Dispatcher::singleton().findSchema({name, overload})) {
+    for (const c10::Argument& a : handle->schema().arguments()) names.push_back(a.name());
+  }
+  return cache.emplace(full, std::move(names)).first->second;
+}
+
+std::string signature_of(c10::ArrayRef<const c10::IValue> inputs, const std::vector<std::string>& names) {
   std::string out;
-  for (const c10::IValue& v : inputs) {
-    if (!v.isTensor()) continue;
-    const at::Tensor& t = v.toTensor();
-    if (!out.empty()) out += ", ";
-    if (!t.defined()) {
-      out += "undefined";
-      continue;
-    }
-    out += fmt::format("{}[{}]", c10::toString(t.scalar_type()), fmt::join(t.sizes(), ","));
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (i) out += ", ";
+    if (i < names.size() && names.size() == inputs.size()) out += names[i] + "=";
+    out += value_text(inputs[i]);
   }
   return out;
 }
@@ -765,13 +830,40 @@ ExecutedOps::ExecutedOps() {
   auto start = [](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
     if (executed_depth++ == 0 && executed_sink) {
       std::string name = fn.name();
-      if (const auto op = fn.operator_name(); op && !op->overload_name.empty()) name = op->name + "." + op->overload_name;
-      ++(*executed_sink)[name][signature_of(fn.inputs())];
+      static const std::vector<std::string> kNoNames;
+      const std::vector<std::string>* names = &kNoNames;
+      if (const auto op = fn.operator_name()) {
+        if (!op->overload_name.empty()) name = op->name + "." + op->overload_name;
+        names = &argument_names(op->name, op->overload_name);
+      }
+      ++(*executed_sink)[name][signature_of(fn.inputs(), *names)];
     }
     return nullptr;
   };
   auto end = [](const at::RecordFunction&, at::ObserverContext*) { --executed_depth; };
   handle_ = at::addThreadLocalCallback(at::RecordFunctionCallback(start, end).needsInputs(true).scopes({at::RecordScope::FUNCTION}));
+}
+
+std::string executed_value_text(const c10::IValue& v) { return value_text(v); }
+
+std::map<std::string, std::string> schema_defaults(const std::string& op) {
+  std::map<std::string, std::string> out;
+  const std::size_t dot = op.find('.');
+  const std::string name = op.substr(0, dot), overload = dot == std::string::npos ? "" : op.substr(dot + 1);
+  if (auto handle = c10::Dispatcher::singleton().findSchema({name, overload})) {
+    for (const c10::Argument& a : handle->schema().arguments()) {
+      if (a.default_value()) out[a.name()] = value_text(*a.default_value());
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> ExecutedOps::records() const {
+  std::vector<std::string> out;
+  for (const auto& [op, sigs] : ops_) {
+    for (const auto& [sig, calls] : sigs) out.push_back(executed_op_text({op, sig, calls}));
+  }
+  return out;
 }
 
 ExecutedOps::~ExecutedOps() {

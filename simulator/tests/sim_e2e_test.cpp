@@ -1512,9 +1512,100 @@ TEST_F(SimE2E, RealModelSmokePassesOnSimJudgedByItsManifests) {
     EXPECT_EQ(o.reason.find("warning"), std::string::npos) << key << ": " << o.reason;
     EXPECT_GT(o.metrics.numel, 0) << key;
     EXPECT_GT(o.work_items, 0) << key;
+    // Note [Executed ops]: what the device call ran, with the inputs' signatures.
+    EXPECT_FALSE(o.executed_ops.empty()) << key;
+    for (const std::string& record : o.executed_ops) EXPECT_TRUE(gauntlet::parse_executed_op(record)) << key << ": " << record;
   }
+  const std::string resnet = [&] {
+    for (const auto& [key, o] : run.by_key) {
+      if (key.rfind("model/resnet18.", 0) == 0) return key;
+    }
+    return std::string();
+  }();
+  ASSERT_FALSE(resnet.empty());
+  bool stem = false;  // the traced stem: 7x7 stride 2 on the 3-channel input
+  for (const std::string& record : run.by_key.at(resnet).executed_ops) {
+    const auto e = gauntlet::parse_executed_op(record);
+    if (e->op == "aten::_convolution" && e->inputs.rfind("input=f32[", 0) == 0 &&
+        e->inputs.find("weight=f32[64,3,7,7], bias=None, stride=[2,2], padding=[3,3]") != std::string::npos) {
+      stem = true;
+    }
+  }
+  EXPECT_TRUE(stem) << run.by_key.at(resnet).executed_ops.size() << " records, the first "
+                    << (run.by_key.at(resnet).executed_ops.empty() ? "" : run.by_key.at(resnet).executed_ops.front());
+  // The stored run's records, listed: every model, the convolutions among the ops.
+  Result ops = gauntlet("list --ops-of-models --db " + db.string() + " --json");
+  ASSERT_EQ(ops.code, 0) << ops.err;
+  const nlohmann::json j = nlohmann::json::parse(ops.out);
+  EXPECT_EQ(j.at("models").get<std::size_t>(), run.by_key.size());
+  std::size_t conv = 0;  // traced (resnet18, wav2letter) and scripted (mobilenet_v2, shufflenet) convolutions
+  for (const auto& op : j.at("ops")) {
+    if (op.at("op") == "aten::_convolution" || op.at("op") == "aten::conv2d") conv += op.at("models").size();
+  }
+  EXPECT_GE(conv, 4u) << ops.out;
+  Result bad = gauntlet("list --db " + db.string());
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--ops-of-models"), std::string::npos) << bad.err;
   Result l = gauntlet("list --models --suite models_real_smoke");
   EXPECT_NE(l.out.find("torchvision"), std::string::npos) << l.out;
+}
+
+// Note [Ops from models]: op cases cut from what the CI corpus executes. The same file twice; clean
+// on cpu and sim, every result naming its models; a bias in the simulator's batch norm fails
+// exactly the batch_norm cases (cut from three models), and show names the models.
+TEST_F(SimE2E, OpCasesCutFromRealModelsRunCleanAndAFaultFailsExactlyThatOpsCases) {
+  const fs::path a = dir_ / "a.yaml", b = dir_ / "b.yaml";
+  Result g1 = gauntlet("ops-from-models --suite models_real_smoke --out " + a.string());
+  ASSERT_EQ(g1.code, 0) << g1.err << " (export the corpus first: ci/export_models.sh smoke)";
+  EXPECT_NE(g1.err.find("op cases from 7 models"), std::string::npos) << g1.err;
+  Result g2 = gauntlet("ops-from-models --suite models_real_smoke --out " + b.string());
+  ASSERT_EQ(g2.code, 0) << g2.err;
+  EXPECT_EQ(e2e::slurp(a), e2e::slurp(b));
+  Result count = gauntlet("list --suite " + a.string() + " --count");
+  ASSERT_EQ(count.code, 0) << count.err;
+  const std::size_t n = std::stoul(count.out);
+  EXPECT_GE(n, 100u);
+  for (const std::string backend : {"cpu", "sim"}) {
+    SCOPED_TRACE(backend);
+    const fs::path db = dir_ / ("ofm_" + backend + ".db");
+    Result r = gauntlet("run --suite " + a.string() + " --backend " + backend + " --quiet --db " + db.string());
+    ASSERT_EQ(r.code, 0) << r.err;
+    StoredRun run = read_stored_run(db);
+    ASSERT_EQ(run.by_key.size(), n);
+    for (const auto& [key, o] : run.by_key) {
+      EXPECT_EQ(o.status, Status::Pass) << key << ": " << o.error;
+      EXPECT_EQ(o.reason.rfind("from models: ", 0), 0u) << key << ": " << o.reason;
+    }
+  }
+  const fs::path db = dir_ / "ofm_fault.db";
+  Result f = gauntlet("run --suite " + a.string() + " --backend sim --quiet --db " + db.string(),
+                      "GAUNTLET_SIM_FAULTS='op=aten::native_batch_norm*,kind=bias'");
+  EXPECT_EQ(f.code, 0) << f.err;
+  StoredRun run = read_stored_run(db);
+  std::set<std::string> models;
+  std::size_t failed = 0;
+  for (const auto& [key, o] : run.by_key) {
+    const bool bn = key.rfind("op/batch_norm/", 0) == 0;
+    EXPECT_EQ(o.status, bn ? Status::Fail : Status::Pass) << key;
+    if (!bn) continue;
+    ++failed;
+    const std::string list = o.reason.substr(13, o.reason.find(';') - 13);
+    for (const std::string m : {"resnet18", "mobilenet_v2", "shufflenet_v2_x0_5"}) {
+      if (list.find(m) != std::string::npos) models.insert(m);
+    }
+  }
+  EXPECT_GE(failed, 3u);
+  EXPECT_EQ(models.size(), 3u);
+  Result show = gauntlet("show --db " + db.string());
+  EXPECT_NE(show.out.find("from models: "), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("op/batch_norm/"), std::string::npos) << show.out;
+  // Bad input: one line, exit 2.
+  Result bad = gauntlet("ops-from-models");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("needs --suite"), std::string::npos) << bad.err;
+  Result bad_name = gauntlet("ops-from-models --suite models_real_smoke --name 'A b'");
+  EXPECT_EQ(bad_name.code, 2);
+  EXPECT_NE(bad_name.err.find("--name"), std::string::npos) << bad_name.err;
 }
 
 // Note [Migration scenarios]: five corpus models in batch and online inference, training and

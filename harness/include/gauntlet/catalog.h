@@ -40,6 +40,9 @@ struct Case {
   CaseKey key;
   std::string text;  // key.str()
   std::uint64_t id = 0;
+  // What the suite says of the case, stored at the front of its result's reason: "from models:
+  // resnet18, vgg11" for a case cut from models (Note [Ops from models]). Usually empty.
+  std::string note;
 };
 
 struct Suite {

@@ -83,7 +83,21 @@ struct Outcome {
   std::string golden_entry;  // the golden store object used, written, or stored but recomputed
   std::string device_slot;   // the device slot the case's worker was bound to ("" in-process)
   bool flaky = false;        // crashed or timed out, then passed on a retry
+  // Model cases (Note [Executed ops] in models/include/gauntlet/model_file.h): the ops the first
+  // device call ran at the top level, one record per op and input signature (executed_op_text).
+  // Empty for other cases.
+  std::vector<std::string> executed_ops;
 };
+
+// One record of Outcome::executed_ops: "aten::conv2d\tinput=f32[1,3,224,224], weight=...\t2"
+// (the op with its overload, its inputs, the calls with those inputs).
+struct ExecutedOp {
+  std::string op;
+  std::string inputs;
+  std::int64_t calls = 0;
+};
+std::string executed_op_text(const ExecutedOp& e);
+std::optional<ExecutedOp> parse_executed_op(std::string_view record);  // nullopt: not a record
 
 // Note [Bounded error texts]: a stored error text keeps at most kMaxErrorBytes bytes (the first
 // line, where the cause is, comes first); longer ones are cut at a UTF-8 boundary and end with

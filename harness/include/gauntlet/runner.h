@@ -78,6 +78,10 @@ struct CaseDetail {
   std::vector<WorstElement> worst;  // up to 5, furthest outside tolerance first
 };
 
+// An error text of TorchScript's interpreter with the kernel's message first and the traceback
+// after it (Note [Interpreter errors] in runner.cpp); other texts unchanged.
+std::string lead_with_cause(std::string text);
+
 Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& config,
                  CaseDetail* detail = nullptr);
 

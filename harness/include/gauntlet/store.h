@@ -25,7 +25,7 @@ class StoreError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr int kSchemaVersion = 7;
+inline constexpr int kSchemaVersion = 8;
 
 // What a run records about itself and its environment.
 struct RunInfo {

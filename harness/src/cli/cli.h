@@ -38,7 +38,32 @@ struct ListOptions {
   std::string suite, filter, suites_dir, shard;
   bool count = false, json = false, ops = false, suites = false, colls = false, models = false;
   std::string ops_of_models;  // a suite: the ops its models execute (Note [Executed ops])
+  bool ops_of_models_given = false;  // --ops-of-models, with or without a suite
+  std::string db;                    // --db with --ops-of-models: a stored run's records
+  long long run = 0;                 // --run: that run (0: the latest)
 };
+// Note [Executed ops]: what each model of a suite executes (run once on the CPU), or what the model
+// cases of a stored run recorded on their device.
+struct ModelOpRecord {
+  ExecutedOp op;
+  bool train = false;  // recorded by a training case
+};
+struct ExecutedOpsOfModels {
+  std::string suite;                                         // "" when read from a run without one
+  std::string source;                                        // where the records came from, in words
+  std::map<std::string, std::vector<ModelOpRecord>> models;  // model name -> its records
+  std::vector<std::string> failed;                           // "<model>: why" for models without records
+};
+// suite "" needs a db; run 0 is the db's latest run.
+ExecutedOpsOfModels gather_executed_ops(const std::string& suite, const std::string& dir, const std::string& db, long long run);
+// Note [Ops from models]: op cases cut from what models execute, as a suite file.
+struct OpsFromModelsOptions {
+  std::string suite, db, suites_dir, out;
+  std::string name = "ops_from_models";  // the generated suite's name
+  long long run = 0;
+};
+int ops_from_models(const OpsFromModelsOptions& o);
+
 // How each case is timed (Note [Timing methodology] in runner.h): run and worker take the same.
 struct TimingOptions {
   int reps = 5;             // --reps: repetitions at least (0: time the first call only)

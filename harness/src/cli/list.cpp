@@ -13,6 +13,7 @@
 #include "gauntlet/catalog.h"
 #include "gauntlet/op_spec.h"
 #include "gauntlet/outcome_json.h"
+#include "gauntlet/store.h"
 
 namespace gauntlet::cli {
 
@@ -106,17 +107,14 @@ int list_models(bool json) {
   return 0;
 }
 
-// Note [Executed ops]: each model of the suite (its first case: config, dtype) runs once on the
-// CPU in f32 under the recorder; the ops it executes are listed with the models that execute them
-// and their calls, and whether the op table has them (an op table entry for the same aten op, any
-// overload).
-int list_ops_of_models(const std::string& suite_name, const std::string& dir, bool json) {
-  const Suite suite = load_suite(suite_name, dir);
-  std::map<std::string, const Case*> per_model;
-  for (const Case& c : suite.cases) {
-    if (c.key.kind == "model") per_model.emplace(c.key.target, &c);
-  }
-  if (per_model.empty()) throw UsageError(fmt::format("suite {} has no model cases", suite.name));
+// Note [Executed ops], listed: the ops models execute (gather_executed_ops), with the models that
+// execute them and their calls, and whether the op table has them (an op table entry for the same
+// aten op, any overload).
+int list_ops_of_models(const ListOptions& o, const std::string& dir) {
+  const ExecutedOpsOfModels g = gather_executed_ops(o.ops_of_models, dir, o.db, o.run);
+  const auto& per_model = g.models;
+  const auto& failed = g.failed;
+  const std::string& source = g.source;
   std::set<std::string> table;
   for (const OpSpec* op : all_ops()) {
     table.insert(op->aten.substr(0, op->aten.find('.')));
@@ -128,42 +126,12 @@ int list_ops_of_models(const std::string& suite_name, const std::string& dir, bo
     std::string example;
   };
   std::map<std::string, Use> uses;
-  std::vector<std::string> failed;
-  for (const auto& [target, c] : per_model) {
-    const CaseKey& key = c->key;
-    try {
-      std::map<std::string, std::map<std::string, std::int64_t>> ops;
-      if (is_model_file_target(target)) {
-        const ModelFileSpec* spec = find_model_file(target);
-        if (!spec) throw std::runtime_error("not registered");
-        const std::vector<at::Tensor> inputs = make_model_file_inputs(*spec, key.config, at::kFloat, key.id());
-        torch::jit::Module module = load_model_module(*spec, at::kFloat, at::kFloat, c10::Device(c10::kCPU), key.id());
-        std::vector<c10::IValue> args(inputs.begin(), inputs.end());
-        c10::InferenceMode inference;
-        ExecutedOps rec;
-        module.forward(args);
-        ops = rec.ops();
-      } else {
-        const ModelSpec& spec = model_catalog().get(target);
-        const std::vector<at::Tensor> inputs = make_model_inputs(spec, key.config, at::kFloat, key.id());
-        ScopedExecutor op_by_op(ExecutorSettings::op_by_op());
-        auto cu = compile_model(spec);
-        ExecutedOps rec;
-        run_model(*cu, spec, inputs);
-        ops = rec.ops();
-      }
-      const std::string name = target.substr(0, target.find('.'));
-      for (const auto& [op, sigs] : ops) {
-        Use& u = uses[op];
-        u.models.insert(name);
-        for (const auto& [sig, n] : sigs) {
-          u.calls += n;
-          if (u.example.empty()) u.example = sig;
-        }
-      }
-    } catch (const std::exception& e) {
-      std::string what = e.what();
-      failed.push_back(target + ": " + what.substr(0, what.find('\n')));
+  for (const auto& [name, records] : per_model) {
+    for (const ModelOpRecord& r : records) {
+      Use& u = uses[r.op.op];
+      u.models.insert(name);
+      u.calls += r.op.calls;
+      if (u.example.empty()) u.example = r.op.inputs;
     }
   }
   // An in-place variant (relu_, add_) counts as its op's.
@@ -179,14 +147,15 @@ int list_ops_of_models(const std::string& suite_name, const std::string& dir, bo
   for (const auto& [op, u] : rows) {
     if (!in_table(op)) missing.push_back(op);
   }
-  if (json) {
+  if (o.json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& [op, u] : rows) {
       arr.push_back({{"op", op}, {"models", std::vector<std::string>(u->models.begin(), u->models.end())}, {"calls", u->calls},
                      {"in_op_table", in_table(op)}, {"example", u->example}});
     }
-    std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"suite", suite.name}, {"models", per_model.size()},
-                                {"ops", arr}, {"missing", missing}, {"failed", failed}}
+    std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"suite", g.suite},
+                                {"source", source}, {"models", per_model.size()}, {"ops", arr}, {"missing", missing},
+                                {"failed", failed}}
                      .dump(1)
               << "\n";
     return failed.empty() ? 0 : 1;
@@ -196,8 +165,8 @@ int list_ops_of_models(const std::string& suite_name, const std::string& dir, bo
     fmt::print("{:<44} {:>6} {:>8}  {:<8} {}\n", op, u->models.size(), u->calls, in_table(op) ? "yes" : "MISSING",
                u->example.substr(0, 80));
   }
-  fmt::print("\n{} ops executed by {} models of {}; {} not in the op table: {}\n", rows.size(), per_model.size() - failed.size(),
-             suite.name, missing.size(), fmt::join(missing, ", "));
+  fmt::print("\n{} ops executed by {} models ({}); {} not in the op table: {}\n", rows.size(), per_model.size(), source,
+             missing.size(), fmt::join(missing, ", "));
   for (const std::string& f : failed) fmt::print("could not run {}\n", f);
   return failed.empty() ? 0 : 1;
 }
@@ -208,7 +177,7 @@ int list(const ListOptions& o) {
   const std::string dir = suites_dir_or_default(o.suites_dir);
   if (o.ops) return list_ops(o.json);
   if (o.colls) return list_colls(o.json);
-  if (!o.ops_of_models.empty()) return list_ops_of_models(o.ops_of_models, dir, o.json);
+  if (o.ops_of_models_given) return list_ops_of_models(o, dir);
   if (o.models) {
     if (!o.suite.empty()) load_suite(o.suite, dir);  // registers the suite's model files
     return list_models(o.json);

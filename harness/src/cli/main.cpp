@@ -29,9 +29,13 @@ int main(int argc, char** argv) {
   list->add_flag("--models", lo.models,
                  "print the model zoo and the model files of --suite and $GAUNTLET_MODEL_FILES, one model a line");
   list->add_flag("--suites", lo.suites, "print the suites, one a line");
-  list->add_option("--ops-of-models", lo.ops_of_models,
-                   "run every model of SUITE once on the CPU and print the ops it executes, with counts, and which the "
-                   "op table lacks");
+  auto* ops_of_models = list->add_option("--ops-of-models", lo.ops_of_models,
+                                         "[SUITE] the ops models execute, with counts, and which the op table lacks: every "
+                                         "model of SUITE run once on the CPU, or with --db what a stored run's model "
+                                         "cases recorded on their device (of SUITE when given)")
+                            ->expected(0, 1);
+  list->add_option("--db", lo.db, "with --ops-of-models: the database of a stored run");
+  list->add_option("--run", lo.run, "with --ops-of-models --db: that run (default: the latest)");
 
   cli::RunOptions ro;
   auto* run = app.add_subcommand("run", "run a suite on a backend and store every result");
@@ -144,6 +148,17 @@ int main(int argc, char** argv) {
   repro->add_flag("--json", po.json, "print the outcome as the store keeps it");
   repro->add_option("--golden-store", po.golden_store, "use the golden from this store when present");
   repro->add_option("--golden-release", po.golden_release, "use the golden release R froze");
+
+  cli::OpsFromModelsOptions fm;
+  auto* from_models = app.add_subcommand(
+      "ops-from-models", "write a suite of op cases cut from the ops real models execute (docs/writing-suites.md)");
+  from_models->add_option("--suite", fm.suite,
+                          "the model suite whose models run once on the CPU (with --db: whose stored cases to read)");
+  from_models->add_option("--db", fm.db, "read what a stored run's model cases executed on their device instead");
+  from_models->add_option("--run", fm.run, "with --db: that run (default: the latest)");
+  from_models->add_option("--out", fm.out, "the suite file to write (default: standard output)");
+  from_models->add_option("--name", fm.name, "the generated suite's name")->capture_default_str();
+  from_models->add_option("--suites-dir", fm.suites_dir, "where suites live");
 
   cli::PlanOptions pl;
   auto* plan = app.add_subcommand("plan", "assign a suite's cases to shards by expected cost (docs/scaling.md)");
@@ -319,7 +334,14 @@ int main(int argc, char** argv) {
       cli::check_profile_name(profile);
       setenv("GAUNTLET_PROFILE", profile.c_str(), 1);
     }
-    if (*list) return cli::list(lo);
+    if (*list) {
+      lo.ops_of_models_given = ops_of_models->count() > 0;
+      if ((!lo.db.empty() || lo.run != 0) && !lo.ops_of_models_given) {
+        throw cli::UsageError("list --db and --run go with --ops-of-models (a stored run's executed ops)");
+      }
+      if (lo.run != 0 && lo.db.empty()) throw cli::UsageError("list --run needs --db FILE");
+      return cli::list(lo);
+    }
     if (*run) {
       ro.backend_given = run_backend->count() > 0;
       if (!run_model.empty()) {
@@ -329,6 +351,11 @@ int main(int argc, char** argv) {
       return cli::run(ro);
     }
     if (*plan) return cli::plan(pl);
+    if (*from_models) {
+      if (fm.suite.empty() && fm.db.empty()) throw cli::UsageError("ops-from-models needs --suite NAME or --db FILE");
+      if (fm.run != 0 && fm.db.empty()) throw cli::UsageError("ops-from-models --run needs --db FILE");
+      return cli::ops_from_models(fm);
+    }
     if (*merge) return cli::merge(mo);
     if (*compare) return cli::compare(co);
     if (*report) return cli::report(rp);

@@ -128,6 +128,7 @@ class Committer {
  public:
   Committer(Store& store, std::int64_t run_id) : store_(store), run_id_(run_id), last_(Clock::now()) {}
   void add(const Case& c, Outcome o) {
+    if (!c.note.empty()) o.reason = c.note + (o.reason.empty() ? "" : "; " + o.reason);
     store_.add_result(run_id_, c.key, c.text, std::move(o));
     if (Clock::now() - last_ > std::chrono::milliseconds(250)) {
       store_.flush();

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -166,15 +167,33 @@ void print_summary(const Store& store, const std::string& db_path, long long run
     const std::vector<const StoredResult*>& members = groups.at({st, why});
     if (shown++ == 0) fmt::print("\n");
     const std::string& first = members.front()->outcome.key;
+    // A case cut from models (Note [Ops from models]) names them: its reason's first part.
+    auto models_of = [](const Outcome& o) {
+      static constexpr std::string_view kFrom = "from models: ";
+      if (o.error.empty() || o.reason.rfind(kFrom, 0) != 0) return std::string();
+      return o.reason.substr(kFrom.size(), o.reason.find(';') == std::string::npos ? std::string::npos : o.reason.find(';') - kFrom.size());
+    };
     if (members.size() < 3) {
       for (const StoredResult* r : members) {
-        fmt::print("{:<11} {}\n            {}\n            repro: {}\n", st, r->outcome.key, why,
+        const std::string models = models_of(r->outcome);
+        fmt::print("{:<11} {}\n            {}\n{}            repro: {}\n", st, r->outcome.key, why,
+                   models.empty() ? "" : "            from models: " + models + "\n",
                    repro_command(r->outcome.key, db_path, run_id, info->backend));
       }
       continue;
     }
-    fmt::print("{:<11} {} and {} more with the same {}\n            {}\n            repro: {}\n            each: {}\n", st,
+    std::set<std::string> models;
+    for (const StoredResult* r : members) {
+      std::string list = models_of(r->outcome);
+      for (std::size_t i = 0; i < list.size();) {
+        std::size_t j = list.find(", ", i);
+        models.insert(list.substr(i, j == std::string::npos ? std::string::npos : j - i));
+        i = j == std::string::npos ? list.size() : j + 2;
+      }
+    }
+    fmt::print("{:<11} {} and {} more with the same {}\n            {}\n{}            repro: {}\n            each: {}\n", st,
                first, members.size() - 1, members.front()->outcome.error.empty() ? "reason" : "error", why,
+               models.empty() ? "" : fmt::format("            from models: {}\n", fmt::join(models, ", ")),
                repro_command(first, db_path, run_id, info->backend),
                fmt::format("gauntlet show --db {} --run {} --status {} --json", shell_argument(db_path), run_id, st));
   }

@@ -136,7 +136,8 @@ std::vector<std::string> fixed_devices_and_dtypes(const torch::jit::Module& modu
 // graph holds every loss and interpolation mode; fasterrcnn has 102 ops in its graph and executes
 // 61). While alive, records every dispatcher op this thread calls at the top level (not the ops an
 // op calls in turn), by its name with overload ("aten::add.Tensor", "torchvision::nms"), and per
-// op the signatures it was called with ("f32[1,64,56,56], f32[64]").
+// op the signatures it was called with ("self=f32[1,64,56,56], other=f32[64]": signature_of in
+// model_file.cpp). A model case stores them (Outcome::executed_ops) from its first device call.
 class ExecutedOps {
  public:
   ExecutedOps();
@@ -145,10 +146,18 @@ class ExecutedOps {
   ExecutedOps& operator=(const ExecutedOps&) = delete;
   // op -> signature -> calls
   const std::map<std::string, std::map<std::string, std::int64_t>>& ops() const { return ops_; }
+  // Every (op, signature) as an Outcome::executed_ops record (executed_op_text in outcome.h).
+  std::vector<std::string> records() const;
 
  private:
   std::uint64_t handle_ = 0;
   std::map<std::string, std::map<std::string, std::int64_t>> ops_;
 };
+
+// A value as an executed-op record writes it ("[2,2]", "True", "f32[4]"), and the defaults of an
+// op's schema ("aten::embedding" -> {"padding_idx": "-1", ...}) written the same way; empty when
+// the dispatcher does not know the op.
+std::string executed_value_text(const c10::IValue& v);
+std::map<std::string, std::string> schema_defaults(const std::string& op_with_overload);
 
 }  // namespace gauntlet
