@@ -219,6 +219,8 @@ const OpRegistry& registry() {
     register_reduction_ops(reg);
     register_linalg_nn_ops(reg);
     register_shape_index_ops(reg);
+    register_corpus_ops(reg);
+    register_extra_ops(reg);
     return reg;
   }();
   return r;
