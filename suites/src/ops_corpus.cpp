@@ -470,7 +470,8 @@ void register_corpus_ops(OpRegistry& r) {
       static const auto op = c10::Dispatcher::singleton().findSchemaOrThrow("torchvision::roi_align", "")
                                  .typed<at::Tensor(const at::Tensor&, const at::Tensor&, double, int64_t, int64_t, int64_t, bool)>();
       const at::Tensor boxes = ordered_boxes(c.t(1));
-      const at::Tensor image = at::arange(boxes.size(0), boxes.options()).remainder(c.t(0).size(0)).unsqueeze(1);
+      // The image column is bookkeeping, not the op under test: made on the CPU, then moved.
+      const at::Tensor image = at::arange(boxes.size(0), at::kDouble).remainder(c.t(0).size(0)).unsqueeze(1).to(boxes.options());
       const std::int64_t s = c.i("output_size");
       return T{op.call(c.t(0), at::cat({image, boxes}, 1), c.f("spatial_scale"), s, s, c.i("sampling_ratio"), c.b("aligned"))};
     }); add(b); }

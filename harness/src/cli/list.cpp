@@ -202,8 +202,9 @@ int list_ops_of_models(const std::string& suite_name, const std::string& dir, bo
   const std::size_t exempted = static_cast<std::size_t>(
       std::count_if(rows.begin(), rows.end(), [&](const auto& row) { return exempt(row.first) != nullptr; }));
   fmt::print("\n{} ops executed by {} models of {}; {} exempt (views, copies, factories: docs/writing-suites.md); "
-             "{} not in the op table: {}\n",
-             rows.size(), per_model.size() - failed.size(), suite.name, exempted, missing.size(), fmt::join(missing, ", "));
+             "{} not in the op table{}{}\n",
+             rows.size(), per_model.size() - failed.size(), suite.name, exempted, missing.size(),
+             missing.empty() ? "" : ": ", fmt::join(missing, ", "));
   for (const std::string& f : failed) fmt::print("could not run {}\n", f);
   return failed.empty() ? 0 : 1;
 }
