@@ -20,7 +20,8 @@ TEST(OpTable, EveryOpIsDescribedAndCallable) {
     prev = op->name;
     EXPECT_FALSE(op->name.empty());
     EXPECT_FALSE(op->aten.empty());
-    EXPECT_EQ(op->aten.rfind("aten::", 0), 0u);
+    // aten ops, and torchvision's detection ops (nms, roi_align) from its op library
+    EXPECT_TRUE(op->aten.rfind("aten::", 0) == 0u || op->aten.rfind("torchvision::", 0) == 0u) << op->aten;
     EXPECT_FALSE(op->family.empty());
     EXPECT_FALSE(op->inputs.empty());
     EXPECT_GE(op->min_inputs(), 1u);
@@ -91,6 +92,28 @@ TEST(OpTable, ValidateKeyRejects) {
             std::string::npos);
   EXPECT_EQ(problem("op/pad_reflect/f32/2x3x8x8/contig/eager/pad=1:1:1:1"), "");
   EXPECT_EQ(problem("op/pad_constant/f32/2x3x8x8/contig/eager/pad=2:1"), "");
+}
+
+// Note [Exempt ops]: views, copies and factories real models run are exempt, with a reason, in
+// any overload and in-place form; ops of the table and other namespaces' ops never are.
+TEST(OpTable, ExemptOps) {
+  for (const char* op : {"aten::view", "aten::slice.Tensor", "aten::select.int", "aten::to.dtype", "aten::to.device",
+                         "aten::copy_", "aten::fill_.Scalar", "aten::zero_", "aten::dropout", "aten::dropout_",
+                         "aten::item", "aten::empty.memory_format", "aten::contiguous", "aten::t", "aten::detach"}) {
+    const OpExemption* e = find_op_exemption(op);
+    ASSERT_NE(e, nullptr) << op;
+    EXPECT_NE(std::string(e->kind), "") << op;
+    EXPECT_GT(std::string(e->reason).size(), 10u) << op;
+  }
+  for (const char* op : {"aten::add.Tensor", "aten::_convolution", "aten::index.Tensor", "torchvision::nms",
+                         "aten::arange.start", "aten::lstm.input", "aten::__and__.Tensor"}) {
+    EXPECT_EQ(find_op_exemption(op), nullptr) << op;
+  }
+  // An exempt op is not also a table op.
+  for (const OpExemption& e : op_exemptions()) {
+    EXPECT_EQ(find_op(e.name), nullptr) << e.name;
+    for (const OpSpec* op : all_ops()) EXPECT_NE(op->aten.substr(0, op->aten.find('.')), std::string("aten::") + e.name) << e.name;
+  }
 }
 
 TEST(OpTable, ToScalarType) {

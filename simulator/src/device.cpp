@@ -7,6 +7,8 @@
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/unfold_native.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/view_native.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
@@ -87,6 +89,13 @@ at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride, c10::opti
 // device at HBM bandwidth. This is what charges a fallback's transfers.
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking*/) {
   at::Tensor src_view = on_device(self) ? cpu_alias(self) : self;
+  // A lazily conjugated or negated device tensor (the backward of view_as_real/view_as_complex
+  // makes them) keeps those bits out of its memory: the CPU alias takes them over, and the CPU copy
+  // applies them (register_lazy_bit_copies sends such copies here).
+  if (on_device(self) && self.is_conj()) src_view = src_view.conj();
+  if (on_device(self) && self.is_neg()) src_view = at::_neg_view(src_view);
+  TORCH_CHECK(!on_device(dst) || (!dst.is_conj() && !dst.is_neg()),
+              "gauntlet_sim: a copy into a lazily conjugated or negated device tensor is not supported");
   at::Tensor dst_view = on_device(dst) ? cpu_alias(dst) : dst;
   dst_view.copy_(src_view);
   Work w;
@@ -156,6 +165,18 @@ std::string dtype_name(at::ScalarType t) {
   }
 }
 
+// Note [Lazy conjugation]: libtorch's Conjugate and Negative fallbacks materialise a lazily
+// conjugated (or negated) argument with a clone, and a clone copies through _copy_from again: on a
+// device whose _copy_from is reached through those keys that never ends (a stack overflow in
+// view_as_real's backward). Real backends let _copy_from through both keys and apply the bits in
+// their copy, as copy_from above does.
+void register_lazy_bit_copies(torch::Library& conj, torch::Library& neg) {
+  for (torch::Library* lib : {&conj, &neg}) {
+    lib->impl("_copy_from", torch::CppFunction::makeFallthrough());
+    lib->impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+  }
+}
+
 void register_device_ops(torch::Library& m) {
   m.impl("empty.memory_format", TORCH_FN(empty));
   m.impl("empty_strided", TORCH_FN(empty_strided));
@@ -166,6 +187,10 @@ void register_device_ops(torch::Library& m) {
   m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));
   m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
   m.impl("unfold", TORCH_FN(at::native::unfold));
+  // Complex views (stft, istft, real models' view_as_complex/view_as_real): the same device memory
+  // read as (re, im) pairs; a CPU fallback cannot make a view, and these have no composite kernel.
+  m.impl("view_as_complex", TORCH_FN(at::native::view_as_complex));
+  m.impl("view_as_real", TORCH_FN(at::native::view_as_real));
 }
 
 }  // namespace gauntlet::sim

@@ -62,7 +62,19 @@ const std::map<std::string, KernelInfo>& kernel_table() {
           "scatter_add", "scatter", "avg_pool2d", "avg_pool2d_backward", "max_pool2d_with_indices",
           "max_pool2d_with_indices_backward", "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward",
           "masked_select", "nonzero", "flip", "roll", "tril", "triu", "cumprod", "logsumexp", "norm",
-          "linalg_vector_norm", "mse_loss", "mse_loss_backward", "smooth_l1_loss", "huber_loss", "l1_loss"}) {
+          "linalg_vector_norm", "mse_loss", "mse_loss_backward", "smooth_l1_loss", "huber_loss", "l1_loss",
+          // what real models run beyond those (the op table's corpus family): padding, 3-d
+          // adaptive pooling, gated and parametric activations, grid sampling, im2col/col2im,
+          // group norm, advanced-index writes and the fused attention and encoder layer; recurrent
+          // layers and cells decompose into matrix products and activations that have kernels
+          "constant_pad_nd", "reflection_pad1d", "reflection_pad2d", "reflection_pad3d", "reflection_pad1d_backward",
+          "reflection_pad2d_backward", "reflection_pad3d_backward", "replication_pad1d", "replication_pad2d",
+          "replication_pad3d", "replication_pad1d_backward", "replication_pad2d_backward", "replication_pad3d_backward",
+          "_adaptive_avg_pool3d", "_adaptive_avg_pool3d_backward", "glu", "glu_backward", "prelu", "_prelu_kernel",
+          "_prelu_kernel_backward", "prelu_backward", "grid_sampler_2d", "grid_sampler_2d_backward", "grid_sampler_3d",
+          "grid_sampler_3d_backward", "im2col", "col2im", "native_group_norm", "native_group_norm_backward",
+          "index_put", "_index_put_impl", "_native_multi_head_attention", "_transformer_encoder_layer_fwd",
+          "_transform_bias_rescale_qkv", "clamp_min_backward", "floor_divide"}) {
       t[op] = {};
     }
     for (const char* op : {"exp", "exp2", "tanh", "sigmoid", "gelu", "silu", "erf"}) t[op] = {Kind::Transcendental, {}};

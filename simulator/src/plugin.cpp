@@ -36,7 +36,10 @@ struct Loader {
     }
     static torch::Library aten(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
     static torch::Library any(torch::Library::IMPL, "_", c10::DispatchKey::PrivateUse1, __FILE__, __LINE__);
+    static torch::Library conj(torch::Library::IMPL, "aten", c10::DispatchKey::Conjugate, __FILE__, __LINE__);
+    static torch::Library neg(torch::Library::IMPL, "aten", c10::DispatchKey::Negative, __FILE__, __LINE__);
     register_device_ops(aten);
+    register_lazy_bit_copies(conj, neg);
     register_kernels(aten, any);
   }
 };

@@ -26,6 +26,7 @@ std::string dtype_name(at::ScalarType t);
 
 // Registers the device (memory, copies, views) and every kernel on PrivateUse1.
 void register_device_ops(torch::Library& m);
+void register_lazy_bit_copies(torch::Library& conj, torch::Library& neg);  // Note [Lazy conjugation]
 void register_kernels(torch::Library& aten, torch::Library& fallback);
 
 }  // namespace gauntlet::sim

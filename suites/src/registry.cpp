@@ -219,6 +219,8 @@ const OpRegistry& registry() {
     register_reduction_ops(reg);
     register_linalg_nn_ops(reg);
     register_shape_index_ops(reg);
+    register_corpus_ops(reg);
+    register_extra_ops(reg);
     return reg;
   }();
   return r;
@@ -240,6 +242,60 @@ std::vector<const OpSpec*> all_ops() {
   std::vector<const OpSpec*> out;
   for (const auto& [name, d] : registry().ops_) out.push_back(&d.spec);
   return out;
+}
+
+// ---- Exempt ops (Note [Exempt ops]) ----
+
+const std::vector<OpExemption>& op_exemptions() {
+  static const std::vector<OpExemption> kExemptOps = {
+      {"view", "view", "a view: same storage, new sizes; every reshape/flatten case and every output read goes through views"},
+      {"slice", "view", "a view (x[a:b]): narrow, split and chunk cases cover it, and layout step2 inputs are slices"},
+      {"select", "view", "a view (x[i]): unbind and index cases cover it"},
+      {"t", "view", "a view (transpose of a 2-d tensor): transpose cases and layout t inputs cover it"},
+      {"expand_as", "view", "a view: expand cases cover it"},
+      {"as_strided", "view", "a view: every non-contiguous layout is made with strided views"},
+      {"alias", "view", "a view of the same tensor"},
+      {"detach", "view", "an autograd alias: no data moves; every eager-bwd case detaches its outputs"},
+      {"contiguous", "copy", "a copy into dense strides: every non-contiguous layout case compares contiguous copies"},
+      {"clone", "copy", "a copy: golden inputs and outputs are cloned in every case"},
+      {"copy", "copy", "a copy (copy_): every case copies its inputs to the device and its outputs back"},
+      {"to", "copy", "a dtype or device move: every case moves its inputs to the device in the case dtype"},
+      {"_to_copy", "copy", "what to() calls: as to"},
+      {"type_as", "copy", "a dtype move (to the other tensor's dtype): as to"},
+      {"empty", "factory", "uninitialised memory: no values to compare; every output is allocated with it"},
+      {"empty_like", "factory", "uninitialised memory: as empty"},
+      {"empty_strided", "factory", "uninitialised memory: as empty"},
+      {"zeros", "factory", "a constant: zeros_like and full cases cover constant factories"},
+      {"ones", "factory", "a constant: ones_like and full cases cover constant factories"},
+      {"new_zeros", "factory", "a constant (a tensor method form of zeros): as zeros"},
+      {"new_ones", "factory", "a constant: as ones"},
+      {"new_full", "factory", "a constant: full cases cover it"},
+      {"new_empty", "factory", "uninitialised memory: as empty"},
+      {"scalar_tensor", "factory", "a 0-d constant; ops with scalar arguments make them in every case"},
+      {"fill", "factory", "an in-place constant (fill_): full and full_like cases cover it; the strided layout fills its padding"},
+      {"zero", "factory", "an in-place zero (zero_): as fill_; every backward zeroes its gradients"},
+      {"item", "host read", "reads one value to the host (_local_scalar_dense): every comparison reads device values"},
+      {"_local_scalar_dense", "host read", "what item() calls: as item"},
+      {"is_floating_point", "host read", "a dtype query: no kernel runs"},
+      {"size", "host read", "a shape query: no kernel runs"},
+      {"dim", "host read", "a shape query: no kernel runs"},
+      {"numel", "host read", "a shape query: no kernel runs"},
+      {"dropout", "eval identity", "the identity in eval (train=False), which is how models run; training dropout is random"},
+      {"feature_dropout", "eval identity", "as dropout"},
+      {"alpha_dropout", "eval identity", "as dropout"},
+  };
+  return kExemptOps;
+}
+
+const OpExemption* find_op_exemption(const std::string& executed_op) {
+  std::string base = executed_op.rfind("aten::", 0) == 0 ? executed_op.substr(6) : executed_op;
+  if (base.find("::") != std::string::npos) return nullptr;  // other namespaces (torchvision::) are ops
+  base = base.substr(0, base.find('.'));
+  if (base.size() > 1 && base.back() == '_' && base[base.size() - 2] != '_') base.pop_back();  // in-place form
+  for (const OpExemption& e : op_exemptions()) {
+    if (base == e.name) return &e;
+  }
+  return nullptr;
 }
 
 std::optional<std::string> validate_key(const CaseKey& key) {

@@ -88,6 +88,8 @@ void register_elementwise_ops(OpRegistry& r);
 void register_reduction_ops(OpRegistry& r);
 void register_linalg_nn_ops(OpRegistry& r);
 void register_shape_index_ops(OpRegistry& r);
+void register_corpus_ops(OpRegistry& r);
+void register_extra_ops(OpRegistry& r);
 
 // The at::ScalarType for a dtype.
 at::ScalarType to_scalar_type(DType d);

@@ -96,6 +96,22 @@ struct OpSpec {
 const OpSpec* find_op(const std::string& name);
 std::vector<const OpSpec*> all_ops();  // sorted by name
 
+// Note [Exempt ops]: ops real models execute that the op table leaves out on purpose, because
+// every case already exercises them and they compute nothing of their own: views (view, slice,
+// select, t, expand_as, ...), copies and moves (contiguous, to, copy_, clone, type_as, detach),
+// factories without arguments to get wrong (empty, zeros, ones, new_*, fill_, zero_), host reads
+// (item, is_floating_point) and dropout, the identity in eval. The one list, with reasons, is
+// kExemptOps in registry.cpp; docs/writing-suites.md lists it too.
+struct OpExemption {
+  const char* name;    // the aten base name ("view", "to", "dropout")
+  const char* kind;    // view, copy, factory, host read, eval identity
+  const char* reason;  // why a table entry would add nothing
+};
+// The exemption of an executed op ("aten::view", "aten::to.dtype", "aten::fill_.Scalar": any
+// overload, in-place forms as their op), or nullptr when the op table should have it.
+const OpExemption* find_op_exemption(const std::string& executed_op);
+const std::vector<OpExemption>& op_exemptions();
+
 // Checks a key against its op's spec (arity, dtypes, argument names and types, layout, mode).
 // Returns the problem as text, or nullopt when the key is valid.
 std::optional<std::string> validate_key(const CaseKey& key);
