@@ -182,6 +182,15 @@ TEST_F(Bundle, SimFaultIsInTheSavedOutputs) {
   EXPECT_EQ(parse_replay(code, out).verdict, "PASS") << out;
 }
 
+// A bundle made on the simulator, replayed on its device (PrivateUse1, loaded with --load): the
+// sim's tolerance and outputs, Gauntlet's verdict and max abs error.
+TEST_F(Bundle, ReplaysOnAPluginDevice) {
+  const path dir = make("model/cnn/f32/tiny/eager/train", "sim", "--backend sim");
+  EXPECT_EQ(manifest(dir)["backend"]["name"], "sim");
+  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  expect_python_agrees(dir, std::string("--load ") + GAUNTLET_SIM_LIB + " --device privateuseone:0");
+}
+
 // From the record: a run stored the fault in its environment; `repro --db --bundle` restores it,
 // and the bundle says which run it came from.
 TEST_F(Bundle, FromTheRecordOfAStoredRun) {

@@ -213,4 +213,11 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    if "--load" in sys.argv:
+        # A plugin's teardown at interpreter exit (its threads, its allocator) is not the case's
+        # verdict: leave without it.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
