@@ -338,6 +338,7 @@ int repro_in_child(const ReproOptions& o, const Restored* restored) {
   std::string debug = "gdb --args " + shell_quote(args[0]);
   for (std::size_t i = 1; i + 1 < args.size(); ++i) debug += " " + shell_quote(args[i]);
   fmt::print("debug it: {} --in-process\n", debug);
+  if (!o.bundle.empty()) fmt::print("bundle   NOT written: the case killed its process before it had outputs to save\n");
   if (restored) print_reproduced(*restored, Status::Crash);
   std::fflush(stdout);
   return 1;
