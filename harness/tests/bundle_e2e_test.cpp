@@ -1,10 +1,9 @@
 // Repro bundles end to end (Note [Bundles] in harness/src/bundle.cpp, docs/repro.md "Bundles"):
 // the real gauntlet binary writes bundles; /usr/bin/python3 and a C++ build of the bundle's
 // program replay them without Gauntlet and must reach Gauntlet's verdict and max abs error.
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "e2e_support.h"
@@ -39,7 +38,8 @@ Replay parse_replay(int code, const std::string& out) {
   r.out = out;
   std::smatch m;
   if (std::regex_search(out, m, std::regex(R"(\nverdict  (\w+))"))) r.verdict = m[1];
-  if (std::regex_search(out, m, std::regex(R"(\nmetrics  max abs err (\S+))"))) r.max_abs = std::stod(m[1]);
+  if (std::regex_search(out, m, std::regex(R"(\nmetrics  max abs err (\S+))")))
+    r.max_abs = std::stod(m[1]);
   return r;
 }
 
@@ -48,21 +48,29 @@ bool python_has_torch() {
   return has;
 }
 
-nlohmann::json manifest(const path& dir) { return nlohmann::json::parse(e2e::slurp(dir / "manifest.json")); }
+nlohmann::json manifest(const path& dir) {
+  return nlohmann::json::parse(e2e::slurp(dir / "manifest.json"));
+}
 
 // Same to 1e-12 relative (0 and 0 alike).
-bool same_error(double a, double b) { return a == b || std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b)); }
+bool same_error(double a, double b) {
+  return a == b || std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b));
+}
 
 class Bundle : public e2e::E2E {
  protected:
   // Writes KEY's bundle with `gauntlet repro KEY --bundle DIR <extra>` and checks that Gauntlet's
   // printed verdict is the manifest's.
-  path make(const std::string& key, const std::string& name, const std::string& extra = "", const std::string& env = "") {
+  path make(const std::string& key, const std::string& name, const std::string& extra = "",
+            const std::string& env = "") {
     const path dir = dir_ / name;
-    const e2e::Result r = gauntlet("repro '" + key + "' --bundle " + dir.string() + " " + extra, env);
+    const e2e::Result r =
+        gauntlet("repro '" + key + "' --bundle " + dir.string() + " " + extra, env);
     EXPECT_TRUE(r.code == 0 || r.code == 1) << key << "\n" << r.out << r.err;
-    EXPECT_NE(r.out.find("bundle   " + dir.string()), std::string::npos) << key << "\n" << r.out << r.err;
-    for (const char* f : {"manifest.json", "tensors.pt", "repro.py", "repro.cpp", "CMakeLists.txt"}) {
+    EXPECT_NE(r.out.find("bundle   " + dir.string()), std::string::npos) << key << "\n"
+                                                                         << r.out << r.err;
+    for (const char* f :
+         {"manifest.json", "tensors.pt", "repro.py", "repro.cpp", "CMakeLists.txt"}) {
       EXPECT_TRUE(e2e::fs::exists(dir / f)) << key << ": " << f;
     }
     if (!e2e::fs::exists(dir / "manifest.json")) return dir;
@@ -77,13 +85,16 @@ class Bundle : public e2e::E2E {
   // repro.py's verdict and max abs error against the manifest's (Gauntlet's).
   void expect_python_agrees(const path& dir, const std::string& flags = "--device cpu") {
     const nlohmann::json man = manifest(dir);
-    const auto [code, out] = shell(std::string(kPython) + " " + (dir / "repro.py").string() + " " + flags);
+    const auto [code, out] =
+        shell(std::string(kPython) + " " + (dir / "repro.py").string() + " " + flags);
     const Replay r = parse_replay(code, out);
     const std::string want = man["gauntlet"]["status"];
     EXPECT_EQ(r.verdict, want) << man["key"] << "\n" << out;
     EXPECT_EQ(r.code, want == "PASS" ? 0 : 1) << out;
     EXPECT_TRUE(same_error(r.max_abs, man["gauntlet"]["max_abs_err"].get<double>()))
-        << man["key"] << ": repro.py " << r.max_abs << ", gauntlet " << man["gauntlet"]["max_abs_err"] << "\n" << out;
+        << man["key"] << ": repro.py " << r.max_abs << ", gauntlet "
+        << man["gauntlet"]["max_abs_err"] << "\n"
+        << out;
   }
 };
 
@@ -111,7 +122,8 @@ const std::vector<std::string>& op_keys() {
       "op/gather/f32/17x31,5x31/contig/eager-bwd",
       "op/topk/f32/17x31/contig/eager-bwd",
       "op/mse_loss/f32/8x5,8x5/contig/eager-bwd/reduction=mean",
-      "op/add/i64/17x31,17x31/contig/eager",  // not in smoke (no i64 there): a valid key all the same
+      "op/add/i64/17x31,17x31/contig/eager",  // not in smoke (no i64 there): a valid key all the
+                                              // same
   };
   return keys;
 }
@@ -126,28 +138,35 @@ TEST_F(Bundle, OpCasesReplayInPythonWithGauntletsVerdictAndError) {
     if (!python_has_torch()) continue;
     expect_python_agrees(dir);
   }
-  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch: the bundles were written, not replayed";
+  if (!python_has_torch())
+    GTEST_SKIP() << kPython << " cannot import torch: the bundles were written, not replayed";
 }
 
 TEST_F(Bundle, InputsKeepTheirLayout) {
   const path dir = make("op/log1p/f32/17x31/step2/eager", "step2");
   const nlohmann::json in = manifest(dir)["inputs"].at(0);
   EXPECT_EQ(in["size"], nlohmann::json({17, 31}));
-  EXPECT_NE(in["stride"], nlohmann::json({31, 1}));  // step2: every other element of a larger storage
+  EXPECT_NE(in["stride"],
+            nlohmann::json({31, 1}));  // step2: every other element of a larger storage
   if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
-  const auto [code, out] = shell(std::string(kPython) + " -c \"import json, torch; T = torch.load('" + (dir / "tensors.pt").string() +
-                                 "'); m = json.load(open('" + (dir / "manifest.json").string() +
-                                 "'))['inputs'][0]; x = T['input.self'].as_strided(m['size'], m['stride'], m['storage_offset']); "
-                                 "print(list(x.stride()), x.is_contiguous())\"");
+  const auto [code, out] =
+      shell(std::string(kPython) + " -c \"import json, torch; T = torch.load('" +
+            (dir / "tensors.pt").string() + "'); m = json.load(open('" +
+            (dir / "manifest.json").string() +
+            "'))['inputs'][0]; x = T['input.self'].as_strided(m['size'], m['stride'], "
+            "m['storage_offset']); "
+            "print(list(x.stride()), x.is_contiguous())\"");
   EXPECT_EQ(code, 0) << out;
   std::string strides;
-  for (const auto& v : in["stride"]) strides += (strides.empty() ? "[" : ", ") + std::to_string(v.get<long long>());
+  for (const auto& v : in["stride"])
+    strides += (strides.empty() ? "[" : ", ") + std::to_string(v.get<long long>());
   EXPECT_EQ(out, strides + "] False\n");
 }
 
 TEST_F(Bundle, ModelCasesReplayTheTorchScriptModule) {
   std::size_t i = 0;
-  for (const std::string& key : {std::string("model/mlp/f32/tiny/eager/infer"), std::string("model/cnn/f32/tiny/eager/train"),
+  for (const std::string& key : {std::string("model/mlp/f32/tiny/eager/infer"),
+                                 std::string("model/cnn/f32/tiny/eager/train"),
                                  std::string("model/cross_attention/bf16/tiny/eager/infer")}) {
     SCOPED_TRACE(key);
     const path dir = make(key, "model" + std::to_string(i++));
@@ -170,15 +189,18 @@ TEST_F(Bundle, CollectiveCaseReplaysEveryRankInOneProcess) {
 // them (--from-saved) prints FAIL with Gauntlet's error.
 TEST_F(Bundle, SimFaultIsInTheSavedOutputs) {
   const std::string key = "op/add/f32/17x31,17x31/t/eager";
-  const path dir = make(key, "fault", "--backend sim", "GAUNTLET_SIM_FAULTS='op=aten::add*,dtype=f32,kind=bias,factor=0.5'");
+  const path dir = make(key, "fault", "--backend sim",
+                        "GAUNTLET_SIM_FAULTS='op=aten::add*,dtype=f32,kind=bias,factor=0.5'");
   const nlohmann::json man = manifest(dir);
   EXPECT_EQ(man["gauntlet"]["status"], "FAIL");
   EXPECT_EQ(man["backend"]["name"], "sim");
-  EXPECT_EQ(man["environment"]["GAUNTLET_SIM_FAULTS"], "op=aten::add*,dtype=f32,kind=bias,factor=0.5");
+  EXPECT_EQ(man["environment"]["GAUNTLET_SIM_FAULTS"],
+            "op=aten::add*,dtype=f32,kind=bias,factor=0.5");
   if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
   expect_python_agrees(dir, "--from-saved");
   // Rerun on the CPU, the same case passes: the fault was the backend's.
-  const auto [code, out] = shell(std::string(kPython) + " " + (dir / "repro.py").string() + " --device cpu");
+  const auto [code, out] =
+      shell(std::string(kPython) + " " + (dir / "repro.py").string() + " --device cpu");
   EXPECT_EQ(parse_replay(code, out).verdict, "PASS") << out;
 }
 
@@ -188,7 +210,8 @@ TEST_F(Bundle, ReplaysOnAPluginDevice) {
   const path dir = make("model/cnn/f32/tiny/eager/train", "sim", "--backend sim");
   EXPECT_EQ(manifest(dir)["backend"]["name"], "sim");
   if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
-  expect_python_agrees(dir, std::string("--load ") + GAUNTLET_SIM_LIB + " --device privateuseone:0");
+  expect_python_agrees(dir,
+                       std::string("--load ") + GAUNTLET_SIM_LIB + " --device privateuseone:0");
 }
 
 // From the record: a run stored the fault in its environment; `repro --db --bundle` restores it,
@@ -196,23 +219,28 @@ TEST_F(Bundle, ReplaysOnAPluginDevice) {
 TEST_F(Bundle, FromTheRecordOfAStoredRun) {
   const std::string key = "op/add/f32/17x31,17x31/t/eager";
   const std::string db = (dir_ / "r.db").string();
-  const e2e::Result run = gauntlet("run --suite smoke --filter '" + key + "' --backend sim --db " + db + " --quiet",
-                                   "GAUNTLET_SIM_FAULTS='op=aten::add*,dtype=f32,kind=bias,factor=0.5'");
+  const e2e::Result run =
+      gauntlet("run --suite smoke --filter '" + key + "' --backend sim --db " + db + " --quiet",
+               "GAUNTLET_SIM_FAULTS='op=aten::add*,dtype=f32,kind=bias,factor=0.5'");
   ASSERT_EQ(run.code, 0) << run.out << run.err;
-  const path dir = make(key, "record", "--db " + db);  // no fault in this environment: the run's is restored
+  const path dir =
+      make(key, "record", "--db " + db);  // no fault in this environment: the run's is restored
   const nlohmann::json man = manifest(dir);
   EXPECT_EQ(man["gauntlet"]["status"], "FAIL");
   EXPECT_EQ(man["restored_from"], "run 1 of " + db);
-  EXPECT_EQ(man["environment"]["GAUNTLET_SIM_FAULTS"], "op=aten::add*,dtype=f32,kind=bias,factor=0.5");
+  EXPECT_EQ(man["environment"]["GAUNTLET_SIM_FAULTS"],
+            "op=aten::add*,dtype=f32,kind=bias,factor=0.5");
   if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
   expect_python_agrees(dir, "--from-saved");
 }
 
 // A case that cannot be bundled says why, and repro exits 2.
 TEST_F(Bundle, ACaseWithoutOutputsIsNotBundled) {
-  const e2e::Result r = gauntlet("repro 'coll/barrier/f32/1/contig/w2' --bundle " + (dir_ / "barrier").string());
+  const e2e::Result r =
+      gauntlet("repro 'coll/barrier/f32/1/contig/w2' --bundle " + (dir_ / "barrier").string());
   EXPECT_EQ(r.code, 2) << r.out << r.err;
-  EXPECT_NE(r.out.find("bundle   NOT written: a barrier moves no data"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bundle   NOT written: a barrier moves no data"), std::string::npos)
+      << r.out;
 }
 
 // The C++ program: one build (cmake + the compiler, against the libtorch find_package(Torch)
@@ -221,8 +249,10 @@ TEST_F(Bundle, CppProgramBuildsAndAgrees) {
   const std::string key = "op/matmul/f64/17x31,31x8/t/eager-bwd";
   const path dir = make(key, "cpp");
   const nlohmann::json man = manifest(dir);
-  const auto [cfg_code, cfg_out] = shell("cmake -S " + dir.string() + " -B " + (dir / "build").string() + " -DCMAKE_BUILD_TYPE=Release");
-  if (cfg_code != 0 && cfg_out.find("Torch") != std::string::npos && cfg_out.find("find_package") != std::string::npos) {
+  const auto [cfg_code, cfg_out] = shell("cmake -S " + dir.string() + " -B " +
+                                         (dir / "build").string() + " -DCMAKE_BUILD_TYPE=Release");
+  if (cfg_code != 0 && cfg_out.find("Torch") != std::string::npos &&
+      cfg_out.find("find_package") != std::string::npos) {
     GTEST_SKIP() << "find_package(Torch) fails here:\n" << cfg_out;
   }
   ASSERT_EQ(cfg_code, 0) << cfg_out;
@@ -232,7 +262,9 @@ TEST_F(Bundle, CppProgramBuildsAndAgrees) {
     const auto [code, out] = shell((dir / "build" / "repro").string() + " " + flags);
     const Replay r = parse_replay(code, out);
     EXPECT_EQ(r.verdict, man["gauntlet"]["status"].get<std::string>()) << flags << "\n" << out;
-    EXPECT_TRUE(same_error(r.max_abs, man["gauntlet"]["max_abs_err"].get<double>())) << flags << "\n" << out;
+    EXPECT_TRUE(same_error(r.max_abs, man["gauntlet"]["max_abs_err"].get<double>()))
+        << flags << "\n"
+        << out;
   }
 }
 
