@@ -423,6 +423,7 @@ BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
   const Outcome& o = src.outcome;
   man["gauntlet"] = {{"status", std::string(status_name(o.status))},
                      {"error", o.error},
+                     {"reason", o.reason},
                      {"max_abs_err", json_number(o.metrics.max_abs_err)},
                      {"max_rel_err", json_number(o.metrics.max_rel_err)},
                      {"mismatches", o.metrics.mismatches},

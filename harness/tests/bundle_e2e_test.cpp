@@ -234,6 +234,21 @@ TEST_F(Bundle, FromTheRecordOfAStoredRun) {
   expect_python_agrees(dir, "--from-saved");
 }
 
+// An expected failure: Gauntlet's XFAIL is the raw FAIL repro.py prints, with the expectation.
+TEST_F(Bundle, AnExpectedFailureReplaysAsItsRawFail) {
+  const path dir = make("op/matmul/bf16/17x31,31x8/contig/eager", "xfail");
+  const nlohmann::json man = manifest(dir);
+  ASSERT_EQ(man["gauntlet"]["status"], "XFAIL");
+  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  const auto [code, out] = shell(std::string(kPython) + " " + (dir / "repro.py").string());
+  const Replay r = parse_replay(code, out);
+  EXPECT_EQ(r.verdict, "FAIL") << out;
+  EXPECT_NE(out.find("\nexpected to fail (" + man["gauntlet"]["reason"].get<std::string>() + ")"),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(same_error(r.max_abs, man["gauntlet"]["max_abs_err"].get<double>())) << out;
+}
+
 // A case that cannot be bundled says why, and repro exits 2.
 TEST_F(Bundle, ACaseWithoutOutputsIsNotBundled) {
   const e2e::Result r =
