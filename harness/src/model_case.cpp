@@ -309,7 +309,8 @@ std::string first_divergent_node(const torch::jit::Graph& graph, const std::vect
   return DivergenceWalk("", dtype, Tolerance{}, scaled).run(graph, device_inputs, golden_inputs);
 }
 
-void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out, CaseTrace& trace) {
+void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out, CaseTrace& trace,
+                    CaseDetail* detail) {
   const ModelSpec& spec = model_catalog().get(key.target);
   const bool compiled = key.exec == "compile";
   const bool train = key.mode == Mode::EagerBwd;
@@ -371,6 +372,19 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   out.rtol = tol.rtol;
   out.atol = tol.atol;
   out.tolerance_profile = tol.source;
+  if (detail && detail->keep_tensors) {  // Note [Case tensors]
+    CaseTensors& kept = detail->tensors;
+    for (std::size_t i = 0; i < inputs.size(); ++i) kept.inputs.push_back({spec.args[i].name, inputs[i]});
+    for (std::size_t i = 0; i < golden.result.tensors.size(); ++i) {
+      kept.golden.push_back({golden.result.names[i], golden.result.tensors[i]});
+      if (i < actual.tensors.size()) kept.actual.push_back({golden.result.names[i], actual.tensors[i].detach().cpu()});
+      kept.dtypes.push_back(at::isFloatingType(golden.result.tensors[i].scalar_type()) ? dtype : golden.result.tensors[i].scalar_type());
+      kept.tolerances.push_back(tol);
+    }
+    if (train) {
+      for (std::size_t k = 0; k < golden.loss_weights.size(); ++k) kept.loss_weights.push_back({"out" + std::to_string(k), golden.loss_weights[k]});
+    }
+  }
   Comparison cmp;
   std::vector<at::Tensor> keep;  // the arrays the views point into
   if (auto problem = compare_into(cmp, keep, actual, golden.result, dtype, key.dtype, tol, "")) {

@@ -137,6 +137,7 @@ std::string compare_outputs(const CaseKey& key, const Backend& dev, const std::s
         device_inputs[0].sizes() == a.sizes() && device_inputs[0].is_non_overlapping_and_dense() &&
         a.numel() > 1) {
       at::Tensor like = at::empty_like(at::empty_strided(device_inputs[0].sizes(), device_inputs[0].strides(), a.options()));
+      if (detail && detail->keep_tensors) detail->tensors.promised_strides = like.strides().vec();
       if (like.strides() != a.strides() && problem.empty()) {
         problem = fmt::format("{}: strides {} differ from the promised {}", name, join_sizes(a.strides()), join_sizes(like.strides()));
       }
@@ -148,6 +149,12 @@ std::string compare_outputs(const CaseKey& key, const Backend& dev, const std::s
       out.atol = tol.atol;
       out.tolerance_profile = backend + ":" + tol.source;
       tolerance_set = true;
+    }
+    if (detail && detail->keep_tensors) {
+      detail->tensors.actual.push_back({name, a});
+      detail->tensors.golden.push_back({name, g});
+      detail->tensors.dtypes.push_back(want);
+      detail->tensors.tolerances.push_back(tol);
     }
     at::Tensor ad = a.to(at::kDouble).contiguous().reshape({-1});
     at::Tensor gd = g.to(at::kDouble).contiguous().reshape({-1});
@@ -285,7 +292,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   }
   if (key.kind == "model") {
     if (is_model_file_target(key.target)) run_model_file_case(key, backend, cfg, out, trace);
-    else run_model_case(key, backend, cfg, out, trace);
+    else run_model_case(key, backend, cfg, out, trace, detail);
     return;
   }
   if (key.kind == "coll") {
@@ -299,6 +306,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   if (detail) {
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       detail->inputs.push_back(summarize(def.spec.inputs[i].name, apply_layout(inputs[i], key.layout)));
+      if (detail->keep_tensors) detail->tensors.inputs.push_back({def.spec.inputs[i].name, apply_layout(inputs[i], key.layout)});
     }
   }
   std::vector<NamedTensor> golden = obtain_golden(def, key, inputs, cfg, out);

@@ -21,7 +21,9 @@ namespace gauntlet {
 
 // Runs the case and fills `out` (status, metrics, tolerance, timing, fallbacks, device time).
 // Throws what the model throws; run_case classifies it.
-void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out, CaseTrace& trace);
+// `detail`, when given with keep_tensors, receives the case's tensors (Note [Case tensors]).
+void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out, CaseTrace& trace,
+                    CaseDetail* detail = nullptr);
 
 // The same for a model file's case (Note [Model file cases] in harness/src/model_file_case.cpp):
 // a TorchScript file and its manifest (gauntlet/model_file.h), judged per output as the manifest

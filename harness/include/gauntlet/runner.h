@@ -72,10 +72,23 @@ struct WorstElement {
   std::string coords;      // "[3, 7]"
   double actual = 0, golden = 0, golden_cast = 0, abs_err = 0, allowed = 0;
 };
+// Note [Case tensors]: the tensors themselves, for a bundle (gauntlet/bundle.h): kept by op and
+// zoo model cases when CaseDetail::keep_tensors is set, in the order the case compared them.
+struct CaseTensors {
+  std::vector<NamedTensor> inputs;  // on the CPU, laid out as the device got them (strides, offset)
+  std::vector<NamedTensor> golden;  // the golden as computed: fp64 for floating outputs
+  std::vector<NamedTensor> actual;  // the device's outputs, copied to the CPU as compared
+  std::vector<at::ScalarType> dtypes;  // each output's expected dtype
+  std::vector<Tolerance> tolerances;   // each output's
+  std::vector<std::int64_t> promised_strides;  // out0's, when the op promises a dense input's layout
+  std::vector<NamedTensor> loss_weights;       // a training model case's fixed loss weights
+};
 struct CaseDetail {
   std::vector<TensorSummary> inputs, actual, golden;
   std::vector<std::string> decomposed;  // ops that ran as composites of others on the device
   std::vector<WorstElement> worst;  // up to 5, furthest outside tolerance first
+  bool keep_tensors = false;  // fill `tensors`
+  CaseTensors tensors;
 };
 
 // An error text of TorchScript's interpreter with the kernel's message first and the traceback

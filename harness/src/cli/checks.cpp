@@ -86,6 +86,7 @@ void add_value_checks(CLI::App& app) {
       {"--out", not_empty()},
       {"--store", not_empty()},
       {"--golden-store", not_empty()},
+      {"--bundle", not_empty()},
       {"--suites-dir", not_empty()},
       {"--plan", not_empty()},
       {"--model", not_empty()},

@@ -109,6 +109,7 @@ struct ReproOptions {
   std::string profile;  // --profile (also in $GAUNTLET_PROFILE by then)
   std::string db;       // --db: restore the configuration of a stored run (Note [Repro from the record])
   long long run = 0;    // --run: that run (0: the latest with a result for the key)
+  std::string bundle;  // --bundle: write a standalone bundle of the case here (Note [Bundles])
   bool json = false;
   bool in_process = false;     // run the case in this process (default: in a child, Note [Crash-safe repro])
   bool child = false;          // this process is that child: the parent printed the header

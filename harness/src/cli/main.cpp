@@ -146,6 +146,9 @@ int main(int argc, char** argv) {
   repro->add_flag("--in-process", po.in_process, "run the case in this process, not in a child (a crash then ends gauntlet)");
   repro->add_flag("--child", po.child, "(internal) the child of a repro: no header")->group("");
   repro->add_flag("--json", po.json, "print the outcome as the store keeps it");
+  repro->add_option("--bundle", po.bundle,
+                    "also write a standalone bundle into DIR: the case's tensors, manifest, repro.py and a C++ program "
+                    "that replay it without Gauntlet (docs/repro.md, Bundles)");
   repro->add_option("--golden-store", po.golden_store, "use the golden from this store when present");
   repro->add_option("--golden-release", po.golden_release, "use the golden release R froze");
 

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "gauntlet/bundle.h"
 #include "gauntlet/op_spec.h"
 #include "gauntlet/outcome_json.h"
 #include "gauntlet/inputs.h"
@@ -337,6 +338,7 @@ int repro_in_child(const ReproOptions& o, const Restored* restored) {
   std::string debug = "gdb --args " + shell_quote(args[0]);
   for (std::size_t i = 1; i + 1 < args.size(); ++i) debug += " " + shell_quote(args[i]);
   fmt::print("debug it: {} --in-process\n", debug);
+  if (!o.bundle.empty()) fmt::print("bundle   NOT written: the case killed its process before it had outputs to save\n");
   if (restored) print_reproduced(*restored, Status::Crash);
   std::fflush(stdout);
   return 1;
@@ -377,8 +379,32 @@ int repro(const ReproOptions& given) {
                                    golden_store ? o.golden_release : "");
   enable_collectives(cfg, o.backend, dir, o.collective_timeout);
   CaseDetail detail;
+  detail.keep_tensors = !o.bundle.empty();
   Outcome out = run_case(key, *backend, cfg, &detail);
   const int rc = is_failure(out.status) ? 1 : 0;
+  std::optional<BundleWritten> bundle;
+  std::string bundle_error;
+  if (!o.bundle.empty()) {
+    BundleSource src;
+    src.key = key;
+    src.outcome = out;
+    src.detail = &detail;
+    src.tolerances = &tolerances;
+    src.backend = backend->name();
+    src.backend_version = backend->version();
+    src.profile = backend->profile();
+    src.environment = recorded_environment(record_env_patterns({}));
+    src.command = "gauntlet";
+    for (const std::string& a : o.argv) {
+      if (a != "--child") src.command += " " + shell_quote(a);
+    }
+    if (restored) src.restored_from = fmt::format("run {} of {}", restored->info.id, o.db);
+    try {
+      bundle = write_bundle(o.bundle, src);
+    } catch (const std::exception& e) {
+      bundle_error = e.what();
+    }
+  }
 
   if (o.json) {
     nlohmann::json j = to_json(out);
@@ -400,8 +426,10 @@ int repro(const ReproOptions& given) {
       j["stored_status"] = restored->stored ? nlohmann::json(status_name(restored->stored->status)) : nlohmann::json(nullptr);
       j["backend_version"] = backend->version();
     }
+    if (bundle) j["bundle"] = {{"dir", o.bundle}, {"files", bundle->files}, {"bytes", bundle->bytes}};
+    if (!bundle_error.empty()) j["bundle"] = {{"dir", o.bundle}, {"error", bundle_error}};
     std::cout << j.dump(1) << "\n";
-    return rc;
+    return bundle_error.empty() ? rc : 2;
   }
 
   if (o.child) {
@@ -445,6 +473,13 @@ int repro(const ReproOptions& given) {
   fmt::print("verdict  {}{}\n", status_name(out.status), out.error.empty() ? "" : ": " + out.error);
   if (!out.reason.empty()) fmt::print("reason   {}\n", out.reason);
   if (restored) print_reproduced(*restored, out.status);
+  if (bundle) {
+    fmt::print("bundle   {} ({} files, {:.1f} KiB): replay with python3 {}/repro.py --device cpu\n", o.bundle, bundle->files.size(),
+               static_cast<double>(bundle->bytes) / 1024, o.bundle);
+  } else if (!bundle_error.empty()) {
+    fmt::print("bundle   NOT written: {}\n", bundle_error);
+    return 2;
+  }
   return rc;
 }
 

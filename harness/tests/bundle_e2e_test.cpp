@@ -1,0 +1,286 @@
+// Repro bundles end to end (Note [Bundles] in harness/src/bundle.cpp, docs/repro.md "Bundles"):
+// the real gauntlet binary writes bundles; /usr/bin/python3 and a C++ build of the bundle's
+// program replay them without Gauntlet and must reach Gauntlet's verdict and max abs error.
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "e2e_support.h"
+
+namespace {
+
+using e2e::fs::path;
+
+constexpr const char* kPython = "/usr/bin/python3";
+
+struct Replay {
+  int code = -1;
+  std::string out, verdict;
+  double max_abs = NAN;
+};
+
+// Runs a shell command, capturing stdout and stderr together.
+std::pair<int, std::string> shell(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return {-1, ""};
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+// The verdict's status word and the max abs error a replay printed.
+Replay parse_replay(int code, const std::string& out) {
+  Replay r;
+  r.code = code;
+  r.out = out;
+  std::smatch m;
+  if (std::regex_search(out, m, std::regex(R"(\nverdict  (\w+))"))) r.verdict = m[1];
+  if (std::regex_search(out, m, std::regex(R"(\nmetrics  max abs err (\S+))")))
+    r.max_abs = std::stod(m[1]);
+  return r;
+}
+
+bool python_has_torch() {
+  static const bool has = shell(std::string(kPython) + " -c 'import torch'").first == 0;
+  return has;
+}
+
+nlohmann::json manifest(const path& dir) {
+  return nlohmann::json::parse(e2e::slurp(dir / "manifest.json"));
+}
+
+// Same to 1e-12 relative (0 and 0 alike).
+bool same_error(double a, double b) {
+  return a == b || std::fabs(a - b) <= 1e-12 * std::max(std::fabs(a), std::fabs(b));
+}
+
+class Bundle : public e2e::E2E {
+ protected:
+  // Writes KEY's bundle with `gauntlet repro KEY --bundle DIR <extra>` and checks that Gauntlet's
+  // printed verdict is the manifest's.
+  path make(const std::string& key, const std::string& name, const std::string& extra = "",
+            const std::string& env = "") {
+    const path dir = dir_ / name;
+    const e2e::Result r =
+        gauntlet("repro '" + key + "' --bundle " + dir.string() + " " + extra, env);
+    EXPECT_TRUE(r.code == 0 || r.code == 1) << key << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("bundle   " + dir.string()), std::string::npos) << key << "\n"
+                                                                         << r.out << r.err;
+    for (const char* f :
+         {"manifest.json", "tensors.pt", "repro.py", "repro.cpp", "CMakeLists.txt"}) {
+      EXPECT_TRUE(e2e::fs::exists(dir / f)) << key << ": " << f;
+    }
+    if (!e2e::fs::exists(dir / "manifest.json")) return dir;
+    const nlohmann::json man = manifest(dir);
+    EXPECT_EQ(man["key"], key);
+    std::smatch m;
+    EXPECT_TRUE(std::regex_search(r.out, m, std::regex(R"(\nverdict  (\w+))"))) << r.out;
+    EXPECT_EQ(m[1], man["gauntlet"]["status"].get<std::string>()) << key;
+    return dir;
+  }
+
+  // repro.py's verdict and max abs error against the manifest's (Gauntlet's).
+  void expect_python_agrees(const path& dir, const std::string& flags = "--device cpu") {
+    const nlohmann::json man = manifest(dir);
+    const auto [code, out] =
+        shell(std::string(kPython) + " " + (dir / "repro.py").string() + " " + flags);
+    const Replay r = parse_replay(code, out);
+    const std::string want = man["gauntlet"]["status"];
+    EXPECT_EQ(r.verdict, want) << man["key"] << "\n" << out;
+    EXPECT_EQ(r.code, want == "PASS" ? 0 : 1) << out;
+    EXPECT_TRUE(same_error(r.max_abs, man["gauntlet"]["max_abs_err"].get<double>()))
+        << man["key"] << ": repro.py " << r.max_abs << ", gauntlet "
+        << man["gauntlet"]["max_abs_err"] << "\n"
+        << out;
+  }
+};
+
+// Op cases of the smoke suite: f32, f64, bf16, f16, i32, bool (and an i64 key), the layouts
+// t, step2 and cl, forward and backward.
+const std::vector<std::string>& op_keys() {
+  static const std::vector<std::string> keys = {
+      "op/add/f32/17x31,17x31/t/eager",
+      "op/log1p/f32/17x31/step2/eager",
+      "op/logical_xor/f32/17x31,17x31/step2/eager",
+      "op/matmul/f64/17x31,31x8/t/eager-bwd",
+      "op/matmul/f64/17x31,31x8/contig/eager",
+      "op/chunk/f32/6x5/t/eager-bwd",
+      "op/clamp/bf16/17x31/t/eager-bwd",
+      "op/atan2/bf16/17x31,17x31/contig/eager",
+      "op/erfc/bf16/_/contig/eager",
+      "op/abs/f16/17x31/contig/eager",
+      "op/argmin/i32/17x31/contig/eager/dim=-1,keepdim=1",
+      "op/bitwise_and/i32/17x31,17x31/contig/eager",
+      "op/stack/i32/3x5,3x5/contig/eager",
+      "op/all/bool/17x31/contig/eager/dim=0",
+      "op/softmax/f32/17x31/contig/eager-bwd/dim=-1",
+      "op/layer_norm/f32/4x7x16,16,16/contig/eager-bwd",
+      "op/conv2d/f32/2x4x9x9,6x4x3x3,6/cl/eager-bwd",
+      "op/gather/f32/17x31,5x31/contig/eager-bwd",
+      "op/topk/f32/17x31/contig/eager-bwd",
+      "op/mse_loss/f32/8x5,8x5/contig/eager-bwd/reduction=mean",
+      "op/add/i64/17x31,17x31/contig/eager",  // not in smoke (no i64 there): a valid key all the
+                                              // same
+  };
+  return keys;
+}
+
+TEST_F(Bundle, OpCasesReplayInPythonWithGauntletsVerdictAndError) {
+  std::size_t i = 0;
+  for (const std::string& key : op_keys()) {
+    SCOPED_TRACE(key);
+    const path dir = make(key, "op" + std::to_string(i++));
+    const nlohmann::json man = manifest(dir);
+    EXPECT_EQ(man["gauntlet"]["status"], "PASS");  // the CPU against its own fp64 golden
+    if (!python_has_torch()) continue;
+    expect_python_agrees(dir);
+  }
+  if (!python_has_torch())
+    GTEST_SKIP() << kPython << " cannot import torch: the bundles were written, not replayed";
+}
+
+TEST_F(Bundle, InputsKeepTheirLayout) {
+  const path dir = make("op/log1p/f32/17x31/step2/eager", "step2");
+  const nlohmann::json in = manifest(dir)["inputs"].at(0);
+  EXPECT_EQ(in["size"], nlohmann::json({17, 31}));
+  EXPECT_NE(in["stride"],
+            nlohmann::json({31, 1}));  // step2: every other element of a larger storage
+  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  const auto [code, out] =
+      shell(std::string(kPython) + " -c \"import json, torch; T = torch.load('" +
+            (dir / "tensors.pt").string() + "'); m = json.load(open('" +
+            (dir / "manifest.json").string() +
+            "'))['inputs'][0]; x = T['input.self'].as_strided(m['size'], m['stride'], "
+            "m['storage_offset']); "
+            "print(list(x.stride()), x.is_contiguous())\"");
+  EXPECT_EQ(code, 0) << out;
+  std::string strides;
+  for (const auto& v : in["stride"])
+    strides += (strides.empty() ? "[" : ", ") + std::to_string(v.get<long long>());
+  EXPECT_EQ(out, strides + "] False\n");
+}
+
+TEST_F(Bundle, ModelCasesReplayTheTorchScriptModule) {
+  std::size_t i = 0;
+  for (const std::string& key : {std::string("model/mlp/f32/tiny/eager/infer"),
+                                 std::string("model/cnn/f32/tiny/eager/train"),
+                                 std::string("model/cross_attention/bf16/tiny/eager/infer")}) {
+    SCOPED_TRACE(key);
+    const path dir = make(key, "model" + std::to_string(i++));
+    EXPECT_TRUE(e2e::fs::exists(dir / "model.pt"));
+    if (python_has_torch()) expect_python_agrees(dir);
+  }
+  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+}
+
+TEST_F(Bundle, CollectiveCaseReplaysEveryRankInOneProcess) {
+  const path dir = make("coll/all_reduce/f32/1024/contig/w2/op=sum", "coll");
+  const nlohmann::json man = manifest(dir);
+  EXPECT_EQ(man["inputs"].size(), 2u);
+  EXPECT_FALSE(man["saved_actual"].get<bool>());
+  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  expect_python_agrees(dir);
+}
+
+// A fault in the simulator: Gauntlet's FAIL is in the bundle's saved outputs, and repro.py judging
+// them (--from-saved) prints FAIL with Gauntlet's error.
+TEST_F(Bundle, SimFaultIsInTheSavedOutputs) {
+  const std::string key = "op/add/f32/17x31,17x31/t/eager";
+  const path dir = make(key, "fault", "--backend sim",
+                        "GAUNTLET_SIM_FAULTS='op=aten::add*,dtype=f32,kind=bias,factor=0.5'");
+  const nlohmann::json man = manifest(dir);
+  EXPECT_EQ(man["gauntlet"]["status"], "FAIL");
+  EXPECT_EQ(man["backend"]["name"], "sim");
+  EXPECT_EQ(man["environment"]["GAUNTLET_SIM_FAULTS"],
+            "op=aten::add*,dtype=f32,kind=bias,factor=0.5");
+  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  expect_python_agrees(dir, "--from-saved");
+  // Rerun on the CPU, the same case passes: the fault was the backend's.
+  const auto [code, out] =
+      shell(std::string(kPython) + " " + (dir / "repro.py").string() + " --device cpu");
+  EXPECT_EQ(parse_replay(code, out).verdict, "PASS") << out;
+}
+
+// A bundle made on the simulator, replayed on its device (PrivateUse1, loaded with --load): the
+// sim's tolerance and outputs, Gauntlet's verdict and max abs error.
+TEST_F(Bundle, ReplaysOnAPluginDevice) {
+  const path dir = make("model/cnn/f32/tiny/eager/train", "sim", "--backend sim");
+  EXPECT_EQ(manifest(dir)["backend"]["name"], "sim");
+  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  expect_python_agrees(dir,
+                       std::string("--load ") + GAUNTLET_SIM_LIB + " --device privateuseone:0");
+}
+
+// From the record: a run stored the fault in its environment; `repro --db --bundle` restores it,
+// and the bundle says which run it came from.
+TEST_F(Bundle, FromTheRecordOfAStoredRun) {
+  const std::string key = "op/add/f32/17x31,17x31/t/eager";
+  const std::string db = (dir_ / "r.db").string();
+  const e2e::Result run =
+      gauntlet("run --suite smoke --filter '" + key + "' --backend sim --db " + db + " --quiet",
+               "GAUNTLET_SIM_FAULTS='op=aten::add*,dtype=f32,kind=bias,factor=0.5'");
+  ASSERT_EQ(run.code, 0) << run.out << run.err;
+  const path dir =
+      make(key, "record", "--db " + db);  // no fault in this environment: the run's is restored
+  const nlohmann::json man = manifest(dir);
+  EXPECT_EQ(man["gauntlet"]["status"], "FAIL");
+  EXPECT_EQ(man["restored_from"], "run 1 of " + db);
+  EXPECT_EQ(man["environment"]["GAUNTLET_SIM_FAULTS"],
+            "op=aten::add*,dtype=f32,kind=bias,factor=0.5");
+  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  expect_python_agrees(dir, "--from-saved");
+}
+
+// An expected failure: Gauntlet's XFAIL is the raw FAIL repro.py prints, with the expectation.
+TEST_F(Bundle, AnExpectedFailureReplaysAsItsRawFail) {
+  const path dir = make("op/matmul/bf16/17x31,31x8/contig/eager", "xfail");
+  const nlohmann::json man = manifest(dir);
+  ASSERT_EQ(man["gauntlet"]["status"], "XFAIL");
+  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  const auto [code, out] = shell(std::string(kPython) + " " + (dir / "repro.py").string());
+  const Replay r = parse_replay(code, out);
+  EXPECT_EQ(r.verdict, "FAIL") << out;
+  EXPECT_NE(out.find("\nexpected to fail (" + man["gauntlet"]["reason"].get<std::string>() + ")"),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(same_error(r.max_abs, man["gauntlet"]["max_abs_err"].get<double>())) << out;
+}
+
+// A case that cannot be bundled says why, and repro exits 2.
+TEST_F(Bundle, ACaseWithoutOutputsIsNotBundled) {
+  const e2e::Result r =
+      gauntlet("repro 'coll/barrier/f32/1/contig/w2' --bundle " + (dir_ / "barrier").string());
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("bundle   NOT written: a barrier moves no data"), std::string::npos)
+      << r.out;
+}
+
+// The C++ program: one build (cmake + the compiler, against the libtorch find_package(Torch)
+// finds), for a backward case with a transposed layout.
+TEST_F(Bundle, CppProgramBuildsAndAgrees) {
+  const std::string key = "op/matmul/f64/17x31,31x8/t/eager-bwd";
+  const path dir = make(key, "cpp");
+  const nlohmann::json man = manifest(dir);
+  const auto [cfg_code, cfg_out] = shell("cmake -S " + dir.string() + " -B " +
+                                         (dir / "build").string() + " -DCMAKE_BUILD_TYPE=Release");
+  if (cfg_code != 0 && cfg_out.find("Torch") != std::string::npos &&
+      cfg_out.find("find_package") != std::string::npos) {
+    GTEST_SKIP() << "find_package(Torch) fails here:\n" << cfg_out;
+  }
+  ASSERT_EQ(cfg_code, 0) << cfg_out;
+  const auto [build_code, build_out] = shell("cmake --build " + (dir / "build").string());
+  ASSERT_EQ(build_code, 0) << build_out;
+  for (const std::string& flags : {std::string("--device cpu"), std::string("--from-saved")}) {
+    const auto [code, out] = shell((dir / "build" / "repro").string() + " " + flags);
+    const Replay r = parse_replay(code, out);
+    EXPECT_EQ(r.verdict, man["gauntlet"]["status"].get<std::string>()) << flags << "\n" << out;
+    EXPECT_TRUE(same_error(r.max_abs, man["gauntlet"]["max_abs_err"].get<double>()))
+        << flags << "\n"
+        << out;
+  }
+}
+
+}  // namespace
