@@ -812,11 +812,15 @@ const std::vector<std::string>& argument_names(const std::string& name, const st
   return cache.emplace(full, std::move(names)).first->second;
 }
 
+// TorchScript's interpreter may hand the observer more of its stack than the op's arguments (a
+// scripted detector's topk came with two values of the caller's in front); the arguments are the
+// stack's top, as many as the schema has.
 std::string signature_of(c10::ArrayRef<const c10::IValue> inputs, const std::vector<std::string>& names) {
+  if (!names.empty() && inputs.size() > names.size()) inputs = inputs.slice(inputs.size() - names.size());
   std::string out;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (i) out += ", ";
-    if (i < names.size() && names.size() == inputs.size()) out += names[i] + "=";
+    if (names.size() == inputs.size()) out += names[i] + "=";
     out += value_text(inputs[i]);
   }
   return out;
