@@ -242,7 +242,8 @@ TEST_P(SimFault, ChangesExactlyTheCasesThatDispatchTheOp) {
       EXPECT_GE(h.timing.first_us, 30000) << key;  // a lower bound that sleep guarantees
       EXPECT_EQ(*b.sim_time_us, *h.sim_time_us) << key;
     } else if (kind == "oom") {
-      EXPECT_EQ(h.status, Status::Error) << key;
+      // ERROR, or XFAIL for a case with an expected failure (rnn_relu's backward on sim)
+      EXPECT_TRUE(h.status == Status::Error || (h.status == Status::XFail && !h.reason.empty())) << key << ": " << status_name(h.status);
       EXPECT_NE(h.error.find("out of memory"), std::string::npos) << h.error;
     } else if (kind == "fallback") {
       EXPECT_NE(std::find(h.fallback_ops.begin(), h.fallback_ops.end(), "aten::mm"), h.fallback_ops.end()) << key;
@@ -1558,7 +1559,10 @@ TEST_F(SimE2E, RealModelSmokePassesOnSimJudgedByItsManifests) {
 
 // Note [Ops from models]: op cases cut from what the CI corpus executes. The same file twice; clean
 // on cpu and sim, every result naming its models; a bias in the simulator's batch norm fails
-// exactly the batch_norm cases (cut from three models), and show names the models.
+// exactly the batch_norm cases (cut from three models), and show names the models. The simulator
+// runs with exact numerics (as SimFault's runs do): its default bf16 products err beyond the
+// tolerance rule's bound for the K of real convolutions (wav2letter's K = 12,000; the rule is
+// derived for K <= 512: docs/tolerances.md), which is not what this test is about.
 TEST_F(SimE2E, OpCasesCutFromRealModelsRunCleanAndAFaultFailsExactlyThatOpsCases) {
   const fs::path a = dir_ / "a.yaml", b = dir_ / "b.yaml";
   Result g1 = gauntlet("ops-from-models --suite models_real_smoke --out " + a.string());
@@ -1574,7 +1578,7 @@ TEST_F(SimE2E, OpCasesCutFromRealModelsRunCleanAndAFaultFailsExactlyThatOpsCases
   for (const std::string backend : {"cpu", "sim"}) {
     SCOPED_TRACE(backend);
     const fs::path db = dir_ / ("ofm_" + backend + ".db");
-    Result r = gauntlet("run --suite " + a.string() + " --backend " + backend + " --quiet --db " + db.string());
+    Result r = gauntlet("run --suite " + a.string() + " --backend " + backend + " --quiet --db " + db.string(), kExact);
     ASSERT_EQ(r.code, 0) << r.err;
     StoredRun run = read_stored_run(db);
     ASSERT_EQ(run.by_key.size(), n);
@@ -1585,7 +1589,7 @@ TEST_F(SimE2E, OpCasesCutFromRealModelsRunCleanAndAFaultFailsExactlyThatOpsCases
   }
   const fs::path db = dir_ / "ofm_fault.db";
   Result f = gauntlet("run --suite " + a.string() + " --backend sim --quiet --db " + db.string(),
-                      "GAUNTLET_SIM_FAULTS='op=aten::native_batch_norm*,kind=bias'");
+                      kExact + std::string("GAUNTLET_SIM_FAULTS='op=aten::native_batch_norm*,kind=bias'"));
   EXPECT_EQ(f.code, 0) << f.err;
   StoredRun run = read_stored_run(db);
   std::set<std::string> models;
