@@ -693,6 +693,7 @@ Suite model_file_suite(const std::string& path) {
   s.tags = {"models", "model_files"};
   s.timeout_s = 600;
   s.cases = model_file_cases(models, {DType::F32}, {"all"}, [&](const std::string& what) { throw CatalogError(path + ": " + what); });
+  for (Case& c : s.cases) c.timeout_s = s.timeout_s;
   std::sort(s.cases.begin(), s.cases.end(), [](const Case& a, const Case& b) { return a.text < b.text; });
   return s;
 }
@@ -749,10 +750,14 @@ Suite load_suite_including(const std::string& name_or_path, const std::string& d
   if (root["groups"]) {
     if (!root["groups"].IsSequence()) r.fail(root["groups"], "field 'groups' must be a list");
     for (const auto& g : root["groups"]) expand_group(r, g, root["shape_sets"], s.cases);
+    if (root["timeout"]) {
+      for (Case& c : s.cases) c.timeout_s = s.timeout_s;
+    }
   }
   // Note [Included suites]: `include: [a, b]` adds every case of suites a and b (by name, from the
-  // same folder as this file, or a path relative to it), with their notes; an included suite's
-  // own timeout does not carry over.
+  // same folder as this file, or a path relative to it), with their notes and their suite's
+  // `timeout` (a release suite including collectives keeps their 300 s; Case::timeout_s). A key
+  // that two parts make is one case (the one with a note, else the first part's).
   if (root["include"]) {
     const std::string canonical = fs::weakly_canonical(path).string();
     if (std::find(including.begin(), including.end(), canonical) != including.end()) {
@@ -773,9 +778,19 @@ Suite load_suite_including(const std::string& name_or_path, const std::string& d
     }
     including.pop_back();
   }
-  std::sort(s.cases.begin(), s.cases.end(), [](const Case& a, const Case& b) { return a.text < b.text; });
-  s.cases.erase(std::unique(s.cases.begin(), s.cases.end(), [](const Case& a, const Case& b) { return a.text == b.text; }),
-                s.cases.end());
+  std::stable_sort(s.cases.begin(), s.cases.end(), [](const Case& a, const Case& b) { return a.text < b.text; });
+  std::vector<Case> unique;
+  unique.reserve(s.cases.size());
+  for (Case& c : s.cases) {
+    if (!unique.empty() && unique.back().text == c.text) {
+      Case& kept = unique.back();
+      if (kept.note.empty()) kept.note = std::move(c.note);
+      kept.timeout_s = std::max(kept.timeout_s, c.timeout_s);
+      continue;
+    }
+    unique.push_back(std::move(c));
+  }
+  s.cases = std::move(unique);
   return s;
 }
 
@@ -832,7 +847,8 @@ ToleranceTable ToleranceTable::load(const std::string& file) {
   if (root.IsNull()) return t;
   r.only_fields(root, {"rules"}, "a tolerances file");
   for (const auto& n : root["rules"]) {
-    r.only_fields(n, {"ops", "families", "dtypes", "modes", "backend", "rtol", "atol", "why"}, "a tolerance rule");
+    r.only_fields(n, {"ops", "families", "dtypes", "modes", "backend", "rtol", "atol", "atol_per_sqrt_k", "why"},
+                  "a tolerance rule");
     Rule rule;
     if (n["ops"]) {
       rule.ops = r.list(n["ops"], "ops");
@@ -869,14 +885,18 @@ ToleranceTable ToleranceTable::load(const std::string& file) {
     try {
       if (n["rtol"]) rule.rtol = n["rtol"].as<double>();
       if (n["atol"]) rule.atol = n["atol"].as<double>();
+      if (n["atol_per_sqrt_k"]) rule.atol_per_sqrt_k = n["atol_per_sqrt_k"].as<double>();
     } catch (const YAML::Exception&) {
-      r.fail(n, "rtol and atol must be numbers");
+      r.fail(n, "rtol, atol and atol_per_sqrt_k must be numbers");
     }
-    for (const char* f : {"rtol", "atol"}) {
-      const std::optional<double>& v = std::string(f) == "rtol" ? rule.rtol : rule.atol;
+    for (const char* f : {"rtol", "atol", "atol_per_sqrt_k"}) {
+      const std::string field = f;
+      const std::optional<double>& v = field == "rtol" ? rule.rtol : field == "atol" ? rule.atol : rule.atol_per_sqrt_k;
       if (v && !(std::isfinite(*v) && *v >= 0)) r.fail(n[f], fmt::format("{} must be a finite number >= 0", f));
     }
-    if (!rule.rtol && !rule.atol) r.fail(n, "a tolerance rule needs rtol and/or atol");
+    if (!rule.rtol && !rule.atol && !rule.atol_per_sqrt_k) {
+      r.fail(n, "a tolerance rule needs rtol, atol and/or atol_per_sqrt_k");
+    }
     rule.source = r.where(n);
     t.rules_.push_back(std::move(rule));
   }
@@ -890,6 +910,7 @@ Tolerance ToleranceTable::lookup(const CaseKey& key, DType output_dtype, const s
   auto in = [](const std::vector<std::string>& list, std::string_view v) {
     return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
   };
+  double per_sqrt_k = 0;
   for (const auto& rule : rules_) {
     if (!rule.backends.empty() && std::find(rule.backends.begin(), rule.backends.end(), backend) == rule.backends.end()) continue;
     if (!in(rule.ops, key.target)) continue;
@@ -903,7 +924,18 @@ Tolerance ToleranceTable::lookup(const CaseKey& key, DType output_dtype, const s
     if (!in(rule.modes, key.mode_text())) continue;
     if (rule.rtol) tol.rtol = *rule.rtol;
     if (rule.atol) tol.atol = *rule.atol;
+    if (rule.atol_per_sqrt_k) per_sqrt_k = *rule.atol_per_sqrt_k;
     tol.source = rule.source;
+  }
+  // Note [Contraction length]: a K-term sum of rounded products errs by O(sqrt(K)); where the
+  // rules scale atol with it and that exceeds their plain atol, the source says so.
+  if (per_sqrt_k > 0) {
+    const std::int64_t k = contraction_length(key);
+    const double scaled = per_sqrt_k * std::sqrt(static_cast<double>(k));
+    if (scaled > tol.atol) {
+      tol.atol = scaled;
+      tol.source += fmt::format(" (atol {:g} x sqrt(K = {}))", per_sqrt_k, k);
+    }
   }
   return tol;
 }

@@ -284,6 +284,14 @@ std::string Orchestrator::run(const std::vector<std::string>& keys,
 
   std::string stop_reason;
   // A worker's end: the case it had started fails (or is retried); the rest go back in line.
+  // The running case's timeout (OrchestratorConfig::case_timeout_s).
+  auto timeout_of = [&](const Worker& w) {
+    if (!w.queued.empty()) {
+      const auto it = cfg_.case_timeout_s.find(w.queued.front().key);
+      if (it != cfg_.case_timeout_s.end()) return it->second;
+    }
+    return cfg_.timeout_s;
+  };
   auto on_exit = [&](Worker& w) {
     w.alive = false;
     close_stdin(w);
@@ -296,6 +304,7 @@ std::string Orchestrator::run(const std::vector<std::string>& keys,
                                                  : fmt::format("exit {}", WEXITSTATUS(raw));
     const std::string log = tail_lines(w.err_log, 8);
     std::optional<Item> running;
+    const double timeout_s = timeout_of(w);
     if (w.started && !w.queued.empty()) {
       running = std::move(w.queued.front());
       w.queued.pop_front();
@@ -309,8 +318,7 @@ std::string Orchestrator::run(const std::vector<std::string>& keys,
       Outcome out;
       out.status = w.killed_for_timeout ? Status::Timeout : Status::Crash;
       out.error = w.killed_for_timeout
-                      ? fmt::format("timeout: no result after {:g} s; the worker was killed",
-                                    cfg_.timeout_s)
+                      ? fmt::format("timeout: no result after {:g} s; the worker was killed", timeout_s)
                       : fmt::format("worker died with {} while running the case", how);
       if (!log.empty()) out.error += "\nlast lines of its stderr:\n" + log;
       if (running->attempt <= cfg_.retries) {
@@ -352,14 +360,14 @@ std::string Orchestrator::run(const std::vector<std::string>& keys,
       if (w.alive && w.started) {
         deadline =
             std::min(deadline, w.started_at + std::chrono::duration_cast<Clock::duration>(
-                                                  std::chrono::duration<double>(cfg_.timeout_s)));
+                                                  std::chrono::duration<double>(timeout_of(w))));
       }
     }
     std::vector<Event> batch = read_events(workers, deadline);
     const auto now = Clock::now();
     for (Worker& w : workers) {
       if (w.alive && w.started && !w.killed_for_timeout &&
-          now - w.started_at > std::chrono::duration<double>(cfg_.timeout_s)) {
+          now - w.started_at > std::chrono::duration<double>(timeout_of(w))) {
         w.killed_for_timeout = true;
         std::error_code kill_ec;
         w.group->terminate(kill_ec);  // SIGKILL to the whole group; its stdout ends

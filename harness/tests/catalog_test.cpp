@@ -446,6 +446,24 @@ TEST_F(CatalogTest, IncludedSuitesAddTheirCasesAndACycleIsAnError) {
       << error_of("suite: t\ndescription: d\ninclude: [nosuch]\n");
 }
 
+// Note [Included suites]: an included suite's timeout stays with its cases; a key two parts make
+// is one case, keeping the note one of them has.
+TEST_F(CatalogTest, IncludedSuitesKeepTheirTimeoutsAndAKeyMadeTwiceIsOneCase) {
+  write("slow.yaml", "suite: slow\ndescription: d\ntimeout: 300\ngroups:\n  - {key: \"op/exp/f32/8/contig/eager\"}\n");
+  write("noted.yaml", "suite: noted\ndescription: d\ngroups:\n  - {key: \"op/exp/f32/8/contig/eager\", from: [m]}\n"
+                      "  - {key: \"op/add/f32/4,4/contig/eager\"}\n");
+  write("both.yaml", "suite: both\ndescription: d\ninclude: [slow, noted]\n");
+  Suite s = load_suite("both", dir_.string());
+  ASSERT_EQ(s.cases.size(), 2u);
+  EXPECT_EQ(s.timeout_s, 60);
+  EXPECT_EQ(s.cases[0].text, "op/add/f32/4,4/contig/eager");
+  EXPECT_EQ(s.cases[0].timeout_s, 0);
+  EXPECT_EQ(s.cases[1].text, "op/exp/f32/8/contig/eager");
+  EXPECT_EQ(s.cases[1].timeout_s, 300);
+  EXPECT_EQ(s.cases[1].note, "from models: m");
+  EXPECT_EQ(load_suite("slow", dir_.string()).cases[0].timeout_s, 300);
+}
+
 TEST_F(CatalogTest, UnknownSuiteNamesTheKnownOnes) {
   write("one.yaml", "suite: one\ndescription: d\ngroups: []\n");
   try {
@@ -553,6 +571,45 @@ TEST_F(CatalogTest, ToleranceRules) {
   }
   // A missing file means the defaults.
   EXPECT_EQ(ToleranceTable::load(path("none.yaml")).lookup(exp_bf16, DType::BF16, "cpu").rtol, 1.6e-2);
+}
+
+// Note [Contraction length]: atol_per_sqrt_k raises atol to c x sqrt(K) where that is larger,
+// K from the key's shapes, and the source says so.
+TEST_F(CatalogTest, ToleranceScalesWithTheContractionLength) {
+  std::string file = write("tolerances.yaml",
+                           "rules:\n"
+                           "  - families: [matmul, conv, recurrent, attention]\n"
+                           "    backend: sim\n"
+                           "    atol: 0.5\n"
+                           "    atol_per_sqrt_k: 0.01\n");
+  ToleranceTable t = ToleranceTable::load(file);
+  auto atol = [&](const std::string& key, const std::string& backend = "sim") {
+    return t.lookup(CaseKey::parse(key), DType::F32, backend).atol;
+  };
+  EXPECT_EQ(atol("op/mm/f32/17x31,31x17/contig/eager"), 0.5);  // 0.01 x sqrt(31) < 0.5
+  EXPECT_DOUBLE_EQ(atol("op/mm/f32/4x10000,10000x4/contig/eager"), 1.0);
+  EXPECT_EQ(atol("op/mm/f32/4x10000,10000x4/contig/eager", "cpu"), 1e-5);
+  const Tolerance tol = t.lookup(CaseKey::parse("op/mm/f32/4x10000,10000x4/contig/eager"), DType::F32, "sim");
+  EXPECT_EQ(tol.source, "tolerances.yaml:2 (atol 0.01 x sqrt(K = 10000))");
+  EXPECT_DOUBLE_EQ(atol("op/addmm/f32/4,4x40000,40000x4/contig/eager"), 2.0);
+  EXPECT_EQ(contraction_length(CaseKey::parse("op/linear/f32/8x300,20x300,20/contig/eager")), 300);
+  EXPECT_EQ(contraction_length(CaseKey::parse("op/bmm/f32/2x3x50,2x50x4/contig/eager")), 50);
+  EXPECT_EQ(contraction_length(CaseKey::parse("op/bmm/f32/2x3x50,2x50x4/contig/eager-bwd")), 50);
+  // Convolutions: C_in/groups x kernel (forward), C_in/groups x kernel transposed.
+  EXPECT_EQ(contraction_length(CaseKey::parse("op/conv2d/f32/1x64x56x56,128x64x3x3/contig/eager")), 576);
+  EXPECT_EQ(contraction_length(CaseKey::parse("op/conv2d/f32/1x64x56x56,64x1x3x3/contig/eager/groups=64")), 9);
+  EXPECT_EQ(contraction_length(CaseKey::parse("op/_convolution/f32/1x8x5x5,8x4x3x3/contig/eager/groups=2,transposed=1")), 36);
+  EXPECT_EQ(contraction_length(CaseKey::parse("op/conv1d/f32/2x4x100,6x4x3/contig/eager-bwd")), 200);  // the weight's gradient: N x L
+  EXPECT_EQ(contraction_length(CaseKey::parse("op/gru_cell/f32/3x10,3x20,60x10,60x20/contig/eager")), 30);
+  EXPECT_EQ(contraction_length(CaseKey::parse("op/exp/f32/8/contig/eager")), 0);
+  EXPECT_EQ(contraction_length(CaseKey::parse("op/outer/f32/8,9/contig/eager")), 0);
+  file = write("tolerances.yaml", "rules:\n  - ops: [mm]\n    atol_per_sqrt_k: -1\n");
+  try {
+    ToleranceTable::load(file);
+    ADD_FAILURE() << "a negative atol_per_sqrt_k loaded";
+  } catch (const CatalogError& e) {
+    EXPECT_TRUE(at_line(e.what(), file, 3, "atol_per_sqrt_k must be a finite number >= 0")) << e.what();
+  }
 }
 
 TEST_F(CatalogTest, ToleranceRuleErrors) {

@@ -14,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Keys: "ok-N" pass; "slow-N" pass after 20 ms (so that every worker gets some); "segv-N" / "abort-N" kill the worker with that signal; "hang-N" never
+// Keys: "ok-N" pass; "slow-N" pass after 20 ms (so that every worker gets some); "nap-N" after 0.5 s; "segv-N" / "abort-N" kill the worker with that signal; "hang-N" never
 // answers; "flaky-N" crashes the first time it runs and passes after; "exit" exits 3 between
 // cases. Each result's error carries $SLOT (the device binding) and the worker's pid.
 constexpr const char* kScript = R"sh(#!/bin/bash
@@ -26,6 +26,7 @@ while IFS= read -r key; do
     abort-*) echo "about to abort on $key" >&2; kill -ABRT $$ ;;
     hang-*) sleep 1000 ;;
     slow-*) sleep 0.02 ;;
+    nap-*) sleep 0.5 ;;
     flaky-*) if [ ! -e "$MARKS/$key" ]; then touch "$MARKS/$key"; kill -SEGV $$; fi ;;
   esac
   echo "{\"type\":\"result\",\"key\":\"$key\",\"outcome\":{\"key\":\"$key\",\"status\":\"PASS\",\"rtol\":0,\"atol\":0,\"max_abs_err\":0,\"max_rel_err\":0,\"mismatches\":0,\"numel\":0,\"max_ulp\":0,\"nan_inf_ok\":true,\"first_us\":1,\"median_us\":1,\"p10_us\":1,\"p90_us\":1,\"error\":\"slot=$SLOT pid=$$\"}}"
@@ -104,6 +105,20 @@ TEST_F(OrchestratorTest, CrashAndHangCostOneCaseAfterARetryAlone) {
     EXPECT_EQ(done[k].outcome.status, Status::Pass) << k;
     EXPECT_EQ(done[k].outcome.attempt, 1) << k;
   }
+}
+
+// A case's own timeout (an included suite's, Note [Included suites]) replaces the run's for it.
+TEST_F(OrchestratorTest, ACaseTimeoutOfItsOwnReplacesTheRunsForThatCase) {
+  OrchestratorConfig cfg;
+  cfg.workers = 1;
+  cfg.retries = 0;
+  cfg.timeout_s = 1000;
+  cfg.case_timeout_s["hang-1"] = 0.3;
+  auto done = run({"nap-1", "hang-1", "ok-1"}, cfg);
+  EXPECT_EQ(done["nap-1"].outcome.status, Status::Pass);
+  EXPECT_EQ(done["hang-1"].outcome.status, Status::Timeout);
+  EXPECT_NE(done["hang-1"].outcome.error.find("no result after 0.3 s"), std::string::npos) << done["hang-1"].outcome.error;
+  EXPECT_EQ(done["ok-1"].outcome.status, Status::Pass);
 }
 
 TEST_F(OrchestratorTest, ACaseThatPassesOnItsRetryIsFlaky) {

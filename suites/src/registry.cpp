@@ -298,6 +298,63 @@ const OpExemption* find_op_exemption(const std::string& executed_op) {
   return nullptr;
 }
 
+std::int64_t contraction_length(const CaseKey& key) {
+  const OpSpec* op = key.kind == "op" ? find_op(key.target) : nullptr;
+  if (!op) return 0;
+  const std::vector<Shape>& s = key.shapes;
+  // Size of input i along dim d (negative: from the end); 0 when there is no such dim.
+  auto dim = [&s](std::size_t i, int d) -> std::int64_t {
+    if (i >= s.size()) return 0;
+    const int n = static_cast<int>(s[i].size()), j = d < 0 ? n + d : d;
+    return j >= 0 && j < n ? s[i][static_cast<std::size_t>(j)] : 0;
+  };
+  auto largest_dim = [&s](std::size_t from, std::size_t to) {
+    std::int64_t m = 0;
+    for (std::size_t i = from; i < std::min(to, s.size()); ++i) {
+      for (std::int64_t d : s[i]) m = std::max(m, d);
+    }
+    return m;
+  };
+  const bool bwd = key.mode == Mode::EagerBwd;
+  const std::string& n = op->name;
+  if (n == "mm" || n == "bmm" || n == "matmul" || n == "linear" || n == "dot" || n == "mv") {
+    return bwd ? largest_dim(0, 2) : dim(0, -1);
+  }
+  if (n == "addmm" || n == "baddbmm" || n == "addmv") return bwd ? largest_dim(1, 3) : dim(1, -1);
+  if (n == "einsum") {  // the contracted index is not named by the shapes: the largest last dim bounds it
+    std::int64_t m = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) m = std::max(m, bwd ? largest_dim(i, i + 1) : dim(i, -1));
+    return m;
+  }
+  if (op->family == "conv") {
+    if (s.size() < 2 || s[1].size() < 2 || s[0].size() < 2) return 0;
+    const auto t = key.args.find("transposed");
+    const bool transposed = n.rfind("conv_transpose", 0) == 0 || (t != key.args.end() && t->second == "1");
+    const auto g = key.args.find("groups");
+    std::int64_t groups = 1;
+    if (g != key.args.end()) std::from_chars(g->second.data(), g->second.data() + g->second.size(), groups);
+    // forward: weight (C_out, C_in/groups, k...); transposed: (C_in, C_out/groups, k...), whose
+    // outputs sum C_in/groups channels over at most the whole kernel.
+    const std::int64_t w = std::max<std::int64_t>(1, s[1][transposed ? 1 : 0]);
+    std::int64_t k = numel(s[1]) / w / (transposed ? std::max<std::int64_t>(1, groups) : 1);
+    // The weight's gradient sums over the batch and every position: numel(input) / C bounds it
+    // (an unbatched (C, spatial...) input has its channels first too).
+    const bool batched = s[0].size() == s[1].size();
+    if (bwd) k = std::max(k, numel(s[0]) / std::max<std::int64_t>(1, dim(0, batched ? 1 : 0)));
+    return k;
+  }
+  if (op->family == "recurrent") {
+    if (n == "pack_padded_sequence" || n == "pad_packed_sequence") return 0;
+    const std::int64_t k = dim(0, -1) + dim(1, -1);  // the gates: w_ih x input (I) + w_hh x h (H)
+    return bwd ? std::max(k, largest_dim(0, 1)) : k;  // the weights' gradients sum over time and batch
+  }
+  if (n == "sdpa_math" || n == "_native_multi_head_attention") {
+    return bwd ? largest_dim(0, 3) : std::max(dim(0, -1), dim(1, -2));  // q k^T sums E, weights x v sums S
+  }
+  if (n == "_transformer_encoder_layer_fwd") return std::max({dim(0, -1), dim(0, -2), dim(9, 0)});  // E, L, the FFN width
+  return 0;
+}
+
 std::optional<std::string> validate_key(const CaseKey& key) {
   if (key.kind == "coll") return validate_coll_key(key);
   if (key.kind == "model") return validate_model_key(key);

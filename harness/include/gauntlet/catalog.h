@@ -43,6 +43,9 @@ struct Case {
   // What the suite says of the case, stored at the front of its result's reason: "from models:
   // resnet18, vgg11" for a case cut from models (Note [Ops from models]). Usually empty.
   std::string note;
+  // The per-case timeout of the suite file that made the case, when it set one (`timeout:`), so
+  // that a suite including it keeps it (Note [Included suites]); 0: the run's.
+  double timeout_s = 0;
 };
 
 struct Suite {
@@ -81,6 +84,8 @@ class ToleranceTable {
     std::vector<std::string> backends;  // empty: every backend
     std::string source;
     std::optional<double> rtol, atol;
+    // Note [Contraction length] (op_spec.h): atol is at least this times sqrt(K).
+    std::optional<double> atol_per_sqrt_k;
   };
   std::vector<Rule> rules_;
 };

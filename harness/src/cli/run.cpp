@@ -402,6 +402,8 @@ int run(const RunOptions& opts) {
     for (const Case* c : todo) {
       by_key[c->text] = c;
       keys.push_back(c->text);
+      // An included suite's own timeout (Note [Included suites]), unless --timeout says otherwise.
+      if (o.timeout <= 0 && c->timeout_s > 0 && c->timeout_s != oc.timeout_s) oc.case_timeout_s[c->text] = c->timeout_s;
     }
     Orchestrator orchestrator(oc);
     stopped = orchestrator.run(

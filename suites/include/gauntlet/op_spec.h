@@ -112,6 +112,14 @@ struct OpExemption {
 const OpExemption* find_op_exemption(const std::string& executed_op);
 const std::vector<OpExemption>& op_exemptions();
 
+// Note [Contraction length]: K, the number of products each output element of an op case sums
+// (mm's inner dim, a convolution's C_in/groups x kernel, a recurrent cell's I + H, attention's
+// max(E, S)), from the key's shapes; in eager-bwd the largest sum the gradients take too (every
+// operand dim of a product, a convolution's N x positions). Tolerance rules may scale atol with
+// sqrt(K) (atol_per_sqrt_k, docs/tolerances.md): a K-term sum of rounded products errs by
+// O(sqrt(K)). 0 when the op sums no products (or the key is not an op case).
+std::int64_t contraction_length(const CaseKey& key);
+
 // Checks a key against its op's spec (arity, dtypes, argument names and types, layout, mode).
 // Returns the problem as text, or nullopt when the key is valid.
 std::optional<std::string> validate_key(const CaseKey& key);
