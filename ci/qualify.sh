@@ -34,7 +34,7 @@ fi
 
 mkdir -p "$OUT"
 DB="$OUT/gauntlet.db"
-rm -f "$OUT/compare.xml" "$OUT/report.md" "$OUT/report.json" "$OUT/report.txt"
+rm -f "$OUT/report.xml" "$OUT/run.md" "$OUT/run.jsonl" "$OUT/compare.xml" "$OUT/report.md" "$OUT/report.json" "$OUT/report.txt"
 set +e
 "$BIN" run --suite "$SUITE" --backend "$BACKEND" --db "$DB" --release "$RELEASE" --gate \
   --junit "$OUT/report.xml" --markdown "$OUT/run.md" --json-lines "$OUT/run.jsonl" "$@"
