@@ -542,6 +542,11 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
                   sim ? "sim time" : "median (after host drift)", true);
   };
 
+  struct Known {
+    std::uint64_t case_id;
+    Status baseline, candidate;
+  };
+  std::vector<Known> known;
   std::size_t i = 0, j = 0;
   while (i < base.size() || j < cand.size()) {
     if (j == cand.size() || (i < base.size() && base[i].case_id < cand[j].case_id)) {
@@ -568,6 +573,9 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
     } else if (badness(k.status) > badness(b.status)) {
       add(k.case_id, Change::StatusChange, 0, 0, 0, -1,
           fmt::format("{} -> {}", status_name(b.status), status_name(k.status)), true);
+    } else if (is_failure(b.status) && is_failure(k.status)) {
+      // Failing in both runs, and no worse: a known failure (KnownFailure in regress.h).
+      known.push_back({k.case_id, b.status, k.status});
     } else if (badness(k.status) == 0 && badness(b.status) > 0) {
       add(k.case_id, Change::Fixed, 0, 0, 0, -1,
           fmt::format("{} -> {}", status_name(b.status), status_name(k.status)));
@@ -816,6 +824,14 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
     c.findings.push_back(std::move(p.f));
   }
   sort_findings(c.findings);
+  for (const Known& k : known) {
+    std::string error = db.error(c.candidate.id, k.case_id);
+    if (auto nl = error.find('\n'); nl != std::string::npos) error.resize(nl);
+    if (error.size() > 200) error = error.substr(0, 197) + "...";
+    c.known_failures.push_back({db.key(k.case_id), k.baseline, k.candidate, std::move(error)});
+  }
+  std::sort(c.known_failures.begin(), c.known_failures.end(),
+            [](const KnownFailure& a, const KnownFailure& b) { return a.key < b.key; });
   return c;
 }
 

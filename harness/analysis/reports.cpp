@@ -669,6 +669,27 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
     md_regressions(out, c, missing, o.top);
   }
 
+  // Failing in both runs: not regressions, but not to be forgotten (KnownFailure in regress.h).
+  out += fmt::format("## Known failures ({})\n\n", c.known_failures.size());
+  if (c.known_failures.empty()) {
+    out += "No case fails in both runs.\n\n";
+  } else {
+    out += fmt::format(
+        "Failing in the baseline and still failing in the candidate, no worse: not regressions, never gating.{}\n\n"
+        "| Case | Baseline | Candidate | Detail | Repro |\n|---|---|---|---|---|\n",
+        o.db_path.empty() ? "" : fmt::format(" Each: {}.", md_code(fmt::format("gauntlet show --db {} --run {} --status FAIL,ERROR,CRASH,TIMEOUT,XPASS", shell_word(o.db_path), c.candidate.id))));
+    const std::size_t shown = std::min(c.known_failures.size(), static_cast<std::size_t>(std::max(o.top, 0)));
+    for (std::size_t i = 0; i < shown; ++i) {
+      const KnownFailure& k = c.known_failures[i];
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", md_code(k.key), status_text(k.baseline), status_text(k.candidate),
+                         md_text(k.detail), md_code(repro_command(k.key, c.db_path, c.candidate.id, c.candidate.backend)));
+    }
+    if (shown < c.known_failures.size()) {
+      out += fmt::format("\n... and {} more (see the JSON report)\n", c.known_failures.size() - shown);
+    }
+    out += "\n";
+  }
+
   out += fmt::format("## Waived ({})\n\n", waived_rows.size());
   md_regressions(out, c, waived_rows, o.top);
 
@@ -796,6 +817,30 @@ std::string junit_report(const RunComparison& c, const ReportOptions& o) {
     total_failures += failures;
     total_skipped += skipped;
   }
+  // Known failures (failing in both runs) in a testsuite of their own, skipped: they do not gate
+  // the comparison, and the run's own JUnit (run --junit) has them as failures.
+  {
+    std::string cases;
+    for (const KnownFailure& k : c.known_failures) {
+      cases += fmt::format(
+          "    <testcase classname=\"{}.known-failures\" name=\"{}\">\n"
+          "      <skipped message=\"{}\"/>\n    </testcase>\n",
+          attr(suite), attr(k.key),
+          attr(fmt::format("known failure: {} in baseline run {}, {} in candidate run {}{}; repro: {}", status_text(k.baseline),
+                           c.baseline.id, status_text(k.candidate), c.candidate.id, k.detail.empty() ? "" : ": " + k.detail,
+                           repro_command(k.key, c.db_path, c.candidate.id, c.candidate.backend))));
+    }
+    const auto n = static_cast<std::int64_t>(c.known_failures.size());
+    body += fmt::format(
+        "  <testsuite name=\"known-failures\" tests=\"{}\" failures=\"0\" errors=\"0\" skipped=\"{}\">\n"
+        "    <properties>\n"
+        "      <property name=\"json_schema_version\" value=\"{}\"/>\n"
+        "      <property name=\"gated\" value=\"false\"/>\n"
+        "    </properties>\n{}  </testsuite>\n",
+        n, n, c.json_schema_version, cases);
+    total_tests += n;
+    total_skipped += n;
+  }
   return fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
       "<testsuites name=\"gauntlet compare\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
@@ -858,6 +903,7 @@ std::string json_report(const RunComparison& c, const ReportOptions& o) {
                                                            {"waived", w},
                                                            {"gating", g}};
   }
+  counts["known_failures"] = c.known_failures.size();
   counts["gates"] = Json::object();
   const std::map<Gate, std::int64_t> unwaived = c.gating_counts();
   for (Gate g : kAllGates) {
@@ -943,6 +989,15 @@ std::string json_report(const RunComparison& c, const ReportOptions& o) {
     }
   }
   j["findings"] = std::move(findings);
+  Json known = Json::array();
+  for (const KnownFailure& k : c.known_failures) {
+    known.push_back(Json{{"key", k.key},
+                         {"baseline", status_text(k.baseline)},
+                         {"candidate", status_text(k.candidate)},
+                         {"detail", k.detail},
+                         {"repro", repro_command(k.key, c.db_path, c.candidate.id, c.candidate.backend)}});
+  }
+  j["known_failures"] = std::move(known);
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 

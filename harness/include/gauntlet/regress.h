@@ -167,6 +167,16 @@ struct SpeedSummary {
   std::vector<Point> history;  // oldest first, the candidate last
 };
 
+// A case that fails in both runs (a failing status, gauntlet/outcome.h is_failure, in the baseline
+// and in the candidate) and is no regression: no worse in the candidate, so no status-change
+// finding. Known failures never gate a comparison; the reports list them apart from the
+// regressions, so that failures carried from release to release stay in sight.
+struct KnownFailure {
+  std::string key;
+  Status baseline = Status::Fail, candidate = Status::Fail;
+  std::string detail;  // the candidate's error, first line (at most 200 bytes)
+};
+
 struct RunComparison {
   int json_schema_version = 1;
   std::string db_path;  // the database compared (for repro commands); "" when built by hand
@@ -175,6 +185,7 @@ struct RunComparison {
   std::int64_t baseline_cases = 0, candidate_cases = 0, common_cases = 0;
   std::map<Status, std::int64_t> baseline_counts, candidate_counts;
   std::vector<Finding> findings;  // sorted by gate, change, then severity (worst first)
+  std::vector<KnownFailure> known_failures;  // sorted by key
   SpeedSummary speed;
   std::vector<ThroughputSummary> throughput;  // samples first, then elements; units with no case left out
   // Regressions that fail the gates asked for (after waivers), by gate.

@@ -91,6 +91,9 @@ void add_value_checks(CLI::App& app) {
       {"--plan", not_empty()},
       {"--model", not_empty()},
       {"--suite", not_empty()},
+      {"--junit", not_empty()},
+      {"--markdown", not_empty()},
+      {"--json-lines", not_empty()},
       // Time limits: zero, negative or not a number would disable them.
       {"--timeout", real_in(0, true, kHuge, "a positive number of seconds")},
       {"--collective-timeout", real_in(0, true, kHuge, "a positive number of seconds")},

@@ -2,6 +2,7 @@
 // code: 0 clean, 1 failures found where gating was asked (or a repro that fails), 2 bad input.
 #pragma once
 
+#include <cstdio>
 #include <map>
 #include <stdexcept>
 
@@ -90,6 +91,9 @@ struct RunOptions {
   long long max_failures = 0;       // --max-failures: stop after this many (0: never; Note [Fail fast])
   TimingOptions timing;
   std::vector<std::string> record_env;  // --record-env: globs of variables to record (Note [Recorded environment])
+  // Note [Run reporters] (run_reporters.cpp): report files and GitHub Actions output.
+  std::string junit, json_lines, markdown;  // --junit, --json-lines, --markdown ("": none)
+  bool github = false;                      // --github (also when GITHUB_ACTIONS=true)
 };
 struct GoldenOptions {
   std::string action;  // build, verify, freeze, gc
@@ -171,6 +175,7 @@ struct CompareOptions {
   std::string markdown, junit, json;  // report files ("-": stdout)
   int top = 50;
   bool quiet = false;
+  bool github = false;  // --github (also when GITHUB_ACTIONS=true): Note [GitHub Actions] (run_reporters.cpp)
   // --confirm (Note [Confirmation] in confirm.cpp)
   bool confirm = false;
   std::string baseline_backend, candidate_backend;  // default: the runs' backends
@@ -253,6 +258,7 @@ std::vector<const Case*> select_cases(const Suite& suite, const std::string& fil
 
 namespace gauntlet {
 class Store;
+struct ReportOptions;
 }
 namespace gauntlet::cli {
 // Prints a run's counts by status, then each listed result with its repro command
@@ -273,4 +279,36 @@ RanSummary ran_summary(const Store& store, long long run_id);
 std::string hollow_reason(const RanSummary& s, double min_ran);
 // The suites dir a run used, or "" when it was the default.
 std::string run_suites_dir(const std::string& config_json);
+
+// Note [Run reporters] (run_reporters.cpp). `run --json-lines FILE`: one line per result, written
+// when the result is committed to the database (write() queues, flush() writes and flushes the
+// file), so that the file never holds a result the database lacks. A resumed run's file starts
+// with the results stored before (begin()).
+class JsonLinesFile {
+ public:
+  // Creates (truncates) `path`; a UsageError when it cannot.
+  JsonLinesFile(const std::string& path, std::string db, std::int64_t run_id, std::string backend);
+  ~JsonLinesFile();
+  JsonLinesFile(const JsonLinesFile&) = delete;
+  JsonLinesFile& operator=(const JsonLinesFile&) = delete;
+  void begin(const Store& store);  // every result the run already has, in the store's order
+  void write(const Outcome& o);    // queued until flush()
+  void flush();
+
+ private:
+  std::string path_, db_, backend_;
+  std::int64_t run_id_;
+  std::FILE* file_ = nullptr;
+  std::string pending_;
+};
+// Note [GitHub Actions]: whether to write the step summary and annotations: --github, or
+// $GITHUB_ACTIONS is "true".
+bool github_enabled(bool flag);
+// After a run (finished or stopped): --junit and --markdown from every result of the run in the
+// store (a resumed run's included), and with `github` the step summary and annotations. `hollow`:
+// Note [Hollow runs]'s reason when --gate found the run hollow, else "".
+void write_run_reports(const Store& store, const RunOptions& o, std::int64_t run_id, const std::string& suite_file,
+                       const std::string& hollow, bool github);
+// compare's step summary and annotations (Note [GitHub Actions]); `hollow` as above.
+void write_compare_github(const RunComparison& c, const ReportOptions& ro, const std::string& hollow);
 }  // namespace gauntlet::cli

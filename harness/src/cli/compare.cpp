@@ -122,13 +122,14 @@ int compare(const CompareOptions& o) {
   if (!o.json.empty()) write_report(o.json, json_report(c, ro), "JSON");
 
   GateVerdict verdict = gate_verdict(c, gates);
+  std::string hollow;
   if (!gates.empty()) {  // Note [Hollow runs]
     if (!(o.min_ran >= 0 && o.min_ran <= 1) || !(o.max_ran_drop >= 0 && o.max_ran_drop <= 1)) {
       throw UsageError("--min-ran and --max-ran-drop must be fractions between 0 and 1");
     }
     const auto store = Store::open(o.db, Store::OpenMode::ReadOnly);
     const RanSummary cand = ran_summary(*store, c.candidate.id), base = ran_summary(*store, c.baseline.id);
-    std::string hollow = hollow_reason(cand, o.min_ran);
+    hollow = hollow_reason(cand, o.min_ran);
     if (hollow.empty() && base.cases > 0 && cand.fraction() < base.fraction() - o.max_ran_drop) {
       hollow = fmt::format("its cases that ran fell from {:.1f}% (baseline run {}) to {:.1f}%, more than --max-ran-drop {:g}",
                            100 * base.fraction(), c.baseline.id, 100 * cand.fraction(), o.max_ran_drop);
@@ -138,6 +139,7 @@ int compare(const CompareOptions& o) {
       verdict.summary = fmt::format("gate: FAIL: run {} is hollow: {}\n{}", c.candidate.id, hollow, verdict.summary);
     }
   }
+  if (github_enabled(o.github)) write_compare_github(c, ro, hollow);  // Note [GitHub Actions]
   if (!o.quiet) {
     std::map<Change, std::int64_t> by_change;
     for (const Finding& f : c.findings) ++by_change[f.change];

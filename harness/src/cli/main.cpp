@@ -75,6 +75,12 @@ int main(int argc, char** argv) {
                   "--gate: fail when fewer than this fraction of the cases ran (PASS, FAIL, XFAIL, XPASS), or none passed")
       ->capture_default_str();
   run->add_flag("--quiet", ro.quiet, "no progress line");
+  run->add_option("--junit", ro.junit, "write the run's JUnit XML here when it ends (every case; - for stdout)");
+  run->add_option("--json-lines", ro.json_lines, "write one JSON line per result here, as results are stored");
+  run->add_option("--markdown", ro.markdown, "write the run's Markdown report here when it ends (- for stdout)");
+  run->add_flag("--github", ro.github,
+                "GitHub Actions: append a summary to $GITHUB_STEP_SUMMARY and print ::error lines for failures "
+                "(on by default when GITHUB_ACTIONS=true)");
   run->add_option("--max-failures", ro.max_failures,
                   "stop the run (resumable) once this many cases have failed (FAIL, ERROR, CRASH, TIMEOUT, XPASS)");
   run->add_option("--workers", ro.workers,
@@ -207,6 +213,9 @@ int main(int argc, char** argv) {
   compare->add_option("--json", co.json, "write the JSON report here (- for stdout)");
   compare->add_option("--top", co.top, "rows per Markdown table")->capture_default_str();
   compare->add_flag("--quiet", co.quiet, "print only the gate verdict");
+  compare->add_flag("--github", co.github,
+                    "GitHub Actions: append a summary to $GITHUB_STEP_SUMMARY and print ::error lines for gating "
+                    "regressions (on by default when GITHUB_ACTIONS=true)");
   compare->add_flag("--confirm", co.confirm,
                     "re-run flagged host-time speed cases alternating baseline and candidate (A B B A ...); keep confirmed flags");
   compare->add_option("--baseline-backend", co.baseline_backend, "--confirm: the baseline release's backend (default: the baseline run's)");

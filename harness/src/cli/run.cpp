@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -22,6 +23,7 @@
 #include "gauntlet/environment.h"
 #include "gauntlet/orchestrator.h"
 #include "gauntlet/plan.h"
+#include "gauntlet/run_reports.h"
 #include "gauntlet/runner.h"
 #include "gauntlet/store.h"
 
@@ -124,21 +126,31 @@ class Progress {
 
 // Commits results as they arrive: in batches, and at least every quarter second, so that a
 // killed orchestrator loses at most that much work (a resume re-runs it) and duplicates nothing.
+// With --json-lines, each result's line is queued with it and written when it is committed (Note
+// [Run reporters] in run_reporters.cpp).
 class Committer {
  public:
-  Committer(Store& store, std::int64_t run_id) : store_(store), run_id_(run_id), last_(Clock::now()) {}
+  Committer(Store& store, std::int64_t run_id, JsonLinesFile* lines)
+      : store_(store), run_id_(run_id), lines_(lines), last_(Clock::now()) {}
   void add(const Case& c, Outcome o) {
     if (!c.note.empty()) o.reason = c.note + (o.reason.empty() ? "" : "; " + o.reason);
-    store_.add_result(run_id_, c.key, c.text, std::move(o));
-    if (Clock::now() - last_ > std::chrono::milliseconds(250)) {
-      store_.flush();
-      last_ = Clock::now();
+    if (lines_) {
+      o.key = c.text;
+      lines_->write(o);
     }
+    store_.add_result(run_id_, c.key, c.text, std::move(o));
+    if (Clock::now() - last_ > std::chrono::milliseconds(250)) flush();
+  }
+  void flush() {
+    store_.flush();
+    if (lines_) lines_->flush();
+    last_ = Clock::now();
   }
 
  private:
   Store& store_;
   std::int64_t run_id_;
+  JsonLinesFile* lines_;
   Clock::time_point last_;
 };
 
@@ -201,6 +213,27 @@ std::string check_capabilities(const Backend& backend, const std::vector<const C
   return "";
 }
 
+// Note [Run reporters]: an empty shard writes no run, but the report files asked for exist, with no
+// testcase, so that a CI step reading every shard's reports finds each.
+void write_empty_reports(const RunOptions& o, const std::string& suite) {
+  RunReport r;
+  r.suite = suite;
+  r.backend = o.backend;
+  r.finished_at = "-";  // no run: nothing unfinished either
+  r.gauntlet_version = GAUNTLET_VERSION_STRING;
+  auto write = [](const std::string& path, const std::string& text) {
+    if (path.empty()) return;
+    if (path == "-") {
+      fmt::print("{}", text);
+      return;
+    }
+    std::ofstream(path, std::ios::binary) << text;
+  };
+  write(o.junit, run_junit_report(r));
+  write(o.markdown, run_markdown_report(r));
+  if (!o.json_lines.empty()) std::ofstream(o.json_lines, std::ios::binary | std::ios::trunc);
+}
+
 }  // namespace
 
 int run(const RunOptions& opts) {
@@ -227,6 +260,16 @@ int run(const RunOptions& opts) {
       throw UsageError("--devices needs --device-env NAME (e.g. NEURON_RT_VISIBLE_CORES) to bind workers to them");
     }
   }
+  // Note [Run reporters]: a report file whose folder does not exist is refused before the run.
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--junit", o.junit},
+                                   {"--markdown", o.markdown}, {"--json-lines", o.json_lines}}) {
+    if (path.empty() || path == "-") continue;
+    const auto parent = std::filesystem::path(path).parent_path();
+    if (std::filesystem::is_directory(path) || (!parent.empty() && !std::filesystem::is_directory(parent))) {
+      throw UsageError(fmt::format("{} {}: not a file in an existing folder", flag, path));
+    }
+  }
+  if (o.json_lines == "-") throw UsageError("--json-lines needs a file (stdout carries the run's summary)");
   if (!o.plan.empty() && o.shard.empty() && o.resume == 0 && parse_shard("").second == 1) {
     throw UsageError("--plan needs --shard i/N: which of the plan's shards this host runs");
   }
@@ -264,7 +307,10 @@ int run(const RunOptions& opts) {
     cases = plan.cases_of(suite, shard, o.filter);
   } else {
     cases = select_cases(suite, o.filter, o.shard);
-    if (cases.empty()) return 0;  // Note [Empty shards]: said, nothing written
+    if (cases.empty()) {  // Note [Empty shards]: said, nothing written but the empty reports asked for
+      write_empty_reports(o, suite.name);
+      return 0;
+    }
   }
   auto [shard, shards] = parse_shard(o.shard);
   const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
@@ -350,7 +396,12 @@ int run(const RunOptions& opts) {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   Progress progress(todo.size(), !o.quiet);
-  Committer commit(*store, run_id);
+  std::optional<JsonLinesFile> json_lines;
+  if (!o.json_lines.empty()) {
+    json_lines.emplace(o.json_lines, o.db, run_id, o.backend);
+    if (resumed) json_lines->begin(*store);
+  }
+  Committer commit(*store, run_id, json_lines ? &*json_lines : nullptr);
   std::string stopped;
   // Note [Fail fast]: --max-failures N stops the run, as an interrupt would (every result kept,
   // resumable), once this invocation has stored N failures. Cases in flight on other workers are
@@ -422,7 +473,7 @@ int run(const RunOptions& opts) {
   const bool failed_fast = !stopped.empty() && !g_interrupted && enough_failures();
   if (failed_fast) stopped = fmt::format("{} failures reached --max-failures {}", failures, o.max_failures);
   progress.finish();
-  store->flush();
+  commit.flush();
   if (stopped.empty()) store->finish_run(run_id, utc_now());
   std::vector<std::string> statuses;
   for (Status s : kAllStatuses) {
@@ -430,6 +481,8 @@ int run(const RunOptions& opts) {
   }
   print_summary(*store, o.db, run_id, statuses);
   fmt::print("\ndatabase: {} (run {})\n", o.db, run_id);
+  const std::string hollow = o.gate && stopped.empty() ? hollow_reason(ran_summary(*store, run_id), o.min_ran) : "";
+  write_run_reports(*store, o, run_id, suite.file, hollow, github_enabled(o.github));
   if (!stopped.empty()) {
     fmt::print(stderr, "gauntlet: run {} stopped: {}; stored results are kept. Finish it with: gauntlet run --resume {} --db {}\n",
                run_id, stopped, run_id, o.db);
@@ -442,7 +495,6 @@ int run(const RunOptions& opts) {
     if (is_failure(status)) failing += n;
   }
   if (!o.gate) return 0;
-  const std::string hollow = hollow_reason(ran_summary(*store, run_id), o.min_ran);
   if (!hollow.empty()) {
     fmt::print("gate: FAIL: run {} is hollow: {}{}\n", run_id, hollow,
                cannot_run.empty() ? "" : "; the backend cannot take inputs");
