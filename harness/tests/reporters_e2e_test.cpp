@@ -95,7 +95,7 @@ TEST_F(E2E, RunJUnitHasEveryCaseWithTimeValidatesAndCountsFailuresAsShowDoes) {
   for (const auto& res : j.at("results")) {
     EXPECT_NE(xml.find("name=\"" + res.at("key").get<std::string>() + "\""), std::string::npos) << res.at("key");
   }
-  EXPECT_NE(xml.find("repro: gauntlet repro &apos;op/mm/f32/"), std::string::npos);
+  EXPECT_NE(xml.find("repro: gauntlet repro 'op/mm/f32/"), std::string::npos) << "element text keeps its quotes";
   EXPECT_NE(xml.find("--db " + db + " --run 1"), std::string::npos);
 
   // JSON lines: one per result, each the stored outcome with its run and repro command.
