@@ -23,6 +23,7 @@
 #include "gauntlet/environment.h"
 #include "gauntlet/orchestrator.h"
 #include "gauntlet/plan.h"
+#include "gauntlet/progress.h"
 #include "gauntlet/run_reports.h"
 #include "gauntlet/runner.h"
 #include "gauntlet/store.h"
@@ -72,24 +73,21 @@ class RunLock {
 };
 
 // Progress: on a terminal one live line (done/total, cases/s, ETA, counts) with failing keys
-// printed above it as they come; otherwise a plain line every 10 s.
+// printed above it as they come; otherwise a plain line every 10 s. The rate and the ETA come
+// from Note [Progress model] (progress.h): a recent window, the remaining cases weighed by their
+// expected cost.
 class Progress {
  public:
-  Progress(std::size_t total, bool enabled)
-      : total_(total), enabled_(enabled), tty_(isatty(STDERR_FILENO)), t0_(Clock::now()), last_(t0_) {}
-  void add(const Outcome& o) {
-    ++done_;
+  Progress(const std::vector<const Case*>& todo, bool enabled)
+      : model_(todo.size(), total_cost(todo)), enabled_(enabled), tty_(isatty(STDERR_FILENO)), t0_(Clock::now()), last_(t0_) {}
+  void add(const Case& c, const Outcome& o) {
+    const auto now = Clock::now();
+    model_.done(seconds(now), estimated_case_us(c.key));
     ++counts_[o.status];
     if (!enabled_) return;
-    const auto now = Clock::now();
-    // The recent rate: completions over the last 30 s (at least the last 8 kept), so that a run
-    // whose cases turn slow (crashes, each a worker restart) sees its ETA grow at once, not as the
-    // mean since the start slowly catches up.
-    window_.emplace_back(now, done_);
-    while (window_.size() > 8 && now - window_.front().first > std::chrono::seconds(30)) window_.pop_front();
     if (tty_) {
       if (is_failure(o.status)) fmt::print(stderr, "\r\033[K{:<8} {}\n", status_name(o.status), o.key);
-      if (now - last_ > std::chrono::milliseconds(100) || done_ == total_) {
+      if (now - last_ > std::chrono::milliseconds(100) || model_.done_cases() == model_.total_cases()) {
         fmt::print(stderr, "\r\033[K{}", line(now));
         last_ = now;
       }
@@ -104,24 +102,23 @@ class Progress {
   }
 
  private:
+  static double total_cost(const std::vector<const Case*>& todo) {
+    double sum = 0;
+    for (const Case* c : todo) sum += estimated_case_us(c->key);
+    return sum;
+  }
+  double seconds(Clock::time_point t) const { return std::chrono::duration<double>(t - t0_).count(); }
   std::string line(Clock::time_point now) const {
-    const double s = std::chrono::duration<double>(now - t0_).count();
-    double rate = s > 0 ? double(done_) / s : 0;
-    if (window_.size() >= 2) {
-      // From the window's first completion to now: a stall since the last one slows it too.
-      const double span = std::chrono::duration<double>(now - window_.front().first).count();
-      if (span > 0) rate = double(done_ - window_.front().second) / span;
-    }
     std::string counts;
     for (const auto& [st, n] : counts_) counts += fmt::format(" {} {}", status_name(st), n);
-    const double eta = rate > 0 ? double(total_ - done_) / rate : 0;
-    return fmt::format("[{}/{}] {:.3g} cases/s, ETA {:.0f} s,{}", done_, total_, rate, eta, counts);
+    const auto eta = model_.eta(seconds(now));
+    return fmt::format("[{}/{}] {:.3g} cases/s, ETA {},{}", model_.done_cases(), model_.total_cases(),
+                       model_.rate(seconds(now)), eta ? fmt::format("{:.0f} s", *eta) : std::string("?"), counts);
   }
-  std::size_t total_, done_ = 0;
+  ProgressModel model_;
   bool enabled_, tty_;
   Clock::time_point t0_, last_;
   std::map<Status, std::size_t> counts_;
-  std::deque<std::pair<Clock::time_point, std::size_t>> window_;
 };
 
 // Commits results as they arrive: in batches, and at least every quarter second, so that a
@@ -395,7 +392,7 @@ int run(const RunOptions& opts) {
   }
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
-  Progress progress(todo.size(), !o.quiet);
+  Progress progress(todo, !o.quiet);
   std::optional<JsonLinesFile> json_lines;
   if (!o.json_lines.empty()) {
     json_lines.emplace(o.json_lines, o.db, run_id, o.backend);
@@ -419,7 +416,7 @@ int run(const RunOptions& opts) {
         break;
       }
       Outcome out = run_case(c->key, *backend, cfg);
-      progress.add(out);
+      progress.add(*c, out);
       count_failure(out);
       commit.add(*c, std::move(out));
       if (enough_failures() && c != todo.back()) {
@@ -462,7 +459,7 @@ int run(const RunOptions& opts) {
         [&](CaseDone&& d) {
           d.outcome.device_slot = d.slot;
           d.outcome.flaky = d.flaky;
-          progress.add(d.outcome);
+          progress.add(*by_key.at(d.key), d.outcome);
           count_failure(d.outcome);
           commit.add(*by_key.at(d.key), std::move(d.outcome));
         },
