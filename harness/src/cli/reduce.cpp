@@ -158,7 +158,7 @@ int reduce(const ReduceOptions& given) {
   const std::string smallest = r.smallest.str();
   const std::string repro = repro_line(smallest, o);
   const std::string cost = fmt::format(
-      "{} candidates run in {} rounds and {} batches of worker processes: {} failed the same way, {} passed, {} ended "
+      "{} candidates tried in {} rounds and {} batches of worker processes: {} failed the same way, {} passed, {} ended "
       "otherwise; {} rejected by validate_key (not run); {:.1f} s",
       s.tried, s.rounds, s.batches, s.reproduced, s.passed, s.other, s.invalid, seconds);
 
