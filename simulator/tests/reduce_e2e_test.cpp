@@ -2,6 +2,8 @@
 // injected fault (docs/simulator.md), and what a user reads (docs/repro.md, Reduction).
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -104,7 +106,7 @@ TEST_F(ReduceE2E, FromAStoredRunRestoresItsFaults) {
   EXPECT_EQ(j["backend"], "sim");
   EXPECT_EQ(j["restored_from"]["run"], 1);
   EXPECT_EQ(j["smallest"]["status"], "FAIL");
-  const int64_t n = j["smallest"]["largest_input_elements"].get<int64_t>();
+  const std::int64_t n = j["smallest"]["largest_input_elements"].get<std::int64_t>();
   EXPECT_GE(n, 64);
   EXPECT_LT(n, 527);
   std::cout << "[ measured ] from the record: 17x31,17x31 -> " << j["smallest"]["shapes"].get<std::string>() << ", "
