@@ -111,6 +111,7 @@ void add_value_checks(CLI::App& app) {
       {"--repetitions", integer_at_least(1)},
       {"--max-failures", integer_at_least(1)},
       {"--rank", integer_at_least(0)},
+      {"--max-candidates", integer_at_least(1)},
       // Run ids.
       {"--run-id", integer_at_least(1)},
       {"--resume", integer_at_least(1)},
@@ -127,8 +128,8 @@ void add_value_checks(CLI::App& app) {
     for (const auto& [name, check] : by_name) {
       CLI::Option* opt = sub.get_option_no_throw(name);
       if (!opt) continue;
-      // golden build's --workers are threads: at least one.
-      opt->check(n == "build" && std::string(name) == "--workers" ? integer_at_least(1) : check);
+      // golden build's --workers are threads, reduce's always processes: at least one.
+      opt->check((n == "build" || n == "reduce") && std::string(name) == "--workers" ? integer_at_least(1) : check);
     }
     // Options whose meaning differs between subcommands (compare's --history is a count, plan's a
     // database; bench's --min-time is seconds, run's milliseconds).

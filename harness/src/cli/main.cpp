@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli.h"
+#include "reduce_command.h"
 #include "gauntlet/catalog.h"
 #include "gauntlet/golden_store.h"
 #include "gauntlet/store.h"
@@ -157,6 +158,22 @@ int main(int argc, char** argv) {
                     "that replay it without Gauntlet (docs/repro.md, Bundles)");
   repro->add_option("--golden-store", po.golden_store, "use the golden from this store when present");
   repro->add_option("--golden-release", po.golden_release, "use the golden release R froze");
+
+  cli::ReduceOptions rdo;
+  auto* reduce = app.add_subcommand(
+      "reduce", "shrink a failing op case to the smallest shapes that still fail the same way, in worker processes (docs/repro.md)");
+  reduce->add_option("key", rdo.key, "the failing case key")->required();
+  reduce->add_option("--backend", rdo.backend, "cpu | sim | plugin:<path.so> (default: the run's with --db, else cpu)");
+  reduce->add_option("--db", rdo.db, "restore the backend, environment, suites dir and goldens of a stored run (as repro --db)");
+  reduce->add_option("--run", rdo.run, "with --db: that run (default: the latest with a result for the case)");
+  reduce->add_option("--suites-dir", rdo.suites_dir, "where expectations.yaml and tolerances.yaml live");
+  add_profile(reduce);
+  reduce->add_option("--golden-store", rdo.golden_store, "use goldens from this store when present");
+  reduce->add_option("--golden-release", rdo.golden_release, "use the goldens release R froze");
+  reduce->add_option("--workers", rdo.workers, "worker processes running a batch of candidates")->capture_default_str();
+  reduce->add_option("--timeout", rdo.timeout, "seconds a candidate may take before it is a TIMEOUT")->capture_default_str();
+  reduce->add_option("--max-candidates", rdo.max_candidates, "candidates run at most")->capture_default_str();
+  reduce->add_flag("--json", rdo.json, "print the result as JSON");
 
   cli::OpsFromModelsOptions fm;
   auto* from_models = app.add_subcommand(
@@ -378,6 +395,11 @@ int main(int argc, char** argv) {
       po.argv.assign(argv + 1, argv + argc);
       po.profile = profile;
       return cli::repro(po);
+    }
+    if (*reduce) {
+      rdo.profile = profile;
+      if (rdo.run != 0 && rdo.db.empty()) throw cli::UsageError("reduce --run needs --db FILE");
+      return cli::reduce(rdo);
     }
     if (*binfo) return cli::backend_info(bo);
     if (*worker) return cli::worker(wo);

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "restore.h"
 #include "gauntlet/bundle.h"
 #include "gauntlet/op_spec.h"
 #include "gauntlet/outcome_json.h"
@@ -68,6 +69,8 @@ void print_header(const CaseKey& key, const std::string& backend) {
   std::fflush(stdout);
 }
 
+}  // namespace
+
 std::string shell_quote(const std::string& s) {
   if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=,@+") ==
                         std::string::npos) {
@@ -77,6 +80,14 @@ std::string shell_quote(const std::string& s) {
   for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
 }
+
+namespace {
+
+std::string env_assignment(const std::string& name, const std::string& value) {
+  return name + "=" + shell_quote(value);
+}
+
+}  // namespace
 
 // Note [Repro from the record]: a stored verdict depends on more than the key: the backend and
 // its configuration (often environment variables: Note [Recorded environment]), the suites dir's
@@ -88,19 +99,6 @@ std::string shell_quote(const std::string& s) {
 // whether its version or configuration differs from the run's. Every repro command Gauntlet
 // prints is this form (reports.h, repro_command). The parent restores before it starts the child
 // (which inherits the environment), and the child restores again, quietly, to judge alike.
-struct Restored {
-  RunInfo info;
-  std::optional<Outcome> stored;  // the run's result for the case, when it has one
-  nlohmann::json backend_config;  // as the run recorded it
-  std::vector<std::string> notes;   // what was restored, to print
-  std::vector<std::string> warnings;
-  std::string standalone;           // the same case as a command that needs no database
-};
-
-std::string env_assignment(const std::string& name, const std::string& value) {
-  return name + "=" + shell_quote(value);
-}
-
 std::optional<Restored> restore_run(ReproOptions& o, const std::string& canonical_key) {
   if (o.db.empty()) {
     if (o.run != 0) throw UsageError("--run needs --db FILE (the database that holds the run)");
@@ -217,6 +215,8 @@ std::optional<Restored> restore_run(ReproOptions& o, const std::string& canonica
   return r;
 }
 
+namespace {
+
 // What the loaded backend says against what the run recorded: one line each for a version and a
 // configuration that differ.
 void warn_if_backend_differs(const Restored& r, const Backend& backend) {
@@ -247,6 +247,8 @@ void warn_if_backend_differs(const Restored& r, const Backend& backend) {
              detail.empty() ? "(not a JSON object)" : detail);
 }
 
+}  // namespace
+
 void print_restored(const Restored& r, const std::string& db) {
   fmt::print("restored from run {} of {} (release {}, {} {}, {}):\n", r.info.id, db,
              r.info.release.empty() ? "-" : r.info.release, r.info.backend, r.info.backend_version, r.info.started_at);
@@ -261,6 +263,8 @@ void print_restored(const Restored& r, const std::string& db) {
   }
   std::fflush(stdout);
 }
+
+namespace {
 
 // The line that closes a repro from the record: whether the verdict is the stored one.
 void print_reproduced(const Restored& r, Status now) {

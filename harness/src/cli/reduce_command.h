@@ -1,0 +1,24 @@
+// `gauntlet reduce`: its options and entry point (Note [Failing-shape reduction] in
+// harness/src/reduce.cpp; the command in reduce.cpp beside this file).
+#pragma once
+
+#include <string>
+
+namespace gauntlet::cli {
+
+struct ReduceOptions {
+  std::string key, backend, suites_dir, golden_store, golden_release;  // backend "": cpu, or the run's
+  std::string profile;  // --profile (also in $GAUNTLET_PROFILE by then)
+  std::string db;       // --db: restore a stored run's configuration, as repro --db does
+  long long run = 0;    // --run: that run (0: the latest with a result for the key)
+  int workers = 2;      // worker processes per batch of candidates
+  double timeout = 60;  // seconds a candidate may take (then TIMEOUT)
+  int max_candidates = 400;
+  bool json = false;
+};
+// Exit codes: 0 reduced (the smallest case that fails the same way printed, the case itself when
+// no smaller one does), 2 bad input: an unknown or invalid key, a case that does not fail
+// ("case passes; nothing to reduce"), a model or collective case, a backend that cannot start.
+int reduce(const ReduceOptions& o);
+
+}  // namespace gauntlet::cli
