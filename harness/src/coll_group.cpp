@@ -20,6 +20,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <boost/process.hpp>
 #include <chrono>
 #include <filesystem>
@@ -46,9 +47,21 @@ struct Rank {
   fs::path out, err;
   std::unique_ptr<bp::child> child;
   bool exited = false, killed = false;
+  bool joined = false;  // had joined the group when killed
   int signal = 0, code = 0;
   std::optional<Outcome> outcome;
 };
+
+// SIGKILL and reap. Boost's terminate() reaps only with WNOHANG, and wait() then returns at
+// once: a rank killed a moment before would stay a zombie of the worker for the rest of its life.
+void kill_and_reap(bp::child& c) {
+  const pid_t pid = c.id();
+  std::error_code ec;
+  c.terminate(ec);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) == -1 && errno == EINTR) {
+  }
+}
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -117,14 +130,15 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
     rk.out = dir / fmt::format("{}-r{}.out", stem, r);
     rk.err = dir / fmt::format("{}-r{}.err", stem, r);
     std::vector<std::string> args{"rank", "--key", out.key, "--rank", std::to_string(r), "--port", std::to_string(port),
-                                  "--store-timeout", fmt::format("{:g}", rank_timeout)};
+                                  "--store-timeout", fmt::format("{:g}", rank_timeout),
+                                  "--startup-timeout", fmt::format("{:g}", cfg.startup_timeout_s)};
     args.insert(args.end(), cfg.rank_args.begin(), cfg.rank_args.end());
     try {
       rk.child = std::make_unique<bp::child>(cfg.exe, bp::args(args), bp::std_in.close(),
                                              bp::std_out > rk.out.string(), bp::std_err > rk.err.string());
     } catch (const std::exception& e) {
       for (Rank& started : ranks) {
-        if (started.child && started.child->running()) started.child->terminate();
+        if (started.child && started.child->running()) kill_and_reap(*started.child);
       }
       out.status = Status::Error;
       out.error = fmt::format("rank {}: cannot start {}: {}", r, cfg.exe, e.what());
@@ -132,8 +146,21 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
     }
   }
 
+  // Note [Group start-up]: starting `world` processes that each load libtorch and a backend is the
+  // host's business, not the case's: on a loaded host it alone can take longer than a short
+  // collective timeout. So the case's timeout counts from the moment every rank has joined (the
+  // ranks wait for each other before Gloo's rendezvous, collective.cpp, and count themselves in
+  // the store); the start-up has its own limit, startup_timeout_s, past which the ranks that never
+  // joined are named.
   const auto start = Clock::now();
-  const auto deadline = start + std::chrono::milliseconds(static_cast<std::int64_t>(cfg.timeout_s * 1000));
+  const auto startup_deadline = start + std::chrono::milliseconds(static_cast<std::int64_t>(cfg.startup_timeout_s * 1000));
+  std::optional<Clock::time_point> deadline;  // once the group has assembled
+  const auto assembled = [&] {
+    if (!deadline && store->add("gauntlet/joined", 0) >= world) {
+      deadline = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(cfg.timeout_s * 1000));
+    }
+    return deadline.has_value();
+  };
   std::optional<Clock::time_point> grace_until;
   bool timed_out = false;
   while (true) {
@@ -155,26 +182,34 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
         } catch (const std::exception&) {
         }
       }
-      // A rank that died: the others would wait on it until their own timeout. A second to see
-      // whether they notice by themselves, then the group goes down.
-      if (!rk.outcome && !grace_until) grace_until = Clock::now() + std::chrono::seconds(1);
+      // A rank that died, or that gave up before the group assembled: the others would wait on
+      // it until their own timeout. A second to see whether they notice by themselves, then the
+      // group goes down.
+      if ((!rk.outcome || !assembled()) && !grace_until) grace_until = Clock::now() + std::chrono::seconds(1);
     }
     if (all_done) break;
+    const bool ready = assembled();
     const auto now = Clock::now();
-    if (now >= deadline || (grace_until && now >= *grace_until)) {
-      timed_out = now >= deadline;
+    const bool past = ready ? now >= *deadline : now >= startup_deadline;
+    if (past || (grace_until && now >= *grace_until)) {
+      timed_out = past;
       for (Rank& rk : ranks) {
         if (rk.exited) continue;
-        rk.child->terminate();  // SIGKILL, and reaped
+        kill_and_reap(*rk.child);
         rk.exited = rk.killed = true;
+        rk.joined = store->check({fmt::format("gauntlet/joined/{}", rk.rank)});
       }
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  const bool never_assembled = !deadline;
   for (Rank& rk : ranks) {
-    if (rk.child->running()) rk.child->terminate();
-    rk.child->wait();
+    if (rk.child->running()) {
+      kill_and_reap(*rk.child);
+    } else {
+      rk.child->wait();
+    }
   }
   store.reset();  // closes the listening socket: the port is free again
 
@@ -184,7 +219,8 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
   std::vector<std::pair<std::string, std::vector<int>>> deaths;
   for (const Rank& rk : ranks) {
     if (rk.killed && timed_out) {
-      hung.push_back(rk.rank);
+      // Before the group assembled, the ranks that joined only waited for the others.
+      if (!(never_assembled && rk.joined)) hung.push_back(rk.rank);
     } else if (!rk.outcome && !rk.killed) {
       crashed.push_back(rk.rank);
       const std::string said = last_line(rk.err);
@@ -232,7 +268,9 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
     out.error += store_note;
   } else if (timed_out) {
     out.status = Status::Timeout;
-    out.error = fmt::format("{} did not finish within {:g} s", ranks_text(hung), cfg.timeout_s);
+    out.error = never_assembled
+                    ? fmt::format("{} did not start and join the group within {:g} s", ranks_text(hung), cfg.startup_timeout_s)
+                    : fmt::format("{} did not finish within {:g} s", ranks_text(hung), cfg.timeout_s);
     if (!failing.empty()) out.error += fmt::format("; {} gave up waiting", ranks_text(failing));
     out.error += store_note;
   } else if (worst && severity(worst->status) > 1) {

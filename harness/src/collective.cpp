@@ -313,13 +313,22 @@ void run_checked(const CaseKey& key, int rank, int port, Backend& backend, const
                  const char*& stage) {
   stage = "rendezvous";
   const auto timeout = std::chrono::milliseconds(static_cast<std::int64_t>(cfg.store_timeout_s * 1000));
+  const auto startup = std::chrono::milliseconds(static_cast<std::int64_t>(cfg.startup_timeout_s * 1000));
   c10d::TCPStoreOptions so;
   so.port = static_cast<std::uint16_t>(port);
   so.isServer = false;
   so.waitWorkers = false;
-  so.timeout = timeout;
+  so.timeout = startup;
   auto store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so);
+  // Note [Group start-up]: every rank waits for all to have started before Gloo's rendezvous
+  // (whose timeout is the collective one), then says it joined; the launcher's deadline for the
+  // case counts from the moment all have joined (coll_group.cpp).
+  if (store->add("gauntlet/started", 1) == key.world) store->set("gauntlet/all-started", std::vector<std::uint8_t>{1});
+  store->wait({"gauntlet/all-started"}, startup);
+  store->setTimeout(timeout);
   auto pg = new_process_group(backend, store, rank, key.world, timeout);
+  store->set(fmt::format("gauntlet/joined/{}", rank), std::vector<std::uint8_t>{1});
+  store->add("gauntlet/joined", 1);
 
   stage = "first call";
   Call call(key, rank, backend, *pg);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "gauntlet/case_key.h"
+#include "gauntlet/collective.h"
 #include "gauntlet/golden.h"
 #include "gauntlet/golden_store.h"
 #include "gauntlet/inputs.h"
@@ -589,6 +590,29 @@ TEST_F(E2E, FrozenReleaseKeepsItsGoldens) {
   const std::string db = (dir_ / "r1.db").string();
   ASSERT_EQ(gauntlet("run --suite smoke --quiet --db " + db + " --filter " + filter + " --golden-store " + store +
                      " --golden-release r1 --gate").code, 0);
+}
+
+// Note [Group start-up]: ranks that never start and join the group are named at the start-up limit,
+// not at the collective timeout, and none is left behind.
+TEST_F(E2E, ACollectiveGroupThatNeverAssemblesNamesTheRanksThatDidNotJoin) {
+  const fs::path exe = dir_ / "stuck-rank";
+  {
+    std::ofstream(exe) << "#!/bin/sh\necho $$ >> '" << (dir_ / "pids").string() << "'\nexec sleep 120\n";
+  }
+  fs::permissions(exe, fs::perms::owner_all);
+  gauntlet::GroupConfig cfg;
+  cfg.exe = exe.string();
+  cfg.timeout_s = 300;
+  cfg.startup_timeout_s = 2;
+  cfg.log_dir = (dir_ / "ranks").string();
+  const auto key = gauntlet::CaseKey::parse("coll/all_reduce/f32/1024/contig/w2/op=sum");
+  const gauntlet::Outcome o = gauntlet::run_collective_group(key, cfg);
+  EXPECT_EQ(o.status, Status::Timeout) << o.error;
+  EXPECT_EQ(o.error.find("ranks 0, 1 did not start and join the group within 2 s (group of 2 on 127.0.0.1:"), 0u) << o.error;
+  std::istringstream pids(slurp(dir_ / "pids"));
+  int started = 0;
+  for (std::string pid; pids >> pid; ++started) EXPECT_FALSE(fs::exists("/proc/" + pid)) << "rank process " << pid << " left";
+  EXPECT_LE(started, 2);  // a rank killed before its shell ran wrote nothing
 }
 
 }  // namespace

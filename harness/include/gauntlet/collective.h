@@ -25,7 +25,8 @@ struct RankConfig {
   int min_reps = 5;    // timed iterations: at least, and until min_time_ms (rank 0 decides
   int max_reps = 200;  // for the group, so that every rank runs the same number)
   double min_time_ms = 20;
-  double store_timeout_s = 30;  // rendezvous and collective timeout
+  double store_timeout_s = 30;    // Gloo's rendezvous and collective timeout
+  double startup_timeout_s = 60;  // for every rank of the group to have started (Note [Group start-up])
 };
 
 // Runs rank `rank` of the case's group against the TCPStore at 127.0.0.1:`port`. The outcome's
@@ -47,14 +48,16 @@ Tolerance coll_tolerance(const CaseKey& key, const Tolerance& base);
 struct GroupConfig {
   std::string exe;                     // the gauntlet binary
   std::vector<std::string> rank_args;  // after "rank": --backend B, --suites-dir D, timing
-  double timeout_s = 30;               // the whole group: rendezvous, check and timing
+  double timeout_s = 30;               // the group once assembled: rendezvous, check and timing
+  double startup_timeout_s = 60;       // for its processes to start and meet (Note [Group start-up])
   std::string log_dir;                 // ranks' stderr (empty: a temporary file per rank)
 };
 
 // Starts the group, waits for it within the timeout, tears it down (every rank process reaped,
 // the store's port closed) and aggregates the ranks' outcomes: the worst status, every failing
 // rank named, the worst metrics, the slowest rank's timing. A rank that dies is CRASH ("rank 2:
-// SIGSEGV"), a group past its timeout TIMEOUT (the ranks that had not answered named).
+// SIGSEGV"), a group past its timeout TIMEOUT (the ranks that had not answered named; a group
+// never assembled within startup_timeout_s names the ranks that never joined).
 Outcome run_collective_group(const CaseKey& key, const GroupConfig& cfg);
 
 }  // namespace gauntlet

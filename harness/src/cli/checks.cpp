@@ -98,6 +98,7 @@ void add_value_checks(CLI::App& app) {
       {"--timeout", real_in(0, true, kHuge, "a positive number of seconds")},
       {"--collective-timeout", real_in(0, true, kHuge, "a positive number of seconds")},
       {"--store-timeout", real_in(0, true, kHuge, "a positive number of seconds")},
+      {"--startup-timeout", real_in(0, true, kHuge, "a positive number of seconds")},
       // Counts.
       {"--workers", integer_at_least(0)},
       {"--retries", integer_at_least(0)},

@@ -126,6 +126,7 @@ struct RankOptions {
   std::string key, backend = "cpu", suites_dir;
   int rank = 0, port = 0;
   double store_timeout = 20;
+  double startup_timeout = 60;
 };
 int rank(const RankOptions& o);
 // Makes `cfg` run collective cases as groups of `gauntlet rank` processes on `backend`.

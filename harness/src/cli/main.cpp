@@ -296,6 +296,8 @@ int main(int argc, char** argv) {
   rank->add_option("--backend", rko.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
   rank->add_option("--suites-dir", rko.suites_dir, "where tolerances.yaml lives");
   rank->add_option("--store-timeout", rko.store_timeout, "seconds to wait for the other ranks")->capture_default_str();
+  rank->add_option("--startup-timeout", rko.startup_timeout, "seconds for every rank of the group to start")
+      ->capture_default_str();
 
   cli::WorkerOptions wo;
   auto* worker = app.add_subcommand("worker", "run the case keys read on stdin, answer JSON lines (used by run)");

@@ -24,6 +24,7 @@ int rank(const RankOptions& o) {
   RankConfig cfg;
   cfg.tolerances = &tolerances;
   cfg.store_timeout_s = o.store_timeout;
+  cfg.startup_timeout_s = o.startup_timeout;
   const Outcome out = run_rank(key, o.rank, o.port, *backend, cfg);
   std::cout << to_json_text(out) << std::endl;
   return 0;
