@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "markdown.h"
+
 namespace gauntlet {
 
 namespace {
@@ -346,29 +348,13 @@ std::string show_command(const ReportOptions& o, std::int64_t run) {
 // Markdown.
 
 using Rows = std::vector<const Finding*>;
-
-// A table of at most `top` rows, then "... and N more"; "None." when there are no rows. The line
-// after a table is separated by a blank line, else GitHub would read it as one more row.
-template <class RowFn>
-void md_table(std::string& out, std::string_view header, const Rows& rows, int top, RowFn row) {
-  if (rows.empty()) {
-    out += "None.\n\n";
-    return;
-  }
-  out += header;
-  const std::size_t shown = std::min(rows.size(), static_cast<std::size_t>(std::max(top, 0)));
-  for (std::size_t i = 0; i < shown; ++i) out += row(*rows[i]);
-  if (shown < rows.size()) {
-    out += fmt::format("\n... and {} more (see the JSON report)\n", rows.size() - shown);
-  }
-  out += "\n";
-}
+constexpr std::string_view kSeeJson = "see the JSON report";
 
 void md_regressions(std::string& out, const RunComparison& c, const Rows& rows, int top) {
   constexpr std::string_view kHeader =
       "| Case | Change | Detail | Baseline → Candidate | Ratio | p | Waiver | Repro |\n"
       "|---|---|---|---|--:|--:|---|---|\n";
-  md_table(out, kHeader, rows, top, [&c](const Finding& f) {
+  md_table(out, kHeader, rows, top, kSeeJson, [&c](const Finding& f) {
     return fmt::format(
         "| {} | {} | {} | {} | {} | {} | {} | {} |\n", md_code(f.key), change_name(f.change),
         md_text(f.detail), values_text(f), ratio_text(f.ratio), p_text(f.p_value),
@@ -724,7 +710,7 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
     return fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(f.key), change_name(f.change),
                        md_text(f.detail), values_text(f), ratio_text(f.ratio), p_text(f.p_value));
   };
-  md_table(out, kShiftsHeader, shifts, o.top, plain_row);
+  md_table(out, kShiftsHeader, shifts, o.top, kSeeJson, plain_row);
 
   out += fmt::format("## Fixed / faster / new ({})\n\n", others.size());
   if (!others.empty()) {
@@ -737,7 +723,7 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
   constexpr std::string_view kOthersHeader =
       "| Case | Change | Detail | Baseline → Candidate | Ratio | p |\n"
       "|---|---|---|---|--:|--:|\n";
-  md_table(out, kOthersHeader, others, o.top, plain_row);
+  md_table(out, kOthersHeader, others, o.top, kSeeJson, plain_row);
 
   out += fmt::format("---\ngauntlet {} · json_schema_version {}\n",
                      o.gauntlet_version.empty() ? "(unknown version)" : md_text(o.gauntlet_version),

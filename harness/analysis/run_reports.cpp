@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gauntlet/reports.h"
+#include "markdown.h"
 
 namespace gauntlet {
 
@@ -130,21 +131,6 @@ std::string code_block(const std::string& text) {
   }
   while (!body.empty() && body.back() == '\n') body.pop_back();
   return fence + "text\n" + body + "\n" + fence + "\n";
-}
-
-// A table of at most `top` rows, then "... and N more"; "None." when empty.
-template <class Row>
-void md_table(std::string& out, std::string_view header, const std::vector<const Outcome*>& rows, int top,
-              std::string_view more, Row row) {
-  if (rows.empty()) {
-    out += "None.\n\n";
-    return;
-  }
-  out += header;
-  const std::size_t shown = std::min(rows.size(), static_cast<std::size_t>(std::max(top, 0)));
-  for (std::size_t i = 0; i < shown; ++i) out += row(*rows[i]);
-  if (shown < rows.size()) out += fmt::format("\n... and {} more ({})\n", rows.size() - shown, more);
-  out += "\n";
 }
 
 }  // namespace

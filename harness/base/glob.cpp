@@ -1,5 +1,6 @@
 #include "gauntlet/glob.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace gauntlet {
@@ -44,6 +45,49 @@ std::vector<std::string> split_patterns(std::string_view s, std::string_view who
 }
 }  // namespace
 
+void PatternSet::add(std::string pattern) {
+  const std::size_t wild = pattern.find_first_of("*?");
+  ++size_;
+  if (wild == std::string::npos) {
+    literals_.insert(std::move(pattern));
+    return;
+  }
+  if (trie_.empty()) trie_.emplace_back();
+  std::uint32_t node = 0;
+  for (std::size_t i = 0; i < wild; ++i) {
+    const char c = pattern[i];
+    auto& next = trie_[node].next;
+    auto it = std::find_if(next.begin(), next.end(), [c](const auto& e) { return e.first == c; });
+    if (it != next.end()) {
+      node = it->second;
+      continue;
+    }
+    const auto child = static_cast<std::uint32_t>(trie_.size());
+    next.emplace_back(c, child);
+    trie_.emplace_back();  // invalidates `next`: not used after this
+    node = child;
+  }
+  trie_[node].globs.push_back(static_cast<std::uint32_t>(globs_.size()));
+  globs_.push_back(std::move(pattern));
+}
+
+bool PatternSet::matches(std::string_view key) const {
+  if (!literals_.empty() && literals_.count(std::string(key))) return true;
+  if (trie_.empty()) return false;
+  std::uint32_t node = 0;
+  for (std::size_t i = 0;; ++i) {
+    for (const std::uint32_t g : trie_[node].globs) {
+      if (glob_match(globs_[g], key)) return true;
+    }
+    if (i == key.size()) return false;
+    const auto& next = trie_[node].next;
+    const char c = key[i];
+    auto it = std::find_if(next.begin(), next.end(), [c](const auto& e) { return e.first == c; });
+    if (it == next.end()) return false;
+    node = it->second;
+  }
+}
+
 Filter::Filter(std::string_view spec) {
   std::size_t dash = spec.find('-');
   // A '-' starts the negative part only at the start or after ':' (keys contain "eager-bwd").
@@ -52,27 +96,22 @@ Filter::Filter(std::string_view spec) {
   }
   std::string_view pos = spec.substr(0, dash == std::string_view::npos ? spec.size() : dash);
   if (!pos.empty() && pos.back() == ':') pos.remove_suffix(1);
-  positive_ = split_patterns(pos, spec);
+  for (std::string& p : split_patterns(pos, spec)) positive_.add(std::move(p));
   if (dash != std::string_view::npos) {
-    negative_ = split_patterns(spec.substr(dash + 1), spec);
-    if (negative_.empty()) throw std::invalid_argument("bad filter '" + std::string(spec) + "': nothing after '-'");
+    std::vector<std::string> negative = split_patterns(spec.substr(dash + 1), spec);
+    if (negative.empty()) throw std::invalid_argument("bad filter '" + std::string(spec) + "': nothing after '-'");
+    for (std::string& n : negative) negative_.add(std::move(n));
   }
   if (spec.empty()) throw std::invalid_argument("bad filter '': empty pattern");
 }
 
+void Filter::add_keys(const std::vector<std::string>& keys) {
+  for (const std::string& k : keys) positive_.add(k);
+}
+
 bool Filter::matches(std::string_view key) const {
-  bool in = positive_.empty();
-  for (const auto& p : positive_) {
-    if (glob_match(p, key)) {
-      in = true;
-      break;
-    }
-  }
-  if (!in) return false;
-  for (const auto& n : negative_) {
-    if (glob_match(n, key)) return false;
-  }
-  return true;
+  if (!positive_.empty() && !positive_.matches(key)) return false;
+  return negative_.empty() || !negative_.matches(key);
 }
 
 }  // namespace gauntlet

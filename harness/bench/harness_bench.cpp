@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gauntlet/catalog.h"
+#include "gauntlet/glob.h"
 #include "gauntlet/regress.h"
 #include "gauntlet/reports.h"
 #include "gauntlet/runner.h"
@@ -63,6 +64,63 @@ void BM_ParseKeys(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * keys.size()));
 }
 BENCHMARK(BM_ParseKeys);
+
+// Note [Filters at scale]: a filter of N exact keys and N/10 prefix globs (N = the argument) over
+// every key of the biggest suite: the time per key should not grow with N (compare the rows).
+const std::vector<std::string>& biggest_suite_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out;
+    for (const auto& c : load_suite(biggest_suite(), kSuitesDir).cases) out.push_back(c.text);
+    return out;
+  }();
+  return keys;
+}
+
+// N exact keys of the suite and a prefix glob for every tenth.
+std::vector<std::string> many_patterns(std::size_t n) {
+  const auto& keys = biggest_suite_keys();
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string& k = keys[(i * 7919) % keys.size()];
+    if (k.find(':') != std::string::npos) continue;
+    out.push_back(k);
+    if (i % 10 == 0) out.push_back(k.substr(0, k.rfind('/')) + "/*");
+  }
+  return out;
+}
+
+template <class Match>
+void filter_bench(benchmark::State& state, Match match) {
+  const auto& keys = biggest_suite_keys();
+  std::size_t matched = 0;
+  for (auto _ : state) {
+    matched = 0;
+    for (const auto& k : keys) matched += match(k);
+    benchmark::DoNotOptimize(matched);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * keys.size()));
+  state.SetLabel(std::to_string(keys.size()) + " keys, " + std::to_string(matched) + " matched");
+}
+
+void BM_FilterManyPatterns(benchmark::State& state) {
+  std::string spec;
+  for (const auto& p : many_patterns(static_cast<std::size_t>(state.range(0)))) spec += (spec.empty() ? "" : ":") + p;
+  const Filter filter(spec);
+  filter_bench(state, [&](const std::string& k) { return filter.matches(k); });
+}
+BENCHMARK(BM_FilterManyPatterns)->Arg(10)->Arg(100)->Arg(2350)->Arg(20000)->Unit(benchmark::kMillisecond);
+
+// The baseline: every pattern tried in turn (the filter before Note [Filters at scale]).
+void BM_FilterEachPatternInTurn(benchmark::State& state) {
+  const std::vector<std::string> patterns = many_patterns(static_cast<std::size_t>(state.range(0)));
+  filter_bench(state, [&](const std::string& k) {
+    for (const auto& p : patterns) {
+      if (glob_match(p, k)) return true;
+    }
+    return false;
+  });
+}
+BENCHMARK(BM_FilterEachPatternInTurn)->Arg(10)->Arg(100)->Arg(2350)->Unit(benchmark::kMillisecond);
 
 // ---- Per-case overhead ----
 

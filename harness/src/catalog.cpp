@@ -764,6 +764,7 @@ Suite load_suite_including(const std::string& name_or_path, const std::string& d
       r.fail(root["include"], fmt::format("include: a cycle: {} -> {}", fmt::join(including, " -> "), canonical));
     }
     including.push_back(canonical);
+    if (!s.cases.empty()) s.parts.push_back({s.name, s.cases.size()});
     for (const std::string& name : r.list(root["include"], "include")) {
       const bool is_path = ends_with(name, ".yaml");
       const std::string target = is_path && fs::path(name).is_relative() ? (fs::path(path).parent_path() / name).string() : name;
@@ -774,6 +775,7 @@ Suite load_suite_including(const std::string& name_or_path, const std::string& d
         if (std::string(e.what()).find(": include: a cycle") != std::string::npos) throw;
         r.fail(root["include"], fmt::format("include: {}: {}", name, e.what()));
       }
+      s.parts.push_back({name, inner.cases.size()});
       for (Case& c : inner.cases) s.cases.push_back(std::move(c));
     }
     including.pop_back();
@@ -790,6 +792,7 @@ Suite load_suite_including(const std::string& name_or_path, const std::string& d
     }
     unique.push_back(std::move(c));
   }
+  if (!s.parts.empty()) s.shared = s.cases.size() - unique.size();
   s.cases = std::move(unique);
   return s;
 }

@@ -1,15 +1,15 @@
-// Approval-test helpers for the reports' tests (run_reports_test.cpp, github_test.cpp): a rendered
-// report is compared byte for byte with its approved copy in harness/tests/approved/; on a mismatch
-// the test fails, names the first difference and writes what it rendered next to the test binary as
-// NAME.received.EXT. Re-bless with
+// Approval-test helpers for the reports' tests (reports_test.cpp, run_reports_test.cpp,
+// github_test.cpp): a rendered report is compared byte for byte with its approved copy in
+// harness/tests/approved/; on a mismatch the test fails, names the first difference and writes what
+// it rendered next to the test binary as NAME.received.EXT. Re-bless with
 //   GAUNTLET_BLESS=1 build/dev/harness/tests/gauntlet_analysis_tests --gtest_filter='RunReport*:GitHub*'
-// and review the approved files' diff before committing it. (reports_test.cpp has the same helpers
-// for compare's reports.)
+// and review the approved files' diff before committing it.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -49,22 +49,33 @@ inline std::string normalise(const std::string& s) {
   return out;
 }
 
-inline std::string first_difference(const std::string& a, const std::string& b) {
-  std::istringstream ia(a), ib(b);
-  std::string la, lb;
-  for (int line = 1;; ++line) {
-    const bool ga = static_cast<bool>(std::getline(ia, la)), gb = static_cast<bool>(std::getline(ib, lb));
-    if (!ga && !gb) return "";
-    if (!ga || !gb || la != lb) {
-      return "first difference at line " + std::to_string(line) + "\n-" + (ga ? la : "(end)") + "\n+" + (gb ? lb : "(end)") + "\n";
-    }
-  }
+inline std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> lines;
+  std::istringstream in(s);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The first differing line with a few lines of context, in unified-diff style.
+inline std::string first_difference(const std::string& approved, const std::string& received) {
+  const auto a = lines_of(approved), r = lines_of(received);
+  std::size_t first = 0;
+  while (first < a.size() && first < r.size() && a[first] == r[first]) ++first;
+  const std::size_t from = first >= 3 ? first - 3 : 0;
+  std::ostringstream out;
+  out << "first difference at line " << first + 1 << " (approved " << a.size() << " lines, received " << r.size() << ")\n";
+  out << "@@ -" << from + 1 << " +" << from + 1 << " @@\n";
+  for (std::size_t i = from; i < first; ++i) out << " " << a[i] << "\n";
+  for (std::size_t i = first; i < std::min(a.size(), first + 4); ++i) out << "-" << a[i] << "\n";
+  for (std::size_t i = first; i < std::min(r.size(), first + 4); ++i) out << "+" << r[i] << "\n";
+  return out.str();
 }
 
 inline void expect_approved(const std::string& name, const std::string& ext, const std::string& actual) {
   const fs::path approved = fs::path(kApproved) / (name + "." + ext);
   const char* bless = std::getenv("GAUNTLET_BLESS");
   if (bless && std::string(bless) == "1") {
+    fs::create_directories(approved.parent_path());
     write_file(approved, actual);
     std::printf("blessed %s\n", approved.c_str());
     return;

@@ -462,6 +462,14 @@ TEST_F(CatalogTest, IncludedSuitesKeepTheirTimeoutsAndAKeyMadeTwiceIsOneCase) {
   EXPECT_EQ(s.cases[1].timeout_s, 300);
   EXPECT_EQ(s.cases[1].note, "from models: m");
   EXPECT_EQ(load_suite("slow", dir_.string()).cases[0].timeout_s, 300);
+  // Its parts, each with its own count; the key both make is one case.
+  ASSERT_EQ(s.parts.size(), 2u);
+  EXPECT_EQ(s.parts[0].name, "slow");
+  EXPECT_EQ(s.parts[0].cases, 1u);
+  EXPECT_EQ(s.parts[1].name, "noted");
+  EXPECT_EQ(s.parts[1].cases, 2u);
+  EXPECT_EQ(s.shared, 1u);
+  EXPECT_TRUE(load_suite("slow", dir_.string()).parts.empty());
 }
 
 TEST_F(CatalogTest, UnknownSuiteNamesTheKnownOnes) {

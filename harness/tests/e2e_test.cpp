@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "gauntlet/case_key.h"
@@ -613,6 +614,48 @@ TEST_F(E2E, ACollectiveGroupThatNeverAssemblesNamesTheRanksThatDidNotJoin) {
   int started = 0;
   for (std::string pid; pids >> pid; ++started) EXPECT_FALSE(fs::exists("/proc/" + pid)) << "rank process " << pid << " left";
   EXPECT_LE(started, 2);  // a rank killed before its shell ran wrote nothing
+}
+
+// run --keys-file (Note [Filters at scale]): exactly the listed keys run, a key with ':' in it too
+// (which --filter would split); comments and blank lines are skipped; a key the suite does not
+// have is refused naming its line; --filter narrows the list; a resume keeps the stored keys.
+TEST_F(E2E, KeysFileRunsExactlyItsKeysAndAResumeKeepsThem) {
+  const std::vector<std::string> keys = {"op/add/f32/_,_/contig/eager", "op/pad/f32/2x3x8/contig/eager/pad=1:2:0:1,value=0.5",
+                                         "op/exp/f32/17x31/contig/eager"};
+  const fs::path file = dir_ / "keys.txt";
+  std::ofstream(file) << "# failing in run 7\n" << keys[0] << "\n\n  " << keys[1] << "  \n" << keys[2] << "\r\n";
+  const std::string db = (dir_ / "k.db").string();
+  const Result r = gauntlet("run --suite smoke --quiet --workers 0 --keys-file " + file.string() + " --db " + db);
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::set<std::string> ran;
+  {
+    auto store = gauntlet::Store::open(db, gauntlet::Store::OpenMode::ReadOnly);
+    for (const auto& row : store->results(*store->latest_run())) ran.insert(row.outcome.key);
+  }
+  EXPECT_EQ(ran, std::set<std::string>(keys.begin(), keys.end()));
+  // --filter narrows the list.
+  const std::string db2 = (dir_ / "k2.db").string();
+  ASSERT_EQ(gauntlet("run --suite smoke --quiet --workers 0 --keys-file " + file.string() + " --filter 'op/add/*' --db " + db2).code, 0);
+  {
+    auto store = gauntlet::Store::open(db2, gauntlet::Store::OpenMode::ReadOnly);
+    ASSERT_EQ(store->results(*store->latest_run()).size(), 1u);
+    // Resuming the finished run with the same keys adds nothing; other keys are refused.
+    const std::int64_t id = *store->latest_run();
+    ASSERT_EQ(gauntlet("run --resume " + std::to_string(id) + " --quiet --workers 0 --db " + db2).code, 0);
+    std::ofstream(dir_ / "other.txt") << keys[2] << "\n";
+    expect_one_line_error(gauntlet("run --resume " + std::to_string(id) + " --quiet --workers 0 --keys-file " +
+                                   (dir_ / "other.txt").string() + " --db " + db2),
+                          "was given other keys");
+  }
+  // A key the suite does not have: named with its line, nothing run.
+  std::ofstream(dir_ / "bad.txt") << keys[0] << "\n# c\nop/nosuch/f32/8/contig/eager\n";
+  const std::string db3 = (dir_ / "k3.db").string();
+  expect_one_line_error(gauntlet("run --suite smoke --keys-file " + (dir_ / "bad.txt").string() + " --db " + db3),
+                        (dir_ / "bad.txt").string() + ":3: op/nosuch/f32/8/contig/eager is not a case of suite smoke");
+  std::ofstream(dir_ / "empty.txt") << "# nothing\n\n";
+  expect_one_line_error(gauntlet("run --suite smoke --keys-file " + (dir_ / "empty.txt").string() + " --db " + db3),
+                        "no key in it");
+  EXPECT_FALSE(fs::exists(db3));
 }
 
 }  // namespace

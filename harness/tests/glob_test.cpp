@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace gauntlet {
 namespace {
@@ -113,6 +116,56 @@ TEST(Filter, EmptyPatternsRejected) {
     EXPECT_NE(std::string(e.what()).find("empty pattern"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("a::b"), std::string::npos) << e.what();
   }
+}
+
+// Note [Filters at scale]: literal keys and globs bucketed by their prefix decide exactly as trying
+// every pattern in turn does, on thousands of patterns of every shape.
+TEST(Filter, ManyPatternsDecideAsTryingEachInTurn) {
+  std::mt19937 rng(7);
+  const std::vector<std::string> ops = {"add", "addcmul", "mm", "sum", "softmax", "exp", "_convolution"};
+  const std::vector<std::string> dtypes = {"f32", "bf16", "f16"};
+  const std::vector<std::string> shapes = {"8", "4,4", "2x3", "1x3x224x224,64x3x7x7", "_,_"};
+  const std::vector<std::string> tails = {"contig/eager", "t/eager", "contig/eager-bwd", "contig/eager/padding=1:1"};
+  auto pick = [&](const std::vector<std::string>& v) { return v[rng() % v.size()]; };
+  std::vector<std::string> keys;
+  for (int i = 0; i < 3000; ++i) keys.push_back("op/" + pick(ops) + "/" + pick(dtypes) + "/" + pick(shapes) + "/" + pick(tails));
+  std::vector<std::string> patterns;
+  for (int i = 0; i < 400; ++i) {
+    std::string p = keys[rng() % keys.size()];
+    switch (rng() % 5) {
+      case 0: break;                                                  // a literal key
+      case 1: p = p.substr(0, 12 + rng() % (p.size() - 12)) + "*"; break;  // a prefix glob
+      case 2: p = "*" + p.substr(rng() % p.size()); break;             // a suffix glob
+      case 3: p[rng() % p.size()] = '?'; break;                        // one character free
+      default: p = p.substr(0, 12 + rng() % (p.size() - 12)) + "*" + p.substr(p.size() - 1 - rng() % 6); break;
+    }
+    patterns.push_back(p);
+  }
+  PatternSet set;
+  for (const auto& p : patterns) set.add(p);
+  EXPECT_EQ(set.size(), patterns.size());
+  std::size_t matched = 0;
+  for (int i = 0; i < 3000; ++i) {
+    // Keys of the list and keys near them (one character changed).
+    std::string key = keys[static_cast<std::size_t>(i)];
+    if (i % 3 == 0) key[rng() % key.size()] = 'z';
+    bool naive = false;
+    for (const auto& p : patterns) naive = naive || glob_match(p, key);
+    ASSERT_EQ(set.matches(key), naive) << key;
+    matched += naive;
+  }
+  EXPECT_GT(matched, 300u);
+  EXPECT_LT(matched, 3000u);
+}
+
+TEST(Filter, ExactKeysNarrowAFilterAndKeepItsNegativePart) {
+  Filter f("-*/bf16/*");
+  f.add_keys({"op/add/f32/8/contig/eager", "op/add/bf16/8/contig/eager", "op/_convolution/f32/1x1/contig/eager/padding=1:1"});
+  EXPECT_TRUE(f.matches("op/add/f32/8/contig/eager"));
+  EXPECT_FALSE(f.matches("op/add/bf16/8/contig/eager"));  // the negative part still applies
+  EXPECT_TRUE(f.matches("op/_convolution/f32/1x1/contig/eager/padding=1:1"));  // ':' in a key is no separator here
+  EXPECT_FALSE(f.matches("op/add/f32/8/contig/eager-bwd"));
+  EXPECT_FALSE(f.matches("op/add/f32/8/contig/eage"));
 }
 
 }  // namespace

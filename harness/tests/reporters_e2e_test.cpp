@@ -224,4 +224,50 @@ TEST_F(E2E, QualifyLeavesReportXmlFromTheFirstRun) {
   EXPECT_EQ(junit_errors(out / "compare.xml"), "");
 }
 
+// ci/setup.sh on a machine with neither Node.js nor npm (a fresh Debian 12) installs both from
+// Debian, then runs npm ci for the dashboard; a second run touches nothing. Container-free: the
+// script runs on a PATH of stubs (dpkg-query answering that only nodejs and npm are missing,
+// apt-get and npm that log what they are asked), so nothing is installed on this machine.
+TEST_F(E2E, SetupInstallsNodeAndNpmFromDebianWhenTheMachineHasNeither) {
+  const fs::path tree = dir_ / "tree", bin = dir_ / "bin", log = dir_ / "calls.log";
+  fs::create_directories(tree / "ci");
+  fs::create_directories(tree / "dashboards");
+  fs::create_directories(bin);
+  fs::copy_file(fs::path(GAUNTLET_SOURCE_DIR) / "ci/setup.sh", tree / "ci/setup.sh");
+  fs::copy_file(fs::path(GAUNTLET_SOURCE_DIR) / "dashboards/package-lock.json", tree / "dashboards/package-lock.json");
+  for (const char* tool : {"grep", "id", "readlink", "dirname", "head", "touch", "cat", "mkdir", "chmod"}) {
+    const std::string cmd = std::string("command -v ") + tool + " >" + (dir_ / "where").string();
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << tool;
+    std::string where = slurp(dir_ / "where");
+    where.erase(where.find_last_not_of('\n') + 1);
+    fs::create_symlink(where, bin / tool);
+  }
+  const auto script = [&](const char* name, const std::string& body) {
+    std::ofstream(bin / name) << "#!/bin/bash\n" << body;
+    fs::permissions(bin / name, fs::perms::owner_all);
+  };
+  script("dpkg-query",
+         "case \"${@: -1}\" in nodejs|npm) echo -n 'unknown ok not-installed';; *) echo -n 'install ok installed';; esac\n");
+  // apt-get install puts a node and an npm on PATH, as Debian's packages would.
+  script("apt-get", "echo \"apt-get $*\" >> '" + log.string() + "'\n" +
+                        "if [ \"$1\" = install ]; then printf '#!/bin/bash\\necho \"npm $*\" >> " + log.string() +
+                        "\\n[ \"$1\" = ci ] && mkdir -p node_modules\\n' > '" + (bin / "npm").string() + "'; printf " +
+                        "'#!/bin/bash\\n' > '" + (bin / "node").string() + "'; chmod +x '" + (bin / "npm").string() + "' '" +
+                        (bin / "node").string() + "'; fi\n");
+  script("sudo", "\"$@\"\n");
+  const std::string run = "env -i PATH='" + bin.string() + "' /bin/bash '" + (tree / "ci/setup.sh").string() + "' >" +
+                          (dir_ / "out").string() + " 2>&1";
+  ASSERT_EQ(std::system(run.c_str()), 0) << slurp(dir_ / "out");
+  const std::string calls = slurp(log);
+  EXPECT_NE(calls.find("apt-get update"), std::string::npos) << calls;
+  EXPECT_NE(calls.find("apt-get install -y -qq --no-install-recommends nodejs npm\n"), std::string::npos) << calls;
+  EXPECT_NE(calls.find("npm ci "), std::string::npos) << calls;
+  EXPECT_NE(slurp(dir_ / "out").find("ci/setup.sh: installing nodejs npm"), std::string::npos) << slurp(dir_ / "out");
+  EXPECT_TRUE(fs::exists(tree / "dashboards/node_modules"));
+  // Everything present now: a second run prints nothing and asks for nothing.
+  ASSERT_EQ(std::system(run.c_str()), 0) << slurp(dir_ / "out");
+  EXPECT_EQ(slurp(dir_ / "out"), "");
+  EXPECT_EQ(slurp(log), calls);
+}
+
 }  // namespace

@@ -13,6 +13,8 @@
 // libxml2-utils, installed by ci/setup.sh); without xmllint that test fails.
 #include "gauntlet/reports.h"
 
+#include "approval.h"
+
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -33,101 +35,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kApproved = std::string(GAUNTLET_SOURCE_DIR) + "/harness/tests/approved";
-const std::string kXsd = std::string(GAUNTLET_SOURCE_DIR) + "/harness/tests/junit.xsd";
+using approval::build_dir;
+using approval::expect_approved;
+using approval::kXsd;
+using approval::lines_of;
+using approval::run_command;
+using approval::write_file;
 const std::string kScript = "<script>alert(1)</script>";
-
-// Where received files go: the test binary's folder (the build tree), whatever the working
-// directory.
-fs::path build_dir() {
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::current_path() : exe.parent_path();
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_file(const fs::path& p, const std::string& text) {
-  std::ofstream out(p, std::ios::binary);
-  out << text;
-}
-
-// Reports hold nothing time-, host- or path-dependent for a fixed input; line endings are the
-// only thing a checkout may change.
-std::string normalise(std::string s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\r' && i + 1 < s.size() && s[i + 1] == '\n') continue;
-    out += s[i];
-  }
-  return out;
-}
-
-std::vector<std::string> lines_of(const std::string& s) {
-  std::vector<std::string> lines;
-  std::istringstream in(s);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-// The first differing line with a few lines of context, in unified-diff style.
-std::string diff_hint(const std::string& approved, const std::string& received) {
-  const auto a = lines_of(approved), r = lines_of(received);
-  std::size_t first = 0;
-  while (first < a.size() && first < r.size() && a[first] == r[first]) ++first;
-  const std::size_t from = first >= 3 ? first - 3 : 0;
-  std::ostringstream out;
-  out << "first difference at line " << first + 1 << " (approved " << a.size()
-      << " lines, received " << r.size() << ")\n";
-  out << "@@ -" << from + 1 << " +" << from + 1 << " @@\n";
-  for (std::size_t i = from; i < first; ++i) out << " " << a[i] << "\n";
-  for (std::size_t i = first; i < std::min(a.size(), first + 4); ++i) out << "-" << a[i] << "\n";
-  for (std::size_t i = first; i < std::min(r.size(), first + 4); ++i) out << "+" << r[i] << "\n";
-  return out.str();
-}
-
-void expect_approved(const std::string& name, const std::string& ext, const std::string& actual) {
-  const fs::path approved = fs::path(kApproved) / (name + "." + ext);
-  const char* bless = std::getenv("GAUNTLET_BLESS");
-  if (bless && std::string(bless) == "1") {
-    fs::create_directories(approved.parent_path());
-    write_file(approved, actual);
-    std::printf("blessed %s\n", approved.c_str());
-    return;
-  }
-  const fs::path received = build_dir() / (name + ".received." + ext);
-  if (!fs::exists(approved)) {
-    write_file(received, actual);
-    ADD_FAILURE() << approved << " does not exist; the output is in " << received
-                  << "; run with GAUNTLET_BLESS=1 to approve it";
-    return;
-  }
-  const std::string expected = normalise(read_file(approved));
-  const std::string got = normalise(actual);
-  if (expected == got) {
-    fs::remove(received);
-    return;
-  }
-  write_file(received, actual);
-  ADD_FAILURE() << name << "." << ext << " differs from the approved copy.\n"
-                << diff_hint(expected, got) << "review: diff -u " << approved << " " << received
-                << "\naccept: rerun with GAUNTLET_BLESS=1";
-}
-
-// The command's exit status and its output (stdout and stderr).
-int run_command(const std::string& cmd, std::string* output) {
-  FILE* pipe = popen((cmd + " 2>&1").c_str(), "r");
-  if (!pipe) return -1;
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) output->append(buf, n);
-  const int status = pclose(pipe);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 // ---- The fixed input: one finding of every kind of change, two of them waived (one waiver
 // expired), one whose key and detail carry markup, quotes, a control byte and invalid UTF-8.

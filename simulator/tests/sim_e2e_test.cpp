@@ -1243,7 +1243,14 @@ TEST_F(SimE2E, ConfirmKeepsARealHostSlowdownAndNothingElse) {
   for (const nlohmann::json& f : report.at("findings")) {
     if (f.at("change") != "slower" || f.at("key").get<std::string>().rfind("suite:", 0) == 0) continue;
     slower.insert(f.at("key").get<std::string>());
-    EXPECT_NE(f.at("detail").get<std::string>().find("confirmed A/B over 10 rounds"), std::string::npos) << f.dump();
+    // 10 rounds asked; a round in which either side's process measured nothing (a loaded host) is
+    // left out, and 6 are enough to confirm.
+    const std::string detail = f.at("detail").get<std::string>();
+    const std::size_t at = detail.find("confirmed A/B over ");
+    ASSERT_NE(at, std::string::npos) << f.dump();
+    const int rounds = std::stoi(detail.substr(at + 19));
+    EXPECT_GE(rounds, 6) << f.dump();
+    EXPECT_LE(rounds, 10) << f.dump();
     EXPECT_LE(f.at("p_value").get<double>(), 0.002);
     EXPECT_GT(f.at("ratio").get<double>(), 2.0);
   }

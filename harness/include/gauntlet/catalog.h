@@ -53,6 +53,15 @@ struct Suite {
   std::vector<std::string> tags;
   double timeout_s = 60;  // per case, in worker processes (`timeout:`; --timeout overrides)
   std::vector<Case> cases;  // sorted by key text, unique
+  // A suite that includes others (Note [Included suites]): its parts in order, each with its own
+  // case count (the suite's own groups first, under its name, when it has any), and `shared`, the
+  // keys more than one part makes, run once: cases.size() == sum of the parts' - shared.
+  struct Part {
+    std::string name;
+    std::size_t cases = 0;
+  };
+  std::vector<Part> parts;
+  std::size_t shared = 0;
 };
 
 // Skip / xfail entries: globs on the case key, optionally for some backends only.

@@ -93,6 +93,7 @@ void add_value_checks(CLI::App& app) {
       {"--suite", not_empty()},
       {"--junit", not_empty()},
       {"--markdown", not_empty()},
+      {"--keys-file", not_empty()},
       {"--json-lines", not_empty()},
       // Time limits: zero, negative or not a number would disable them.
       {"--timeout", real_in(0, true, kHuge, "a positive number of seconds")},

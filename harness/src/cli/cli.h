@@ -38,6 +38,7 @@ inline constexpr double kDefaultMaxRanDrop = 0.05;
 struct ListOptions {
   std::string suite, filter, suites_dir, shard;
   bool count = false, json = false, ops = false, suites = false, colls = false, models = false;
+  bool parts = false;  // --parts: the suites a suite includes, with their counts
   std::string ops_of_models;  // a suite: the ops its models execute (Note [Executed ops])
   bool ops_of_models_given = false;  // --ops-of-models, with or without a suite
   std::string db;                    // --db with --ops-of-models: a stored run's records
@@ -94,6 +95,7 @@ struct RunOptions {
   // Note [Run reporters] (run_reporters.cpp): report files and GitHub Actions output.
   std::string junit, json_lines, markdown;  // --junit, --json-lines, --markdown ("": none)
   bool github = false;                      // --github (also when GITHUB_ACTIONS=true)
+  std::string keys_file;                    // --keys-file: exact keys to run
 };
 struct GoldenOptions {
   std::string action;  // build, verify, freeze, gc
@@ -129,6 +131,8 @@ struct RankOptions {
   double startup_timeout = 60;
 };
 int rank(const RankOptions& o);
+// Writes a report to `path` ("-": stdout); one that cannot be written is a UsageError naming it.
+void write_report(const std::string& path, const std::string& text, const char* what);
 // Makes `cfg` run collective cases as groups of `gauntlet rank` processes on `backend`.
 void enable_collectives(RunnerConfig& cfg, const std::string& backend, const std::string& suites_dir, double timeout_s);
 
@@ -253,7 +257,23 @@ RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations&
                            const std::string& golden_release);
 // The cases of a suite after --filter and --shard; a filter that matches nothing is an error, a
 // shard that holds none of what it matches is empty, with a note on stderr (Note [Empty shards]).
-std::vector<const Case*> select_cases(const Suite& suite, const std::string& filter, const std::string& shard);
+// run --keys-file (Note [Filters at scale] in glob.h): exact case keys, one a line; blank lines and
+// lines starting with '#' are skipped, spaces around a key trimmed. `lines`: the line of each key
+// (empty for keys restored from a stored run).
+struct KeyList {
+  std::string file;
+  std::vector<std::string> keys;
+  std::vector<int> lines;
+};
+// Throws UsageError naming the file (and line) when it cannot be read, holds no key, or a line
+// holds more than one word.
+KeyList read_keys_file(const std::string& path);
+// The suite's cases in `shard` that match `filter` and, when `keys` is given, are among them
+// (every key must be a case of the suite: else a UsageError naming the first that is not).
+std::vector<const Case*> select_cases(const Suite& suite, const std::string& filter, const std::string& shard,
+                                      const KeyList* keys = nullptr);
+// The cases of `cases` among `keys` (the keys checked against the suite as select_cases does).
+std::vector<const Case*> keep_keys(const Suite& suite, const std::vector<const Case*>& cases, const KeyList& keys);
 
 }  // namespace gauntlet::cli
 

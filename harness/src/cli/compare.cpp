@@ -1,8 +1,6 @@
 // gauntlet compare: a run judged against a baseline release (docs/regressions.md).
 #include <fmt/format.h>
 #include <cmath>
-#include <fstream>
-#include <iostream>
 #include <sstream>
 
 #include "cli.h"
@@ -26,19 +24,6 @@ std::vector<Gate> parse_gates(const std::string& spec) {
     if (std::find(gates.begin(), gates.end(), *g) == gates.end()) gates.push_back(*g);
   }
   return gates;
-}
-
-// Writes a report to `path` ("-": stdout); a report that cannot be written is an error, after
-// the others were written.
-void write_report(const std::string& path, const std::string& text, const char* what) {
-  if (path == "-") {
-    std::cout << text;
-    return;
-  }
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) throw UsageError(fmt::format("{}: cannot write the {} report", path, what));
 }
 
 }  // namespace

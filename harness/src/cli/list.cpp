@@ -1,6 +1,7 @@
 // gauntlet list: cases of a suite, the op table, or the suites.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <set>
@@ -208,6 +209,33 @@ int list(const ListOptions& o) {
   } catch (const UsageError&) {
     if (o.filter.empty()) throw;  // an empty suite or a bad shard
     // Listing what a filter matches may rightly find nothing.
+  }
+  if (o.parts) {
+    // The composition of an including suite (Note [Included suites]): each part's own count, the
+    // keys more than one part makes (run once), and the total, so the sum can be checked.
+    std::size_t sum = 0;
+    for (const Suite::Part& p : suite.parts) sum += p.cases;
+    if (o.json) {
+      nlohmann::json parts = nlohmann::json::array();
+      for (const Suite::Part& p : suite.parts) parts.push_back({{"suite", p.name}, {"count", p.cases}});
+      std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"suite", suite.name}, {"count", suite.cases.size()},
+                                  {"parts", parts}, {"sum_of_parts", sum}, {"shared", suite.shared}}
+                       .dump(1)
+                << "\n";
+      return 0;
+    }
+    if (suite.parts.empty()) {
+      fmt::print("{}: {} cases; it includes no other suite\n", suite.name, suite.cases.size());
+      return 0;
+    }
+    std::size_t width = suite.name.size();
+    for (const Suite::Part& p : suite.parts) width = std::max(width, p.name.size());
+    width = std::max<std::size_t>(width, 12);
+    for (const Suite::Part& p : suite.parts) fmt::print("{:<{}}  {:>9}\n", p.name, width, p.cases);
+    fmt::print("{:<{}}  {:>9}\n", "sum of parts", width, sum);
+    fmt::print("{:<{}}  {:>9}  keys more than one part makes, run once\n", "less shared", width, suite.shared);
+    fmt::print("{:<{}}  {:>9}  cases\n", suite.name, width, suite.cases.size());
+    return 0;
   }
   if (o.count) {
     if (o.json) {

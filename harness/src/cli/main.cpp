@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   list->add_option("--shard", lo.shard, "i/N: only the i-th of N shards");
   list->add_option("--suites-dir", lo.suites_dir, "where suites live (default: $GAUNTLET_SUITES or the source tree)");
   list->add_flag("--count", lo.count, "print the number of cases only");
+  list->add_flag("--parts", lo.parts, "print the suites it includes, each with its count, and the keys two make");
   list->add_flag("--json", lo.json, "print JSON");
   list->add_flag("--ops", lo.ops, "print the op table, one op a line");
   list->add_flag("--colls", lo.colls, "print the collectives, one a line");
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
   add_profile(run);
   run->add_option("--db", ro.db, "SQLite database to write (created if missing)")->required();
   run->add_option("--filter", ro.filter, "gtest-style globs on case keys");
+  run->add_option("--keys-file", ro.keys_file, "run exactly the case keys in FILE, one a line (with --filter: those it matches)");
   run->add_option("--shard", ro.shard, "i/N: only the i-th of N shards");
   run->add_option("--release", ro.release, "release name recorded with the run");
   run->add_option("--build-id", ro.build_id, "build id recorded with the run");

@@ -2,8 +2,6 @@
 // (docs/regressions.md#a-weekly-report). It reads only, gates nothing: exit 0, or 2 on bad input.
 #include <fmt/format.h>
 
-#include <fstream>
-#include <iostream>
 #include <map>
 
 #include "cli.h"
@@ -13,18 +11,6 @@
 namespace gauntlet::cli {
 
 namespace {
-
-// Writes a report to `path` ("-": stdout); one that cannot be written is an error.
-void write_report(const std::string& path, const std::string& text, const char* what) {
-  if (path == "-") {
-    std::cout << text << std::flush;
-    return;
-  }
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) throw UsageError(fmt::format("{}: cannot write the {} report", path, what));
-}
 
 std::string release_title(const RunRef& r) {
   return r.release.empty() ? fmt::format("run {}", r.id) : r.release;

@@ -152,7 +152,7 @@ class Committer {
 };
 
 // What a resumed run takes from the run it resumes: everything that decides its cases.
-void adopt_run(RunOptions& o, const RunInfo& info) {
+void adopt_run(RunOptions& o, const RunInfo& info, std::optional<KeyList>& keys) {
   const auto cfg = nlohmann::json::parse(info.config_json, nullptr, false);
   auto take = [&](std::string& field, const std::string& stored, const char* name) {
     if (!field.empty() && field != stored) {
@@ -163,6 +163,19 @@ void adopt_run(RunOptions& o, const RunInfo& info) {
   };
   take(o.suite, cfg.value("suite_file", info.suite), "suite");
   take(o.filter, info.filter, "filter");
+  // --keys-file: the keys the run was given (stored with it), not the file as it is now.
+  if (cfg.is_object() && cfg.contains("keys")) {
+    KeyList stored;
+    stored.file = cfg.value("keys_file", std::string("the stored run's keys"));
+    stored.keys = cfg.at("keys").get<std::vector<std::string>>();
+    if (keys && keys->keys != stored.keys) {
+      throw UsageError(fmt::format("run {} was given other keys (--keys-file {}, {} keys): resume it as it was", info.id,
+                                   stored.file, stored.keys.size()));
+    }
+    keys = std::move(stored);
+  } else if (keys) {
+    throw UsageError(fmt::format("run {} was not given --keys-file: resume it as it was", info.id));
+  }
   take(o.backend_spec_resume, info.backend, "backend");
   o.backend = info.backend;
   take(o.plan, cfg.value("plan", std::string()), "plan");
@@ -270,6 +283,8 @@ int run(const RunOptions& opts) {
   if (!o.plan.empty() && o.shard.empty() && o.resume == 0 && parse_shard("").second == 1) {
     throw UsageError("--plan needs --shard i/N: which of the plan's shards this host runs");
   }
+  std::optional<KeyList> keys;
+  if (!o.keys_file.empty()) keys = read_keys_file(o.keys_file);
   std::unique_ptr<Store> store;
   std::int64_t resume_id = o.resume;
   if (resume_id == 0 && o.run_id > 0 && std::filesystem::exists(o.db)) {
@@ -285,7 +300,7 @@ int run(const RunOptions& opts) {
     resumed = store->run(resume_id);
     if (!resumed) throw UsageError(fmt::format("{}: no run {} to resume", o.db, resume_id));
     o.backend_spec_resume = o.backend_given ? o.backend : "";
-    adopt_run(o, *resumed);
+    adopt_run(o, *resumed, keys);
   }
   if (o.suite.empty()) throw UsageError("--suite is required (or --resume RUN_ID)");
 
@@ -302,8 +317,9 @@ int run(const RunOptions& opts) {
       throw UsageError(fmt::format("--shard {}: the plan has {} shards", o.shard, plan.shards));
     }
     cases = plan.cases_of(suite, shard, o.filter);
+    if (keys) cases = keep_keys(suite, cases, *keys);
   } else {
-    cases = select_cases(suite, o.filter, o.shard);
+    cases = select_cases(suite, o.filter, o.shard, keys ? &*keys : nullptr);
     if (cases.empty()) {  // Note [Empty shards]: said, nothing written but the empty reports asked for
       write_empty_reports(o, suite.name);
       return 0;
@@ -352,22 +368,26 @@ int run(const RunOptions& opts) {
     info.price_per_device_hour = price;
     info.id = o.run_id;
     info.shard = shards > 1 ? fmt::format("{}/{}", shard, shards) : "";
-    info.config_json = nlohmann::json{{"suites_dir", dir},
-                                      {"suite_file", o.suite},
-                                      {"reps", o.timing.reps},
-                                      {"min_time_ms", o.timing.min_time_ms},
-                                      {"max_time_ms", o.timing.max_time_ms},
-                                      {"warmup", o.timing.warmup},
-                                      {"cases", cases.size()},
-                                      {"plan", o.plan},
-                                      {"shard_spec", o.shard},
-                                      {"golden_store", o.golden_store},
-                                      {"golden_release", o.golden_release},
-                                      {"backend_profile", backend->profile()},
-                                      {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)},
-                                      {"environment", recorded_environment(env_patterns)},
-                                      {"environment_patterns", env_patterns}}
-                           .dump();
+    nlohmann::json config{{"suites_dir", dir},
+                          {"suite_file", o.suite},
+                          {"reps", o.timing.reps},
+                          {"min_time_ms", o.timing.min_time_ms},
+                          {"max_time_ms", o.timing.max_time_ms},
+                          {"warmup", o.timing.warmup},
+                          {"cases", cases.size()},
+                          {"plan", o.plan},
+                          {"shard_spec", o.shard},
+                          {"golden_store", o.golden_store},
+                          {"golden_release", o.golden_release},
+                          {"backend_profile", backend->profile()},
+                          {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)},
+                          {"environment", recorded_environment(env_patterns)},
+                          {"environment_patterns", env_patterns}};
+    if (keys) {
+      config["keys_file"] = keys->file;
+      config["keys"] = keys->keys;
+    }
+    info.config_json = config.dump();
     run_id = store->begin_run(info);
   }
   std::vector<const Case*> todo;

@@ -83,18 +83,6 @@ bool github_enabled(bool flag) {
 
 namespace {
 
-// Writes a report to `path` ("-": stdout); one that cannot be written is a UsageError.
-void write_report(const std::string& path, const std::string& text, const char* what) {
-  if (path == "-") {
-    std::cout << text;
-    return;
-  }
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) throw UsageError(fmt::format("{}: cannot write the {} report", path, what));
-}
-
 void append_step_summary(const std::string& markdown) {
   const char* path = std::getenv("GITHUB_STEP_SUMMARY");
   if (!path || !*path) {
