@@ -51,5 +51,43 @@ TEST(ProgressModel, NothingDoneHasNoEtaAndAFinishedRunHasNone) {
   EXPECT_NEAR(*z.eta(2), 2.0, 1e-9);
 }
 
+// A real run's shape (nightly on sim: 250 abs/exp cases passing in 30 ms each on 2 workers, then
+// 123 tanh cases that all crash, ~1.15 s apart): at the cases' two-thirds mark, seven crashes in,
+// the window alone says a few seconds; the tanh group, priced by its own completions, says what
+// is left (116 x 1.15 s), within 2x.
+TEST(ProgressModel, AGroupThatTurnsSlowPricesItsRemainingCasesAtItsOwnCost) {
+  ProgressModel m(373, 373);
+  for (int i = 0; i < 250; ++i) m.expect(i < 125 ? "op/abs/f32" : "op/exp/f32", 1);
+  for (int i = 0; i < 123; ++i) m.expect("op/tanh/f32", 1);
+  double t = 0.5;  // start-up
+  for (int i = 0; i < 250; ++i) m.done(t += 0.03, 1, i < 125 ? "op/abs/f32" : "op/exp/f32");
+  for (int i = 0; i < 7; ++i) m.done(t += 1.15, 1, "op/tanh/f32", true);
+  const double truth = 116 * 1.15;
+  const auto eta = m.eta(t);
+  ASSERT_TRUE(eta);
+  EXPECT_GE(*eta, truth / 2);
+  EXPECT_LE(*eta, truth * 2);
+  // Without groups the same completions give the window's view only: far too low.
+  ProgressModel plain(373, 373);
+  double u = 0.5;
+  for (int i = 0; i < 250; ++i) plain.done(u += 0.03, 1);
+  for (int i = 0; i < 7; ++i) plain.done(u += 1.15, 1);
+  EXPECT_LT(*plain.eta(u), truth / 2);
+  // Crashes cost a restart whatever their size: the crashed cases were the group's largest, its
+  // remaining ones tiny; priced per case, not per expected cost.
+  ProgressModel sized(30, 10 * 100 + 20 * 1);
+  for (int i = 0; i < 10; ++i) sized.expect("op/tanh/f32", 100);
+  for (int i = 0; i < 20; ++i) sized.expect("op/tanh/f32", 1);
+  double w = 0.5;
+  for (int i = 0; i < 10; ++i) sized.done(w += 1, 100, "op/tanh/f32", true);
+  EXPECT_NEAR(*sized.eta(w), 20 * 1.0, 1.0);
+  // A group never lowers the window's ETA: fast groups priced at their gaps leave it as it is.
+  ProgressModel fast(20, 20);
+  for (int i = 0; i < 20; ++i) fast.expect("op/add/f32", 1);
+  double v = 0;
+  for (int i = 0; i < 10; ++i) fast.done(v += 1, 1, "op/add/f32");
+  EXPECT_NEAR(*fast.eta(v), 10.0, 1e-9);
+}
+
 }  // namespace
 }  // namespace gauntlet

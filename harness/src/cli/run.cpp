@@ -79,10 +79,12 @@ class RunLock {
 class Progress {
  public:
   Progress(const std::vector<const Case*>& todo, bool enabled)
-      : model_(todo.size(), total_cost(todo)), enabled_(enabled), tty_(isatty(STDERR_FILENO)), t0_(Clock::now()), last_(t0_) {}
+      : model_(todo.size(), total_cost(todo)), enabled_(enabled), tty_(isatty(STDERR_FILENO)), t0_(Clock::now()), last_(t0_) {
+    for (const Case* c : todo) model_.expect(group_of(*c), estimated_case_us(c->key));
+  }
   void add(const Case& c, const Outcome& o) {
     const auto now = Clock::now();
-    model_.done(seconds(now), estimated_case_us(c.key));
+    model_.done(seconds(now), estimated_case_us(c.key), group_of(c), o.status == Status::Crash || o.status == Status::Timeout);
     ++counts_[o.status];
     if (!enabled_) return;
     if (tty_) {
@@ -102,6 +104,9 @@ class Progress {
   }
 
  private:
+  // Cases that tend to cost alike (Note [Progress model], groups): one op (model, collective) in
+  // one dtype.
+  static std::string group_of(const Case& c) { return fmt::format("{}/{}/{}", c.key.kind, c.key.target, dtype_name(c.key.dtype)); }
   static double total_cost(const std::vector<const Case*>& todo) {
     double sum = 0;
     for (const Case* c : todo) sum += estimated_case_us(c->key);
