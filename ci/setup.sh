@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs every build and test dependency of Gauntlet from Debian's packages.
 # Idempotent: when everything is present it prints nothing and touches nothing.
+#   ci/setup.sh [PACKAGE...]   # also these Debian packages (ci/fuzz.sh: clang and its runtimes)
 set -euo pipefail
 
 PACKAGES=(
@@ -17,6 +18,7 @@ PACKAGES=(
   python3-torch python3-torchvision python3-torchaudio python3-yaml
   # Headless Chromium for the dashboard's browser tests (dashboards/test/), driven by playwright-core.
   chromium
+  "$@"
 )
 
 missing=()

@@ -107,7 +107,7 @@ static_assert(std::size(kMigrations) == static_cast<std::size_t>(kLayoutVersion)
 
 // ---- Errors and SQLite helpers (gauntlet/sqlite.h), raising GoldenStoreError
 
-void raise(const std::string& message) { throw GoldenStoreError(message); }
+void raise(const std::string& message, int exit_code = kExitBadInput) { throw GoldenStoreError(message, exit_code); }
 
 // Every error is one line that starts with the file name.
 [[noreturn]] void fail(const std::string& path, const std::string& what) { sqlite::fail(raise, path, what); }

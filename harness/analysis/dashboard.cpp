@@ -28,7 +28,7 @@ namespace {
 
 constexpr int kSchemaVersion = 1;
 
-void raise(const std::string& message) { throw DashboardError(message); }
+void raise(const std::string& message, int exit_code = kExitBadInput) { throw DashboardError(message, exit_code); }
 
 class Stmt : public sqlite::Stmt {
  public:
@@ -459,6 +459,7 @@ class GroupExport {
         std::min<std::size_t>(std::max<std::size_t>(static_cast<std::size_t>(o_.compare_pairs), 1), nr ? nr - 1 : 0);
     std::vector<std::optional<RunComparison>> done(nr);
     std::vector<std::string> errors(nr);
+    std::vector<int> error_codes(nr, kExitBadInput);
     std::atomic<std::size_t> next{nr - pairs};
     auto work = [&] {
       for (std::size_t r; (r = next++) < nr;) {
@@ -466,6 +467,7 @@ class GroupExport {
           done[r] = compare_runs(db_path_, g_.releases[r].run.id, g_.releases[r - 1].run.id, o_.compare);
         } catch (const CompareError& e) {
           errors[r] = e.what();
+          error_codes[r] = e.exit_code();
         }
       }
     };
@@ -474,7 +476,7 @@ class GroupExport {
     for (std::size_t t = 0; t < n; ++t) threads.emplace_back(work);
     for (std::thread& t : threads) t.join();
     for (std::size_t r = nr - pairs; r < nr; ++r) {
-      if (!errors[r].empty()) raise(errors[r]);
+      if (!errors[r].empty()) raise(errors[r], error_codes[r]);
       std::map<Gate, std::int64_t> counts;
       for (Gate gate : kAllGates) counts[gate] = 0;
       for (const Finding& f : done[r]->findings) {

@@ -23,7 +23,7 @@ using dates::civil_from_days;
 using dates::days_from_civil;
 using dates::parse_date;
 
-void raise(const std::string& message) { throw WeeklyError(message); }
+void raise(const std::string& message, int exit_code = kExitBadInput) { throw WeeklyError(message, exit_code); }
 
 class Stmt : public sqlite::Stmt {
  public:
@@ -151,7 +151,7 @@ WeeklyPair compare_pair(const std::string& db_path, const RunRef& baseline, cons
   try {
     c = compare_runs(db_path, candidate.id, baseline.id, o.compare);
   } catch (const CompareError& e) {
-    raise(e.what());
+    throw WeeklyError(e.what(), e.exit_code());
   }
   WeeklyPair p;
   p.baseline = baseline;

@@ -100,29 +100,9 @@ void parse_args(Parser& p, CaseKey& k) {
 
 }  // namespace
 
-namespace {
-// A key as an error message quotes it: control characters (a newline pasted into a key) as \xNN,
-// so that the error stays one line.
-std::string printable(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      static const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[u >> 4];
-      out += hex[u & 15];
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-}  // namespace
-
 KeyError::KeyError(std::string key, std::size_t pos, const std::string& what)
-    : std::invalid_argument("bad case key '" + printable(key) + "' at column " + std::to_string(pos + 1) +
-                            ": " + printable(what)),
+    : Error("bad case key '" + key + "' at column " + std::to_string(pos + 1) +
+            ": " + what),
       pos_(pos) {}
 
 std::string_view layout_name(Layout l) { return kLayouts[static_cast<unsigned>(l)]; }

@@ -11,15 +11,30 @@
 
 namespace gauntlet::sqlite {
 
-void fail(Fail raise, const std::string& path, const std::string& what) {
+int exit_code_of(int sqlite_rc) {
+  switch (sqlite_rc & 0xff) {  // the primary code of an extended one
+    case SQLITE_FULL:
+    case SQLITE_IOERR:
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_READONLY:
+    case SQLITE_NOMEM:
+    case SQLITE_PROTOCOL:
+      return kExitEnvironment;
+    default:
+      return kExitBadInput;
+  }
+}
+
+void fail(Fail raise, const std::string& path, const std::string& what, int exit_code) {
   std::string message = path + ": " + what;
   std::replace_if(message.begin(), message.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
-  raise(message);
+  raise(message, exit_code);
   std::abort();  // a Fail never returns
 }
 
 void fail(Fail f, sqlite3* db, const std::string& path, const std::string& what) {
-  fail(f, path, what + ": " + sqlite3_errmsg(db));
+  fail(f, path, what + ": " + sqlite3_errmsg(db), exit_code_of(sqlite3_extended_errcode(db)));
 }
 
 void exec(Fail f, sqlite3* db, const std::string& path, const std::string& sql) {
@@ -114,19 +129,19 @@ int user_version(Fail f, sqlite3* db, const std::string& path) {
 
 sqlite3* open_results_readonly(Fail fail_with, const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) fail_with(path + ": no such database");
+  if (!std::filesystem::is_regular_file(path, ec)) fail(fail_with, path, "no such database");
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     const std::string why = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
-    fail_with(path + ": cannot open database: " + why);
+    fail(fail_with, path, "cannot open database: " + why);
   }
   sqlite3_busy_timeout(db, 10000);
   // Reading every row of many runs through read() spends a third of the time copying pages.
   sqlite3_exec(db, "PRAGMA mmap_size = 4294967296", nullptr, nullptr, nullptr);
   if (application_of(db) != "gauntlet") {
     sqlite3_close(db);
-    fail_with(path + ": not a Gauntlet database");
+    fail(fail_with, path, "not a Gauntlet database");
   }
   int version = -1;
   if (sqlite3_stmt* q = nullptr; sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &q, nullptr) == SQLITE_OK) {
@@ -135,7 +150,7 @@ sqlite3* open_results_readonly(Fail fail_with, const std::string& path) {
   }
   if (version != kResultsSchemaVersion) {
     sqlite3_close(db);
-    fail_with(path + ": database schema version " + std::to_string(version) +
+    fail(fail_with, path, "database schema version " + std::to_string(version) +
               (version > kResultsSchemaVersion ? " is newer than this gauntlet (" : " is older than this gauntlet (") +
               std::to_string(kResultsSchemaVersion) + ")" +
               (version > kResultsSchemaVersion ? "" : "; open it for writing to migrate (gauntlet run)"));

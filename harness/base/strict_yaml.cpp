@@ -1,8 +1,11 @@
 #include "gauntlet/strict_yaml.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 
+#include <algorithm>
 #include <map>
+#include <sstream>
 
 namespace gauntlet::strict_yaml {
 
@@ -72,23 +75,67 @@ void check_keys(const YAML::Node& n) {
   }
 }
 
+// Note [One document]: YAML::LoadAll loops for as long as the parser says another document
+// follows, and on some malformed texts (" , ") it says so forever without consuming a byte: a
+// suite file hung the harness (found by fuzzing). So the documents are counted by events, at most
+// two (one is allowed, a second is the error), and the first is loaded on its own.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  int documents = 0;
+  YAML::Mark second;  // where the second document's content starts
+  void OnDocumentStart(const YAML::Mark&) override { ++documents; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { node(m); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { node(m); }
+  void OnMapEnd() override {}
+
+ private:
+  void node(const YAML::Mark& m) {
+    if (documents == 2 && !seen_second_) {
+      second = m;
+      seen_second_ = true;
+    }
+  }
+  bool seen_second_ = false;
+};
+
 }  // namespace
 
 YAML::Node parse(const std::string& text) {
   check_utf8(text);
-  std::vector<YAML::Node> docs;
+  YAML::Node doc;
   try {
-    docs = YAML::LoadAll(text);
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    DocumentStarts starts;
+    for (int i = 0; i < 2 && parser.HandleNextDocument(starts); ++i) {
+    }
+    if (starts.documents > 1) {
+      // A second document begins after a document marker ('---' or '...' at the start of a line).
+      // Without one, the parser stopped at text it could not take (" , ") and would start a
+      // document there again and again: that text is the error.
+      const std::size_t pos = std::min<std::size_t>(static_cast<std::size_t>(std::max(starts.second.pos, 0)), text.size());
+      bool marker = text.rfind("---", 0) == 0 || text.rfind("...", 0) == 0;
+      for (std::size_t nl = text.find('\n'); !marker && nl != std::string::npos && nl < pos; nl = text.find('\n', nl + 1)) {
+        marker = text.compare(nl + 1, 3, "---") == 0 || text.compare(nl + 1, 3, "...") == 0;
+      }
+      if (!marker && pos < text.size()) {
+        throw at(starts.second, fmt::format("malformed YAML: '{}' cannot start a value here", text[pos]));
+      }
+      throw at(starts.second, "a second YAML document ('---'): a file holds one, and the one after the first would be ignored");
+    }
+    doc = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     throw at(e.mark, "malformed YAML: " + e.msg);
   }
-  if (docs.size() > 1) {
-    throw at(docs[1].Mark(), fmt::format("a second YAML document ('---'): a file holds one, and the {} after the first would be ignored",
-                                         docs.size() - 1 == 1 ? "one" : "ones"));
-  }
-  if (docs.empty()) return YAML::Node();
-  check_keys(docs[0]);
-  return docs[0];
+  check_keys(doc);
+  return doc;
 }
 
 std::string describe(const std::string& file, const Problem& p, bool with_column) {

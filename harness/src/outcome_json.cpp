@@ -149,6 +149,8 @@ class ObjectWriter {
       o += "\"nan\"";
     } else if (std::isinf(v)) {
       o += v > 0 ? "\"inf\"" : "\"-inf\"";
+    } else if (v == 0 && std::signbit(v)) {
+      o += "-0.0";  // "-0" would read back as the integer 0 (found by fuzzing the worker protocol)
     } else {
       fmt::format_to(std::back_inserter(o), "{}", v);
     }

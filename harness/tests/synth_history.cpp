@@ -38,7 +38,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace gauntlet;
 
-[[noreturn]] void raise(const std::string& message) { throw std::runtime_error(message); }
+[[noreturn]] void raise(const std::string& message, int = 0) { throw std::runtime_error(message); }
 
 class Stmt : public sqlite::Stmt {
  public:

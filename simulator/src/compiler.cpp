@@ -50,7 +50,6 @@ namespace {
 using torch::jit::Node;
 using torch::jit::Value;
 using Env = GraphEnv;
-using Clock = std::chrono::steady_clock;
 
 bool is_tensorish(const c10::TypePtr& t) {
   if (t->kind() == c10::TypeKind::TensorType) return true;
@@ -227,7 +226,10 @@ class SimCompiledGraph final : public CompiledGraph {
     Env env;
     for (std::size_t i = 0; i < inputs.size(); ++i) env[graph_->inputs()[i]] = inputs[i];
     const std::string sig = signature(inputs);
-    if (!partitioned_) partition(env);  // from the first call's values: fault rules see real inputs
+    if (!partitioned_) {
+      call_facts(inputs, &call_dtype_, &call_numel_);
+      partition(env);  // from the first call's values: fault rules see real inputs
+    }
     const bool new_signature = signatures_.insert(sig).second;
     if (new_signature) {
       ++stats_.compiles;
@@ -277,7 +279,6 @@ class SimCompiledGraph final : public CompiledGraph {
   // and from whether it reached the CPU fallback. That run's results are thrown away; its
   // simulated time and fallbacks are not the device's (its host time counts as compile time).
   void partition(const Env& start) {
-    const auto t_start = Clock::now();
     Env env = start;
     const double t0 = State::get().device_time_us();
     std::vector<std::pair<const Node*, bool>> decided;
@@ -336,18 +337,36 @@ class SimCompiledGraph final : public CompiledGraph {
       }
     }
     partitioned_ = true;
-    stats_.compile_ms += std::chrono::duration<double, std::milli>(Clock::now() - t_start).count();
   }
 
-  // "Compiles" a region: the host time a compiler of this kind takes, growing with the region.
+  // "Compiles" a region: the time a compiler of this kind takes, growing with the region.
   void compile(const Segment& seg) {
-    const auto t0 = Clock::now();
-    const double seconds = trn2::kCompileBaseSeconds + trn2::kCompilePerNodeSeconds * double(seg.device_nodes);
+
+    double seconds = trn2::kCompileBaseSeconds + trn2::kCompilePerNodeSeconds * double(seg.device_nodes);
+    for (const FaultRule* r : compiler_faults()) {
+      if (r->kind == FaultKind::Sleep) seconds += r->factor / 1e3;
+      if (r->kind == FaultKind::Slow) seconds *= r->factor;
+    }
+    // Note [Modelled compile cost]: compile_ms is the modelled cost, as sim_time_us is the
+    // modelled device time: deterministic, so that compare judges it exactly (a loaded host moves
+    // host-time compile figures by a scheduler slice or more: Note [Compile-time noise] in
+    // harness/analysis/regress.cpp). The host sleeps it, so that a first call takes that long.
     std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-    stats_.compile_ms += std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    stats_.compile_ms += seconds * 1e3;
   }
 
   std::shared_ptr<torch::jit::Graph> graph_;
+  std::string call_dtype_;       // the first call's facts, for the compiler's fault rules
+  std::int64_t call_numel_ = 0;
+
+  // The compiler's own fault rules (Note [Fault rules]): the op `sim::compile`, matched on the
+  // graph's first call. kind=slow multiplies what a call spends compiling by the factor,
+  // kind=sleep adds the factor in milliseconds to each region's compilation.
+  std::vector<const FaultRule*> compiler_faults() const {
+    const FaultSpec& faults = State::get().config().faults;
+    if (faults.empty()) return {};
+    return faults.match("sim::compile", call_dtype_, call_numel_);
+  }
   bool partitioned_ = false;
   std::vector<Segment> segments_;
   std::set<std::string> signatures_;

@@ -318,7 +318,7 @@ TEST_F(SimE2E, CrashesAndHangsInWorkersCostExactlyTheirCases) {
                           kExact + std::string("GAUNTLET_SIM_FAULTS='op=aten::mm,dtype=f32,kind=segv; "
                                                "op=aten::sort.stable,dtype=f32,kind=abort; "
                                                "op=aten::topk,dtype=f32,kind=hang'"),
-                          "", "--timeout 2 --workers 2");
+                          "", "--timeout " + e2e::scaled(2) + " --workers 2");
   ASSERT_EQ(hit.by_key.size(), base.by_key.size());
   auto in = [&](const char* op, const std::string& key) { return sets.at(op).count(key) > 0; };
   for (const auto& [key, b] : base.by_key) {
@@ -341,7 +341,7 @@ TEST_F(SimE2E, CrashesAndHangsInWorkersCostExactlyTheirCases) {
       EXPECT_NE(h.error.find("worker died with SIGABRT"), std::string::npos) << key << ": " << h.error;
     } else {
       EXPECT_EQ(h.status, Status::Timeout) << key;
-      EXPECT_NE(h.error.find("timeout: no result after 2 s"), std::string::npos) << h.error;
+      EXPECT_NE(h.error.find("timeout: no result after " + e2e::scaled(2) + " s"), std::string::npos) << h.error;
     }
   }
 }
@@ -958,7 +958,7 @@ TEST_F(SimE2E, FaultsInOneRankAreAttributedToItAndTheGroupLeavesNothingBehind) {
                             Injected{"op=c10d::allreduce,rank=3,kind=hang", Status::Timeout, "rank 3 did not finish"}}) {
     SCOPED_TRACE(f.rule);
     StoredRun run = run_colls(dir_, "fault", "sim", "collectives", key,
-                              std::string("GAUNTLET_SIM_FAULTS='") + f.rule + "'", "--collective-timeout 6 --retries 0");
+                              std::string("GAUNTLET_SIM_FAULTS='") + f.rule + "'", "--collective-timeout " + e2e::scaled(6) + " --retries 0");
     ASSERT_TRUE(run.by_key.count(key));
     const Outcome& o = run.by_key.at(key);
     EXPECT_EQ(o.status, f.status) << o.error;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "gauntlet/execute.h"
+#include "gauntlet/error.h"
 
 struct sqlite3;
 
@@ -35,9 +36,9 @@ class Stmt;
 
 namespace gauntlet {
 
-class GoldenStoreError : public std::runtime_error {
+class GoldenStoreError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 // Who computed a golden: "torch-1.13.0+openblas-pthread". Two hosts with the same identity and

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gauntlet/dtype.h"
+#include "gauntlet/error.h"
 
 namespace gauntlet {
 
@@ -25,7 +26,7 @@ enum class Mode : std::uint8_t { Eager, EagerBwd, Compile };
 std::string_view mode_name(Mode m);  // eager, eager-bwd, compile
 
 // A malformed key: `pos` is the 0-based character offset of the problem.
-class KeyError : public std::invalid_argument {
+class KeyError : public Error {
  public:
   KeyError(std::string key, std::size_t pos, const std::string& what);
   std::size_t pos() const { return pos_; }

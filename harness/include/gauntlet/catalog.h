@@ -15,13 +15,14 @@
 #include "gauntlet/case_key.h"
 #include "gauntlet/compare.h"
 #include "gauntlet/glob.h"
+#include "gauntlet/error.h"
 
 namespace gauntlet {
 
 // A problem in a catalog file: what() is "file:line:col: message".
-class CatalogError : public std::runtime_error {
+class CatalogError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 enum class Expect { Run, Skip, XFail };

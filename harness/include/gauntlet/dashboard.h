@@ -11,14 +11,15 @@
 #include <string_view>
 
 #include "gauntlet/regress.h"
+#include "gauntlet/error.h"
 
 namespace gauntlet {
 
 // An export that cannot be made: no such database, not a gauntlet database, a bad --since, an
 // output directory that cannot be written. One line.
-class DashboardError : public std::runtime_error {
+class DashboardError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 struct DashboardOptions {

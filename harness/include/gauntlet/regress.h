@@ -13,15 +13,16 @@
 
 #include "gauntlet/outcome.h"
 #include "gauntlet/stats.h"
+#include "gauntlet/error.h"
 
 struct sqlite3;
 
 namespace gauntlet {
 
 // A comparison that cannot be made: unreadable database, no such run, no baseline. One line.
-class CompareError : public std::runtime_error {
+class CompareError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 // What a regression threatens; `--gate` names the kinds that fail a build.
@@ -187,6 +188,10 @@ struct RunComparison {
   std::vector<Finding> findings;  // sorted by gate, change, then severity (worst first)
   std::vector<KnownFailure> known_failures;  // sorted by key
   SpeedSummary speed;
+  // The median ratio of compile time and of first-run latency (compile cases) between the two
+  // runs, from 5 such cases on (else 1): what each case's change is judged against (Note
+  // [Compile-time noise] in regress.cpp).
+  double compile_drift = 1, first_run_drift = 1;
   std::vector<ThroughputSummary> throughput;  // samples first, then elements; units with no case left out
   // Regressions that fail the gates asked for (after waivers), by gate.
   std::map<Gate, std::int64_t> gating_counts() const;
@@ -194,7 +199,7 @@ struct RunComparison {
 
 // Every run of an open results database (sqlite::open_results_readonly), oldest first; errors go
 // through `fail` (one line, the caller's error type). Shared by compare, report and dashboard.
-std::vector<RunRef> read_runs(sqlite3* db, const std::string& path, void (*fail)(const std::string&));
+std::vector<RunRef> read_runs(sqlite3* db, const std::string& path, void (*fail)(const std::string&, int));
 
 // Compares run `candidate` (0: the latest run) with `baseline` (none: the previous release of
 // the same backend and suite, Note [Automatic baseline]) in the database at `db_path`, opened

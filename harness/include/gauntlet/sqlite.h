@@ -7,16 +7,25 @@
 #include <string>
 #include <string_view>
 
+#include "gauntlet/error.h"
+
 struct sqlite3;
 struct sqlite3_stmt;
 
 namespace gauntlet::sqlite {
 
-// Throws the caller's error type with `message`; never returns.
-using Fail = void (*)(const std::string& message);
+// Throws the caller's error type with `message` and the exit code it carries (Note [Error
+// family]); never returns.
+using Fail = void (*)(const std::string& message, int exit_code);
 
-// "path: what: <sqlite's message>", newlines flattened, through `fail`.
-[[noreturn]] void fail(Fail fail, const std::string& path, const std::string& what);
+// The exit code for a failed SQLite call: kExitEnvironment when the machine failed (disk full,
+// I/O error, locked past the busy timeout, read-only file, out of memory), else kExitBadInput
+// (a damaged or foreign file, a schema that is not ours).
+int exit_code_of(int sqlite_rc);
+
+// "path: what", through `fail`, with `exit_code`.
+[[noreturn]] void fail(Fail fail, const std::string& path, const std::string& what, int exit_code = kExitBadInput);
+// "path: what: <sqlite's message>", with the exit code of the connection's last error.
 [[noreturn]] void fail(Fail fail, sqlite3* db, const std::string& path, const std::string& what);
 // Runs SQL that returns no rows (several statements allowed).
 void exec(Fail fail, sqlite3* db, const std::string& path, const std::string& sql);

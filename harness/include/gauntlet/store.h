@@ -14,15 +14,16 @@
 
 #include "gauntlet/case_key.h"
 #include "gauntlet/outcome.h"
+#include "gauntlet/error.h"
 
 struct sqlite3;
 
 namespace gauntlet {
 
 // A store problem a user can act on (unreadable file, not a Gauntlet database, newer schema).
-class StoreError : public std::runtime_error {
+class StoreError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 inline constexpr int kSchemaVersion = 8;
@@ -50,9 +51,12 @@ struct StoredResult {
 
 class Store {
  public:
-  enum class OpenMode { ReadOnly, ReadWrite };
+  // ReadWrite verifies an existing file first (Note [Verified on open] in store.cpp);
+  // ReadWriteUnverified skips that check (--skip-db-check).
+  enum class OpenMode { ReadOnly, ReadWrite, ReadWriteUnverified };
   // Opens (ReadWrite: creates) the database; throws StoreError with a one-line message naming
-  // the file when it cannot be read, is not SQLite, is not a Gauntlet database or is newer.
+  // the file when it cannot be read, is not SQLite, is not a Gauntlet database, is newer, or
+  // (ReadWrite) fails SQLite's quick_check.
   static std::unique_ptr<Store> open(const std::string& path, OpenMode mode);
   ~Store();
   Store(const Store&) = delete;
@@ -69,6 +73,9 @@ class Store {
   // result is then one insert, not two (what the orchestrator does before a run).
   void add_cases(const std::vector<const CaseKey*>& keys);
   void flush();
+  // Drops the results not yet written (after flush() failed for good: Note [Stopped by the
+  // environment] in cli/run.cpp) and returns how many there were.
+  std::size_t discard_pending();
 
   // The keys of the cases that have a (final) result in the run: what a resume skips.
   std::set<std::string> finished_keys(std::int64_t run_id) const;

@@ -9,14 +9,15 @@
 #include <vector>
 
 #include "gauntlet/regress.h"
+#include "gauntlet/error.h"
 
 namespace gauntlet {
 
 // The user's error in a waiver file, or in GAUNTLET_TODAY. One line: "waivers.yaml:7: expires:
 // 'tomorrow' is not a date (YYYY-MM-DD)".
-class WaiverError : public std::runtime_error {
+class WaiverError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 // One entry of the file, validated.

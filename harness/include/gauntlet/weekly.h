@@ -14,13 +14,14 @@
 
 #include "gauntlet/outcome.h"
 #include "gauntlet/regress.h"
+#include "gauntlet/error.h"
 
 namespace gauntlet {
 
 // A report that cannot be made: a bad date, no such database, not a gauntlet database. One line.
-class WeeklyError : public std::runtime_error {
+class WeeklyError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 // The days a report covers, both inclusive, "YYYY-MM-DD" (UTC, the dates runs.started_at carry).

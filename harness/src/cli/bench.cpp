@@ -63,7 +63,7 @@ int bench(const BenchOptions& o) {
   const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
   const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
   std::unique_ptr<Backend> backend = make_backend(o.backend);
-  auto store = Store::open(o.db, Store::OpenMode::ReadWrite);
+  auto store = Store::open(o.db, write_mode(o.skip_db_check));
 
   RunInfo info = new_run_info(*backend, suite, o.release, o.build_id, o.filter);
   info.price_per_device_hour = price;

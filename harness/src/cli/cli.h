@@ -12,6 +12,7 @@
 #include "gauntlet/store.h"
 #include <string>
 #include <vector>
+#include "gauntlet/error.h"
 
 namespace CLI {
 class App;
@@ -25,10 +26,13 @@ void add_value_checks(CLI::App& app);
 // " (did you mean X?)" for the candidate nearest to `word` when one is close enough, else "".
 std::string nearest_hint(const std::string& word, const std::vector<std::string>& candidates);
 
+// A word for a shell: as is when it needs no quoting, else in single quotes (repro.cpp).
+std::string shell_quote(const std::string& s);
+
 // Bad usage or input: main() prints "gauntlet: error: <what>" and exits 2.
-class UsageError : public std::runtime_error {
+class UsageError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 // Note [Hollow runs] (below): the gate's floors.
@@ -73,9 +77,16 @@ struct TimingOptions {
   double max_time_ms = 20;  // --max-time
   int warmup = 0;           // --warmup
 };
+// How a writing command opens an existing database: verified unless --skip-db-check (Note
+// [Verified on open] in store.cpp).
+inline Store::OpenMode write_mode(bool skip_db_check) {
+  return skip_db_check ? Store::OpenMode::ReadWriteUnverified : Store::OpenMode::ReadWrite;
+}
+
 struct RunOptions {
   std::string suite, backend = "cpu", db, filter, release, build_id, suites_dir, shard;
   std::string price;  // --price-per-device-hour
+  bool skip_db_check = false;
   int workers = -1;  // -1: one per device slot, else one per core; 0: in-process
   bool in_process = false;
   double timeout = 0;  // 0: the suite's
@@ -162,6 +173,7 @@ int plan(const PlanOptions& o);
 struct MergeOptions {
   std::vector<std::string> inputs;
   std::string into;
+  bool skip_db_check = false;
 };
 int merge(const MergeOptions& o);
 struct CompareOptions {
@@ -193,6 +205,7 @@ struct BenchOptions {
   std::string suite, backend = "cpu", db, filter, shard, release, build_id, suites_dir;
   std::string price;  // --price-per-device-hour
   std::string out;  // Google Benchmark's JSON
+  bool skip_db_check = false;
   int repetitions = 10;
   double min_time_s = 0.01;
   bool quiet = false;

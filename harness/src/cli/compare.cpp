@@ -61,18 +61,9 @@ int compare(const CompareOptions& o) {
   }
   // Waivers first: a malformed file is reported before any work.
   Waivers waivers;
-  try {
-    if (!o.waivers.empty()) waivers = Waivers::load(o.waivers);
-  } catch (const WaiverError& e) {
-    throw UsageError(e.what());
-  }
+  if (!o.waivers.empty()) waivers = Waivers::load(o.waivers);
 
-  RunComparison c;
-  try {
-    c = compare_runs(o.db, o.run, baseline, opt);
-  } catch (const CompareError& e) {
-    throw UsageError(e.what());
-  }
+  RunComparison c = compare_runs(o.db, o.run, baseline, opt);
   if (o.confirm) {
     if (o.confirm_rounds < 6) {
       throw UsageError("--confirm-rounds must be >= 6 (fewer processes a side cannot reach the 0.2% significance a "

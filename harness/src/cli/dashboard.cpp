@@ -57,12 +57,7 @@ int dashboard(const DashboardCommandOptions& o) {
   const auto metric = parse_metric(o.metric);
   if (!metric) throw UsageError(fmt::format("--metric: '{}' is not auto, sim or host", o.metric));
   opt.compare.metric = *metric;
-  DashboardSummary s;
-  try {
-    s = write_dashboard_data(o.db, o.out, opt);
-  } catch (const DashboardError& e) {
-    throw UsageError(e.what());
-  }
+  const DashboardSummary s = write_dashboard_data(o.db, o.out, opt);
   for (std::size_t i = 0; i < kDashboardAssetCount; ++i) {
     const DashboardAsset& a = kDashboardAssets[i];
     write_file(fs::path(o.out) / a.path, a.bytes, a.size);

@@ -191,15 +191,11 @@ int freeze(const GoldenOptions& o) {
     throw UsageError(fmt::format("{}: no golden of suite {} is stored for {} (run gauntlet golden build first)",
                                  o.store, suite.name, reference));
   }
-  try {
-    std::size_t n = store->freeze(o.release, keys, kGoldenMethodVersion, reference);
-    fmt::print("golden store {}: release {} frozen with {} entries ({}/manifests/{}.json)\n", o.store, o.release, n,
-               o.store, o.release);
-    if (!missing.empty()) {
-      fmt::print("{} cases have no golden and were not frozen (first: {})\n", missing.size(), missing.front());
-    }
-  } catch (const GoldenStoreError& e) {
-    throw UsageError(e.what());
+  std::size_t n = store->freeze(o.release, keys, kGoldenMethodVersion, reference);
+  fmt::print("golden store {}: release {} frozen with {} entries ({}/manifests/{}.json)\n", o.store, o.release, n,
+             o.store, o.release);
+  if (!missing.empty()) {
+    fmt::print("{} cases have no golden and were not frozen (first: {})\n", missing.size(), missing.front());
   }
   return 0;
 }
@@ -222,14 +218,10 @@ int gc(const GoldenOptions& o) {
 }  // namespace
 
 int golden(const GoldenOptions& o) {
-  try {
-    if (o.action == "build") return build(o);
-    if (o.action == "verify") return verify(o);
-    if (o.action == "freeze") return freeze(o);
-    if (o.action == "gc") return gc(o);
-  } catch (const GoldenStoreError& e) {
-    throw UsageError(e.what());
-  }
+  if (o.action == "build") return build(o);
+  if (o.action == "verify") return verify(o);
+  if (o.action == "freeze") return freeze(o);
+  if (o.action == "gc") return gc(o);
   throw UsageError("unknown golden action '" + o.action + "' (build, verify, freeze, gc)");
 }
 

@@ -54,7 +54,7 @@ int merge(const MergeOptions& o) {
                                    identity(in.run), inputs.front().path, want));
     }
   }
-  auto into = Store::open(o.into, Store::OpenMode::ReadWrite);
+  auto into = Store::open(o.into, write_mode(o.skip_db_check));
   std::optional<RunInfo> merged;
   for (const RunInfo& r : into->runs()) {
     if (identity(r) == want) merged = r;

@@ -34,22 +34,12 @@ std::string change_points(const WeeklyGroup& g) {
 
 int report(const ReportCommandOptions& o) {
   if (!o.weekly) throw UsageError("report: pass --weekly (the only report so far)");
-  std::string today;
-  try {
-    today = today_utc();
-  } catch (const WaiverError& e) {
-    throw UsageError(e.what());
-  }
-  WeeklyReport r;
-  try {
-    ::gauntlet::WeeklyOptions opt;
-    opt.window = weekly_window(o.since, o.until, today);
-    opt.backend = o.backend;
-    opt.suite = o.suite;
-    r = weekly_report(o.db, opt);
-  } catch (const WeeklyError& e) {
-    throw UsageError(e.what());
-  }
+  const std::string today = today_utc();
+  ::gauntlet::WeeklyOptions opt;
+  opt.window = weekly_window(o.since, o.until, today);
+  opt.backend = o.backend;
+  opt.suite = o.suite;
+  const WeeklyReport r = weekly_report(o.db, opt);
   if (!o.markdown.empty())
     write_report(o.markdown, weekly_markdown(r, GAUNTLET_VERSION_STRING), "Markdown");
   if (!o.json.empty()) write_report(o.json, weekly_json(r, GAUNTLET_VERSION_STRING), "JSON");

@@ -11,9 +11,6 @@
 
 namespace gauntlet::cli {
 
-// A word for a shell: as is when it needs no quoting, else in single quotes.
-std::string shell_quote(const std::string& s);
-
 struct Restored {
   RunInfo info;
   std::optional<Outcome> stored;  // the run's result for the case, when it has one

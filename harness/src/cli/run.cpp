@@ -130,31 +130,76 @@ class Progress {
 // killed orchestrator loses at most that much work (a resume re-runs it) and duplicates nothing.
 // With --json-lines, each result's line is queued with it and written when it is committed (Note
 // [Run reporters] in run_reporters.cpp).
+// Note [Stopped by the environment]: when the machine fails the store mid-run (the disk is full,
+// the database stays locked past the busy timeout, an I/O error: a StoreError carrying
+// kExitEnvironment), the run stops as an interrupt would: the orchestrator stops its workers,
+// results already committed stay, the batch that could not be written is dropped (its cases have
+// no result, so a resume runs them again: nothing is lost, nothing stored twice), and run()
+// prints the error, what is stored and the resume command, and exits 4. Any other store error is
+// a bug or bad input and propagates as before.
 class Committer {
  public:
   Committer(Store& store, std::int64_t run_id, JsonLinesFile* lines)
       : store_(store), run_id_(run_id), lines_(lines), last_(Clock::now()) {}
   void add(const Case& c, Outcome o) {
+    if (failed()) {
+      ++lost_;
+      return;
+    }
     if (!c.note.empty()) o.reason = c.note + (o.reason.empty() ? "" : "; " + o.reason);
     if (lines_) {
       o.key = c.text;
       lines_->write(o);
     }
-    store_.add_result(run_id_, c.key, c.text, std::move(o));
+    guarded([&] { store_.add_result(run_id_, c.key, c.text, std::move(o)); });
     if (Clock::now() - last_ > std::chrono::milliseconds(250)) flush();
   }
   void flush() {
-    store_.flush();
+    if (failed()) return;
+    guarded([&] { store_.flush(); });
     if (lines_) lines_->flush();
     last_ = Clock::now();
   }
+  // Runs a store write; an environment failure stops the run (the note above).
+  template <typename F>
+  void guarded(F&& write) {
+    try {
+      write();
+    } catch (const StoreError& e) {
+      if (e.exit_code() != kExitEnvironment) throw;
+      error_ = e.what();
+      lost_ += store_.discard_pending();
+    }
+  }
+  bool failed() const { return !error_.empty(); }
+  const std::string& error() const { return error_; }
+  std::size_t lost() const { return lost_; }
 
  private:
   Store& store_;
   std::int64_t run_id_;
   JsonLinesFile* lines_;
   Clock::time_point last_;
+  std::string error_;
+  std::size_t lost_ = 0;
 };
+
+// The end of a run the environment stopped: the error, what is stored, how to finish it.
+int stopped_by_environment(Store& store, const RunOptions& o, std::int64_t run_id, const Committer& commit) {
+  fmt::print(stderr, "gauntlet: error: {}\n", commit.error());
+  std::string stored = "the results committed before it are stored";
+  try {  // reading may work where writing did not (a full disk, a lock held by a writer)
+    std::int64_t n = 0;
+    for (const auto& [status, count] : store.status_counts(run_id)) n += count;
+    stored = fmt::format("{} results are stored", n);
+  } catch (const StoreError&) {
+  }
+  fmt::print(stderr,
+             "gauntlet: run {} stopped: the database could not be written; {} ({} more could not be: their cases "
+             "run again on resume). Once that is fixed, finish it with: gauntlet run --resume {} --db {}\n",
+             run_id, stored, commit.lost(), run_id, shell_quote(o.db));
+  return kExitEnvironment;
+}
 
 // What a resumed run takes from the run it resumes: everything that decides its cases.
 void adopt_run(RunOptions& o, const RunInfo& info, std::optional<KeyList>& keys) {
@@ -293,14 +338,14 @@ int run(const RunOptions& opts) {
   std::unique_ptr<Store> store;
   std::int64_t resume_id = o.resume;
   if (resume_id == 0 && o.run_id > 0 && std::filesystem::exists(o.db)) {
-    store = Store::open(o.db, Store::OpenMode::ReadWrite);
+    store = Store::open(o.db, write_mode(o.skip_db_check));
     if (store->run(o.run_id)) resume_id = o.run_id;
   }
   std::optional<RunInfo> resumed;
   if (resume_id > 0) {
     if (!store) {
       if (!std::filesystem::exists(o.db)) throw UsageError(o.db + ": no such database to resume a run in");
-      store = Store::open(o.db, Store::OpenMode::ReadWrite);
+      store = Store::open(o.db, write_mode(o.skip_db_check));
     }
     resumed = store->run(resume_id);
     if (!resumed) throw UsageError(fmt::format("{}: no run {} to resume", o.db, resume_id));
@@ -354,7 +399,7 @@ int run(const RunOptions& opts) {
       std::filesystem::create_directories(parent, ec);
       if (ec) throw UsageError(fmt::format("cannot create the folder of {}: {}", o.db, ec.message()));
     }
-    store = Store::open(o.db, Store::OpenMode::ReadWrite);
+    store = Store::open(o.db, write_mode(o.skip_db_check));
   }
 
   std::int64_t run_id = 0;
@@ -409,21 +454,22 @@ int run(const RunOptions& opts) {
                cases.size() - todo.size(), cases.size(), todo.size());
   }
 
-  {
-    std::vector<const CaseKey*> keys;
-    keys.reserve(todo.size());
-    for (const Case* c : todo) keys.push_back(&c->key);
-    store->add_cases(keys);  // once, in bulk: each result is then one insert
-  }
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
-  Progress progress(todo, !o.quiet);
   std::optional<JsonLinesFile> json_lines;
   if (!o.json_lines.empty()) {
     json_lines.emplace(o.json_lines, o.db, run_id, o.backend);
     if (resumed) json_lines->begin(*store);
   }
   Committer commit(*store, run_id, json_lines ? &*json_lines : nullptr);
+  {
+    std::vector<const CaseKey*> keys;
+    keys.reserve(todo.size());
+    for (const Case* c : todo) keys.push_back(&c->key);
+    commit.guarded([&] { store->add_cases(keys); });  // once, in bulk: each result is then one insert
+    if (commit.failed()) return stopped_by_environment(*store, o, run_id, commit);
+  }
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  Progress progress(todo, !o.quiet);
   std::string stopped;
   // Note [Fail fast]: --max-failures N stops the run, as an interrupt would (every result kept,
   // resumable), once this invocation has stored N failures. Cases in flight on other workers are
@@ -436,7 +482,7 @@ int run(const RunOptions& opts) {
                                      o.golden_always, o.golden_release);
     enable_collectives(cfg, o.backend, dir, o.collective_timeout);
     for (const Case* c : todo) {
-      if (g_interrupted) {
+      if (g_interrupted || commit.failed()) {
         stopped = "interrupted";
         break;
       }
@@ -488,7 +534,7 @@ int run(const RunOptions& opts) {
           count_failure(d.outcome);
           commit.add(*by_key.at(d.key), std::move(d.outcome));
         },
-        [&] { return g_interrupted.load() || enough_failures(); });
+        [&] { return g_interrupted.load() || enough_failures() || commit.failed(); });
     std::error_code ec;
     std::filesystem::remove_all(oc.log_dir, ec);
   }
@@ -496,7 +542,8 @@ int run(const RunOptions& opts) {
   if (failed_fast) stopped = fmt::format("{} failures reached --max-failures {}", failures, o.max_failures);
   progress.finish();
   commit.flush();
-  if (stopped.empty()) store->finish_run(run_id, utc_now());
+  if (stopped.empty() && !commit.failed()) commit.guarded([&] { store->finish_run(run_id, utc_now()); });
+  if (commit.failed()) return stopped_by_environment(*store, o, run_id, commit);
   std::vector<std::string> statuses;
   for (Status s : kAllStatuses) {
     if (is_failure(s)) statuses.emplace_back(status_name(s));

@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "gauntlet/error.h"
 
 namespace torch::jit {
 struct CompilationUnit;
@@ -26,9 +27,9 @@ namespace gauntlet {
 
 // A problem with the model catalog or a model: what() is one line, "file:line: message" when the
 // problem is in a file.
-class ModelError : public std::runtime_error {
+class ModelError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  using Error::Error;
 };
 
 // What an argument is; this fixes its type and how its values are drawn (Note [Model inputs]).

@@ -1,0 +1,118 @@
+// Compile time and first-run latency judged against their drift and the noise of the other
+// compile cases (Note [Compile-time noise] in harness/analysis/regress.cpp), on databases written
+// through the Store: 40 compile cases of `sim`, each with its compile time and first call.
+//   r1: the baseline, ±5% noise a case
+//   r2: the same release on a loaded host: every case 1.8x to 2.4x slower    -> nothing
+//   r3: the same release on a quiet host, 8 cases' compiles 1.6x slower       -> those 8 only
+//   r4, r5: a simulator's modelled cost (the same figures in both runs), 8 cases 1.3x in r5, by
+//   well under 1 ms                                                          -> those 8 only
+// The backend reports no simulated time in r1 to r3, so first runs are judged too.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <set>
+
+#include "gauntlet/regress.h"
+#include "gauntlet/splitmix.h"
+#include "gauntlet/store.h"
+
+namespace gauntlet {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kCases = 40;
+
+std::string key_of(int n) { return "op/add/f32/" + std::to_string(n) + "x8,8/contig/compile"; }
+
+double uniform(int a, int b) {
+  return SplitMix64(static_cast<std::uint64_t>(a) * 1000003u + static_cast<std::uint64_t>(b)).uniform();
+}
+
+class CompileNoiseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "gauntlet_compile_noise_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+    db_ = (dir_ / "c.db").string();
+    auto store = Store::open(db_, Store::OpenMode::ReadWrite);
+    add_run(*store, 1, [](int n) { return 0.95 + 0.1 * uniform(1, n); });
+    add_run(*store, 2, [](int n) { return 1.8 + 0.6 * uniform(2, n); });
+    add_run(*store, 3, [](int n) { return (0.95 + 0.1 * uniform(3, n)) * (n % 5 == 0 ? 1.6 : 1.0); });
+    add_run(*store, 4, [](int n) { return 0.1 * (0.95 + 0.1 * uniform(1, n)); }, true);
+    add_run(*store, 5, [](int n) { return 0.1 * (0.95 + 0.1 * uniform(1, n)) * (n % 5 == 0 ? 1.3 : 1.0); }, true);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  template <typename Factor>
+  static void add_run(Store& store, int release, Factor factor, bool simulated = false) {
+    RunInfo info;
+    info.release = "r" + std::to_string(release);
+    info.backend = "sim";
+    info.backend_version = "sim-1.0";
+    info.suite = "compile_smoke";
+    info.started_at = "2026-11-0" + std::to_string(release) + "T10:00:00Z";
+    const std::int64_t run = store.begin_run(info);
+    for (int n = 1; n <= kCases; ++n) {
+      Outcome o;
+      o.status = Status::Pass;
+      o.atol = 1e-5;
+      o.rtol = 1.3e-6;
+      if (simulated) o.sim_time_us = 10.0 + n;
+      o.timing.median_us = 5;
+      const double compile_ms = (4.0 + n) * factor(n);
+      o.compile_ms = compile_ms;
+      o.graph_breaks = 0;
+      o.recompiles = 0;
+      o.timing.first_us = compile_ms * 1e3 + 300;
+      store.add_result(run, CaseKey::parse(key_of(n)), o);
+    }
+    store.flush();
+    store.finish_run(run, info.started_at);
+  }
+
+  std::set<std::string> found(std::int64_t candidate, Change change, std::int64_t baseline = 1) const {
+    const RunComparison c = compare_runs(db_, candidate, baseline, CompareOptions{});
+    std::set<std::string> keys;
+    for (const Finding& f : c.findings) {
+      if (f.change == change) keys.insert(f.key);
+    }
+    return keys;
+  }
+
+  fs::path dir_;
+  std::string db_;
+};
+
+TEST_F(CompileNoiseTest, ALoadedHostSlowingEveryCaseAlikeIsDriftNotAFinding) {
+  EXPECT_TRUE(found(2, Change::CompileTime).empty());
+  EXPECT_TRUE(found(2, Change::FirstRun).empty());
+  const RunComparison c = compare_runs(db_, 2, 1, CompareOptions{});
+  EXPECT_GT(c.compile_drift, 1.8);
+  EXPECT_LT(c.compile_drift, 2.4);
+}
+
+TEST_F(CompileNoiseTest, SomeCasesCompilingSlowerAreFoundAndNoOther) {
+  std::set<std::string> slowed;
+  for (int n = 5; n <= kCases; n += 5) slowed.insert(key_of(n));
+  EXPECT_EQ(found(3, Change::CompileTime), slowed);
+  EXPECT_EQ(found(3, Change::FirstRun), slowed);
+  const RunComparison c = compare_runs(db_, 3, 1, CompareOptions{});
+  for (const Finding& f : c.findings) {
+    if (f.change != Change::CompileTime) continue;
+    EXPECT_NE(f.detail.find("after drift"), std::string::npos) << f.detail;
+    EXPECT_NE(f.detail.find("noise ±"), std::string::npos) << f.detail;
+  }
+}
+
+TEST_F(CompileNoiseTest, AModelledCompileCostIsJudgedExactly) {
+  std::set<std::string> slowed;
+  for (int n = 5; n <= kCases; n += 5) slowed.insert(key_of(n));
+  EXPECT_EQ(found(5, Change::CompileTime, 4), slowed);
+  EXPECT_TRUE(found(5, Change::FirstRun, 4).empty());  // host time on a simulator: not judged
+}
+
+}  // namespace
+}  // namespace gauntlet
