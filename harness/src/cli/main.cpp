@@ -348,6 +348,15 @@ int main(int argc, char** argv) {
       path += " " + sub->get_name();
     }
     std::string message = e.what();
+    // A number past what the option's type holds (--workers 99999999999) passes the checks of
+    // Note [Option values] and fails CLI11's conversion: say so in the checks' words.
+    if (const std::string prefix = "Could not convert: "; message.rfind(prefix, 0) == 0) {
+      const std::size_t eq = message.find(" = ", prefix.size());
+      if (eq != std::string::npos) {
+        message = fmt::format("{}: '{}' is out of range", message.substr(prefix.size(), eq - prefix.size()),
+                              message.substr(eq + 3));
+      }
+    }
     if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr || dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
       for (const std::string& extra : sub->remaining()) {
         if (extra.size() > 1 && extra[0] == '-') {
