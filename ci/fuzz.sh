@@ -13,6 +13,7 @@
 # Environment: BUILD_DIR (build/fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$(pwd)
 
 minutes=10
 jobs=1
@@ -40,6 +41,7 @@ done
 bash ci/setup.sh clang libclang-rt-14-dev
 
 BUILD_DIR=${BUILD_DIR:-build/fuzz}
+case "$BUILD_DIR" in /*) build=$BUILD_DIR ;; *) build=$root/$BUILD_DIR ;; esac
 CC=clang CXX=clang++ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGAUNTLET_FUZZ=ON \
   -DGAUNTLET_BUILD_TESTS=OFF -DGAUNTLET_BUILD_BENCH=OFF >/dev/null
 cmake --build "$BUILD_DIR" --target $(printf 'gauntlet_fuzz_%s ' "${targets[@]}")
@@ -48,18 +50,22 @@ seconds=$(awk -v m="$minutes" 'BEGIN { printf "%d", m * 60 }')
 status=0
 summary=()
 for t in "${targets[@]}"; do
-  work="$BUILD_DIR/findings/$t"
+  work="$build/findings/$t"
   rm -rf "$work" && mkdir -p "$work/new"
   echo "ci/fuzz.sh: $t for $minutes min"
   # -rss_limit_mb: a suite that asks for billions of cases is a finding only if it gets that far.
   # -timeout: an input taking 10 s is a hang (the LoadAll loop was one).
+  # In $work: with -jobs, libFuzzer writes each job's output to fuzz-<n>.log in its folder.
+  parallel=()
+  if [ "$jobs" -gt 1 ]; then parallel=(-jobs="$jobs" -workers="$jobs"); fi
   set +e
-  ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
-    "$BUILD_DIR/harness/fuzz/gauntlet_fuzz_$t" "$work/new" "harness/fuzz/corpus/$t" \
-    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len=65536 -jobs="$jobs" -workers="$jobs" \
-    -artifact_prefix="$work/" -print_final_stats=1 >"$work/log" 2>&1
+  (cd "$work" && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+    "$build/harness/fuzz/gauntlet_fuzz_$t" new "$root/harness/fuzz/corpus/$t" \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -max_len=65536 "${parallel[@]}" \
+    -artifact_prefix="$work/" -print_final_stats=1) >"$work/log" 2>&1
   rc=$?
   set -e
+  if ls "$work"/fuzz-*.log >/dev/null 2>&1; then cat "$work"/fuzz-*.log >>"$work/log"; fi
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | awk '{s += $2} END {print s + 0}')
   cov=$(grep -o 'cov: [0-9]*' "$work/log" | tail -n1 | awk '{print $2}')
   found=$(ls "$work" | grep -E '^(crash|timeout|oom|leak)-' || true)

@@ -1,5 +1,7 @@
 #include "gauntlet/outcome_json.h"
 
+#include "gauntlet/error.h"
+
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -228,7 +230,7 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   Outcome o;
   o.key = j.at("key").get<std::string>();
   auto st = parse_status(j.at("status").get<std::string>());
-  if (!st) throw std::invalid_argument("unknown status " + j.at("status").get<std::string>());
+  if (!st) throw std::invalid_argument("unknown status " + one_line(j.at("status").get<std::string>()));
   o.status = *st;
   o.attempt = j.value("attempt", 1);
   o.rtol = num_of(j.at("rtol"));
@@ -279,7 +281,7 @@ namespace {
 using simdjson::dom::element;
 
 [[noreturn]] void bad_field(std::string_view name, const char* why) {
-  throw std::runtime_error(fmt::format("outcome field {}: {}", name, why));
+  throw std::runtime_error(fmt::format("outcome field {}: {}", one_line(name), why));
 }
 
 double dom_number(std::string_view name, element e) {
@@ -315,7 +317,7 @@ Outcome outcome_from_dom(simdjson::dom::object obj) {
     else if (name == "status") {
       const std::string st = dom_string(name, v);
       const auto parsed = parse_status(st);
-      if (!parsed) throw std::runtime_error("unknown status " + st);
+      if (!parsed) throw std::runtime_error("unknown status " + one_line(st));  // a worker's bytes: one line
       o.status = *parsed;
       has_status = true;
     } else if (name == "attempt") o.attempt = static_cast<int>(dom_int(name, v));

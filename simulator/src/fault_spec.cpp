@@ -1,6 +1,8 @@
 // Fault injection rules: parsing the spec grammar, matching op calls, and the canonical form.
 #include "fault_spec.h"
 
+#include "gauntlet/error.h"  // one_line: a rule's text echoed in an error stays one line
+
 #include <atomic>
 
 #include <fnmatch.h>
@@ -282,7 +284,7 @@ FaultSpec parse_fault_spec(std::string_view text, std::string_view origin) {
     parse_rules(text, spec.rules);
   } catch (const RuleError& e) {
     throw std::invalid_argument(std::string(origin) + ": rule " + std::to_string(e.piece + 1) + " (column " +
-                                std::to_string(e.offset + 1) + "): " + e.problem);
+                                std::to_string(e.offset + 1) + "): " + gauntlet::one_line(e.problem));
   }
   return spec;
 }
@@ -302,7 +304,7 @@ FaultSpec parse_fault_file(const std::string& path) {
       parse_rules(body, spec.rules);
     } catch (const RuleError& e) {
       throw std::invalid_argument(path + ":" + std::to_string(lineno) + ":" + std::to_string(e.offset + 1) + ": " +
-                                  e.problem);
+                                  gauntlet::one_line(e.problem));
     }
   }
   if (in.bad()) throw std::invalid_argument(path + ": cannot read fault file");
