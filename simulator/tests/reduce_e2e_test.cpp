@@ -113,6 +113,45 @@ TEST_F(ReduceE2E, FromAStoredRunRestoresItsFaults) {
             << j["cost"].dump() << "\n";
 }
 
+// Note [Model reduction]: a model case that fails in its convolutions is taken to its first
+// divergent node, the node's recorded call becomes an op case (every argument kept: padding and
+// stride), that op case fails on its own and is reduced; the printed repro reproduces the smallest.
+TEST_F(ReduceE2E, AModelCaseIsTakenToItsFirstDivergentNodesOpCaseAndThatIsReduced) {
+  const std::string env = std::string(kExact) + "GAUNTLET_SIM_FAULTS='op=aten::*conv*,kind=bias,factor=0.5' ";
+  const Result r = gauntlet("reduce 'model/resnet_block/f32/tiny/eager/infer' --backend sim --json", env);
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const auto& m = j["model"];
+  EXPECT_EQ(m["key"], "model/resnet_block/f32/tiny/eager/infer");
+  EXPECT_EQ(m["status"], "FAIL");
+  EXPECT_EQ(m["divergent_node"].get<std::string>().rfind("aten::conv2d (resnet_block.py:51) inputs [2, 4, 8, 8], [8, 4, 3, 3]: ", 0),
+            0u)
+      << m.dump(1);
+  ASSERT_EQ(m["op_cases"].size(), 1u) << m.dump(1);
+  EXPECT_EQ(m["op_cases"][0]["key"], "op/conv2d/f32/2x4x8x8,8x4x3x3/contig/eager/padding=1:1,stride=2:2");
+  EXPECT_EQ(m["op_cases"][0]["status"], "FAIL");
+  EXPECT_EQ(j["original"]["key"], m["op_cases"][0]["key"]);
+  EXPECT_EQ(j["smallest"]["status"], "FAIL");
+  EXPECT_EQ(j["smallest"]["signature"], j["original"]["signature"]);
+  EXPECT_TRUE(j["reduced"].get<bool>());
+  EXPECT_LT(j["smallest"]["elements"].get<std::int64_t>(), j["original"]["elements"].get<std::int64_t>());
+  const std::string smallest = j["smallest"]["key"].get<std::string>();
+  EXPECT_NE(smallest.find("/padding=1:1,stride=2:2"), std::string::npos) << smallest;
+  std::cout << "[ measured ] model: " << m["op_cases"][0]["key"].get<std::string>() << " -> " << smallest << ", "
+            << j["cost"].dump() << "\n";
+  const Result again = run_printed_repro(j["repro"].get<std::string>());
+  EXPECT_EQ(again.code, 1) << again.out << again.err;
+  EXPECT_NE(again.out.find("verdict  FAIL"), std::string::npos) << again.out;
+
+  // The text form says where it started.
+  const Result t = gauntlet("reduce 'model/transformer_encoder/f32/tiny/eager/infer' --backend sim --max-candidates 3",
+                            std::string(kExact) + "GAUNTLET_SIM_FAULTS='op=aten::gelu*,kind=bias,factor=0.5' ");
+  ASSERT_EQ(t.code, 0) << t.out << t.err;
+  EXPECT_NE(line_starting(t.out, "node     aten::gelu (transformer_encoder.py:52) inputs [2, 4, 16]: ").size(), 0u) << t.out;
+  EXPECT_NE(line_starting(t.out, "op case  op/gelu/f32/2x4x16/contig/eager: FAIL on its own").size(), 0u) << t.out;
+  EXPECT_NE(line_starting(t.out, "reduce   op/gelu/f32/2x4x16/contig/eager on sim").size(), 0u) << t.out;
+}
+
 TEST_F(ReduceE2E, BadInputIsAOneLineErrorAndExitTwo) {
   expect_one_line_error(gauntlet("reduce 'op/nosuchop/f32/8/contig/eager' --backend sim"), "unknown op 'nosuchop'");
   expect_one_line_error(gauntlet("reduce 'op/add/f32/8x'"), "gauntlet: error:");
@@ -122,7 +161,13 @@ TEST_F(ReduceE2E, BadInputIsAOneLineErrorAndExitTwo) {
   // Below the fault's 64 elements: passes too.
   expect_one_line_error(gauntlet("reduce 'op/add/f32/4x4,4x4/contig/eager' --backend sim", std::string(kExact) + kBias64),
                         "case passes; nothing to reduce");
-  expect_one_line_error(gauntlet("reduce 'model/mlp/f32/tiny/eager/infer' --backend sim"), "first divergent node");
+  expect_one_line_error(gauntlet("reduce 'model/resnet_block/f32/tiny/eager/infer' --backend sim", kExact),
+                        "case passes; nothing to reduce");
+  // A model that crashes names no divergent node to start from.
+  expect_one_line_error(gauntlet("reduce 'model/transformer_encoder/f32/tiny/eager/infer' --backend sim",
+                                 std::string(kExact) + "GAUNTLET_SIM_FAULTS='op=aten::gelu*,kind=segv' "),
+                        "only a model case that FAILs names the first divergent node");
+  expect_one_line_error(gauntlet("reduce 'coll/all_reduce/f32/64/contig/w2/op=sum' --backend sim"), "collective cases are not reduced");
   expect_one_line_error(gauntlet("reduce 'op/add/f32/8,8/contig/eager' --workers 0"), "--workers");
 }
 

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "gauntlet/catalog.h"
@@ -69,6 +70,18 @@ struct OpsFromModelsOptions {
   long long run = 0;
 };
 int ops_from_models(const OpsFromModelsOptions& o);
+// Note [Ops from models], for one record: the op case of the table it is (key), or why none
+// (problem; in_table false when no op of the table runs the record's aten op). `train`: a record
+// of a training case, cut eager-bwd where the op has a backward.
+struct OpCaseCut {
+  std::optional<CaseKey> key;
+  std::string problem;
+  bool in_table = false;
+  bool restrided = false;  // strides no layout reproduces: cut contiguous
+};
+OpCaseCut op_case_of(const ExecutedOp& e, bool train);
+// The sizes of a record's tensor inputs, in order (None and tensor lists left out).
+std::vector<Shape> record_tensor_shapes(const ExecutedOp& e);
 
 // How each case is timed (Note [Timing methodology] in runner.h): run and worker take the same.
 struct TimingOptions {

@@ -389,6 +389,51 @@ Cut cut_case(const OpSpec& op, const ExecutedOp& e, bool train) {
 
 }  // namespace
 
+OpCaseCut op_case_of(const ExecutedOp& e, bool train) {
+  // Op table entries by the aten op they exercise (any overload; an in-place variant as its op).
+  static const std::map<std::string, std::vector<const OpSpec*>> by_aten = [] {
+    std::map<std::string, std::vector<const OpSpec*>> m;
+    for (const OpSpec* op : all_ops()) {
+      m[op->aten].push_back(op);
+      const std::string base = base_op(op->aten);
+      if (base != op->aten) m[base].push_back(op);
+    }
+    return m;
+  }();
+  std::vector<const OpSpec*> candidates;
+  if (auto it = by_aten.find(e.op); it != by_aten.end()) candidates = it->second;
+  if (auto it = by_aten.find(base_op(e.op)); it != by_aten.end()) {
+    for (const OpSpec* op : it->second) {
+      if (std::find(candidates.begin(), candidates.end(), op) == candidates.end()) candidates.push_back(op);
+    }
+  }
+  OpCaseCut out;
+  if (candidates.empty()) {
+    out.problem = fmt::format("no op of the table runs {}", e.op);
+    return out;
+  }
+  out.in_table = true;
+  for (const OpSpec* op : candidates) {
+    Cut cut = cut_case(*op, e, train);
+    if (cut.key) {
+      out.key = std::move(cut.key);
+      out.restrided = cut.restrided;
+      out.problem.clear();
+      return out;
+    }
+    if (out.problem.empty()) out.problem = cut.problem;
+  }
+  return out;
+}
+
+std::vector<Shape> record_tensor_shapes(const ExecutedOp& e) {
+  std::vector<Shape> out;
+  for (const auto& [name, value] : split_inputs(e.inputs)) {
+    if (auto t = parse_tensor(value)) out.push_back(t->sizes);
+  }
+  return out;
+}
+
 int ops_from_models(const OpsFromModelsOptions& o) {
   if (o.name.empty() || o.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_-") != std::string::npos) {
     throw UsageError(fmt::format("--name '{}': a suite name is lowercase letters, digits, '_' and '-'", o.name));
@@ -396,13 +441,6 @@ int ops_from_models(const OpsFromModelsOptions& o) {
   const std::string dir = o.suites_dir.empty() ? default_suites_dir() : o.suites_dir;
   const ExecutedOpsOfModels g = gather_executed_ops(o.suite, dir, o.db, o.run);
   for (const std::string& f : g.failed) fmt::print(stderr, "gauntlet: warning: could not record {}\n", f);
-  // Op table entries by the aten op they exercise.
-  std::map<std::string, std::vector<const OpSpec*>> by_aten;
-  for (const OpSpec* op : all_ops()) {
-    by_aten[op->aten].push_back(op);
-    const std::string base = base_op(op->aten);
-    if (base != op->aten) by_aten[base].push_back(op);
-  }
   std::map<std::string, std::set<std::string>> cases;  // key -> models
   std::map<std::string, std::set<std::string>> not_in_table;  // op -> models
   std::map<std::string, std::int64_t> rejected;  // reason (by op) -> records
@@ -410,30 +448,15 @@ int ops_from_models(const OpsFromModelsOptions& o) {
   for (const auto& [model, recs] : g.models) {
     for (const ModelOpRecord& r : recs) {
       ++records;
-      std::vector<const OpSpec*> candidates;
-      if (auto it = by_aten.find(r.op.op); it != by_aten.end()) candidates = it->second;
-      if (auto it = by_aten.find(base_op(r.op.op)); it != by_aten.end()) {
-        for (const OpSpec* op : it->second) {
-          if (std::find(candidates.begin(), candidates.end(), op) == candidates.end()) candidates.push_back(op);
-        }
-      }
-      if (candidates.empty()) {
+      const OpCaseCut cut = op_case_of(r.op, r.train);
+      if (cut.key) {
+        cases[cut.key->str()].insert(model);
+        restrided += cut.restrided;
+      } else if (!cut.in_table) {
         not_in_table[r.op.op].insert(model);
-        continue;
+      } else {
+        ++rejected[fmt::format("{}: {}", r.op.op, cut.problem)];
       }
-      std::string why;
-      bool done = false;
-      for (const OpSpec* op : candidates) {
-        Cut cut = cut_case(*op, r.op, r.train);
-        if (cut.key) {
-          cases[cut.key->str()].insert(model);
-          restrided += cut.restrided;
-          done = true;
-          break;
-        }
-        if (why.empty()) why = cut.problem;
-      }
-      if (!done) ++rejected[fmt::format("{}: {}", r.op.op, why)];
     }
   }
   if (cases.empty()) throw UsageError(fmt::format("no op case could be cut from {} ({} records)", g.source, records));

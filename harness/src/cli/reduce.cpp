@@ -92,6 +92,72 @@ class WorkerRunner {
   std::string last_stop_;
 };
 
+// Note [Model reduction]: a model case is not shrunk as a model (its sizes are the model's); its
+// failure is taken to the op where it starts. A FAIL names its first divergent node (Note [First
+// divergent node]: the op's kind and its tensor inputs' shapes, on the device); the case's
+// executed-op records (Note [Executed ops]) hold that op's call with every argument, and the
+// record whose op and tensor shapes are the node's becomes an op case of the table (Note [Ops
+// from models]). That op case runs on its own; when it fails, it is reduced as any op case. When it
+// passes, the model's values (not the shapes) make the node fail, and the op case is still printed.
+struct DivergentNode {
+  std::string text;  // as the error has it: "aten::gelu (mlp.py:12) inputs [2, 16]: 3 of 32 ..."
+  std::string kind;  // "aten::gelu"
+  std::vector<Shape> shapes;
+  bool has_inputs = false;  // the text names the node's inputs (a value divergence, not a branch)
+};
+
+std::optional<DivergentNode> divergent_node(const std::string& error) {
+  const std::string mark = "first divergent node: ";
+  const std::size_t at = error.find(mark);
+  if (at == std::string::npos) return std::nullopt;
+  DivergentNode n;
+  n.text = first_line(error.substr(at + mark.size()));
+  n.kind = n.text.substr(0, n.text.find(' '));
+  const std::string inputs = ") inputs ";
+  const std::size_t in = n.text.find(inputs);
+  if (in == std::string::npos) return n;
+  n.has_inputs = true;
+  const std::size_t from = in + inputs.size();
+  const std::string list = n.text.substr(from, n.text.find(": ", from) - from);  // "[1, 3], [3]" or "-"
+  for (std::size_t open = list.find('['); open != std::string::npos; open = list.find('[', open + 1)) {
+    const std::size_t close = list.find(']', open);
+    if (close == std::string::npos) break;
+    Shape sh;
+    const std::string inner = list.substr(open + 1, close - open - 1);
+    for (std::size_t i = 0; i < inner.size();) {
+      std::size_t j = inner.find(',', i);
+      if (j == std::string::npos) j = inner.size();
+      sh.push_back(std::stoll(inner.substr(i, j - i)));
+      i = j + 1;
+    }
+    n.shapes.push_back(std::move(sh));
+  }
+  return n;
+}
+
+// The op cases the node's records cut to (most records one; the same op and shapes called with
+// other arguments more), and why none when none.
+std::vector<std::string> op_cases_of_node(const DivergentNode& n, const std::vector<std::string>& records, std::string& why) {
+  std::vector<std::string> keys;
+  std::size_t matched = 0;
+  for (const std::string& text : records) {
+    const std::optional<ExecutedOp> e = parse_executed_op(text);
+    if (!e || e->op.substr(0, e->op.find('.')) != n.kind || record_tensor_shapes(*e) != n.shapes) continue;
+    ++matched;
+    const OpCaseCut cut = op_case_of(*e, /*train=*/false);  // the node diverged in the forward
+    if (cut.key) {
+      const std::string k = cut.key->str();
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    } else if (why.empty()) {
+      why = cut.problem;
+    }
+  }
+  if (matched == 0 && why.empty()) {
+    why = records.empty() ? "the case recorded no executed ops" : "no executed-op record of the case has that op and those shapes";
+  }
+  return keys;
+}
+
 }  // namespace
 
 int reduce(const ReduceOptions& given) {
@@ -113,13 +179,7 @@ int reduce(const ReduceOptions& given) {
   o.golden_store = ro.golden_store;
   o.golden_release = ro.golden_release;
   if (auto problem = validate_key(key)) throw UsageError(*problem);
-  if (key.kind == "model") {
-    throw UsageError(fmt::format(
-        "model cases are not reduced: `gauntlet repro {} --backend {}` names a failing model case's first divergent node "
-        "(its op and input shapes): reduce that op's case",
-        shell_quote(key.str()), o.backend));
-  }
-  if (key.kind == "coll") throw UsageError("collective cases are not reduced (only op cases): reduce needs shapes to shrink");
+  if (key.kind == "coll") throw UsageError("collective cases are not reduced (only op and model cases): reduce needs shapes to shrink");
 
   const std::filesystem::path logs =
       std::filesystem::temp_directory_path() / fmt::format("gauntlet-reduce-{}", static_cast<long long>(::getpid()));
@@ -134,25 +194,93 @@ int reduce(const ReduceOptions& given) {
   const auto t0 = std::chrono::steady_clock::now();
 
   if (restored && !o.json) print_restored(*restored, o.db);
-  const Outcome first = runner({key.str()}).front();
-  if (first.status == Status::Error && first.error.rfind("not run: ", 0) == 0) throw UsageError(first_line(first.error));
-  if (first.status == Status::Pass) {
+  const Outcome given_outcome = runner({key.str()}).front();
+  if (given_outcome.status == Status::Error && given_outcome.error.rfind("not run: ", 0) == 0) {
+    throw UsageError(first_line(given_outcome.error));
+  }
+  if (given_outcome.status == Status::Pass) {
     throw UsageError(fmt::format("case passes; nothing to reduce ({} on {})", key.str(), o.backend));
   }
-  if (!reducible_status(first.status)) {
-    throw UsageError(fmt::format("case is {} on {}, not a failure; nothing to reduce ({})", status_name(first.status),
+  if (!reducible_status(given_outcome.status)) {
+    throw UsageError(fmt::format("case is {} on {}, not a failure; nothing to reduce ({})", status_name(given_outcome.status),
                                  o.backend, key.str()));
   }
+
+  // A model case: its first divergent node's op case is what gets reduced (Note [Model reduction]).
+  CaseKey op_key = key;
+  Outcome first = given_outcome;
+  nlohmann::json model_json;
+  if (key.kind == "model") {
+    if (given_outcome.status != Status::Fail) {
+      throw UsageError(fmt::format(
+          "model case is {} on {}: only a model case that FAILs names the first divergent node its reduction starts from "
+          "(docs/repro.md, Reduction)",
+          status_name(given_outcome.status), o.backend));
+    }
+    const std::optional<DivergentNode> node = divergent_node(given_outcome.error);
+    if (!node) throw UsageError("the model case's failure names no first divergent node: " + first_line(given_outcome.error));
+    if (!node->has_inputs) throw UsageError("the model's first divergent node is no op call to reduce: " + node->text);
+    std::string why;
+    const std::vector<std::string> op_keys = op_cases_of_node(*node, given_outcome.executed_ops, why);
+    if (!o.json) {
+      fmt::print("reduce   {} on {}\nfails    {}: {}\nnode     {}\n", key.str(), o.backend,
+                 failure_signature(given_outcome).str(),
+                 first_line(given_outcome.error).substr(0, first_line(given_outcome.error).find("; first divergent node: ")),
+                 node->text);
+    }
+    if (op_keys.empty()) throw UsageError(fmt::format("the model's first divergent node {} has no op case: {}", node->kind, why));
+    const std::vector<Outcome> op_outcomes = runner(op_keys);
+    model_json = {{"key", key.str()},
+                  {"status", status_name(given_outcome.status)},
+                  {"signature", failure_signature(given_outcome).str()},
+                  {"divergent_node", node->text},
+                  {"op_cases", nlohmann::json::array()}};
+    std::optional<std::size_t> failing;
+    for (std::size_t i = 0; i < op_keys.size(); ++i) {
+      model_json["op_cases"].push_back({{"key", op_keys[i]}, {"status", status_name(op_outcomes[i].status)}});
+      if (!o.json) {
+        fmt::print("op case  {}: {} on its own{}\n", op_keys[i], status_name(op_outcomes[i].status),
+                   op_outcomes[i].error.empty() ? "" : " (" + first_line(op_outcomes[i].error).substr(0, 200) + ")");
+      }
+      if (!failing && reducible_status(op_outcomes[i].status)) failing = i;
+    }
+    if (!failing) {
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const std::string note = fmt::format(
+          "the node's op case passes on its own on {}: the values the model feeds it, not its shapes, make it fail; "
+          "reproduce the model case",
+          o.backend);
+      if (o.json) {
+        nlohmann::json j = {{"json_schema_version", kJsonSchemaVersion},
+                            {"backend", o.backend},
+                            {"model", model_json},
+                            {"original", nullptr},
+                            {"smallest", nullptr},
+                            {"reduced", false},
+                            {"note", note},
+                            {"cost", {{"seconds", seconds}}},
+                            {"repro", repro_line(key.str(), o)}};
+        if (restored) j["restored_from"] = {{"db", o.db}, {"run", restored->info.id}};
+        std::cout << j.dump(1) << "\n";
+      } else {
+        fmt::print("note     {}\nrepro    {}\n", note, repro_line(key.str(), o));
+      }
+      return 0;
+    }
+    op_key = CaseKey::parse(op_keys[*failing]);
+    first = op_outcomes[*failing];
+  }
+
   const FailureSignature sig = failure_signature(first);
   if (!o.json) {
-    fmt::print("reduce   {} on {}\nfails    {}: {}\nstrategy {} (docs/repro.md)\n", key.str(), o.backend, sig.str(),
+    fmt::print("reduce   {} on {}\nfails    {}: {}\nstrategy {} (docs/repro.md)\n", op_key.str(), o.backend, sig.str(),
                first_line(first.error), reduce_strategy());
     std::fflush(stdout);
   }
 
   ReduceConfig rc;
   rc.max_candidates = o.max_candidates;
-  const ReduceResult r = reduce_case(key, first, [&](const std::vector<std::string>& keys) { return runner(keys); }, rc);
+  const ReduceResult r = reduce_case(op_key, first, [&](const std::vector<std::string>& keys) { return runner(keys); }, rc);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const ReduceStats& s = r.stats;
   const std::string smallest = r.smallest.str();
@@ -174,7 +302,7 @@ int reduce(const ReduceOptions& given) {
     };
     nlohmann::json j = {{"json_schema_version", kJsonSchemaVersion},
                         {"backend", o.backend},
-                        {"original", describe(key, first)},
+                        {"original", describe(op_key, first)},
                         {"smallest", describe(r.smallest, r.outcome)},
                         {"reduced", !r.steps.empty()},
                         {"budget_spent", r.budget_spent},
@@ -191,6 +319,7 @@ int reduce(const ReduceOptions& given) {
                           {"seconds", seconds}}},
                         {"repro", repro}};
     for (const ReduceStep& st : r.steps) j["steps"].push_back({{"from", st.from}, {"to", st.to}, {"move", st.move}});
+    if (!model_json.is_null()) j["model"] = model_json;
     if (restored) j["restored_from"] = {{"db", o.db}, {"run", restored->info.id}};
     std::cout << j.dump(1) << "\n";
     return 0;
@@ -204,8 +333,8 @@ int reduce(const ReduceOptions& given) {
     fmt::print("smallest {} (the case itself: no smaller candidate fails the same way)\n", smallest);
   } else {
     fmt::print("smallest {}: {} elements in its largest input, {} in all (from {} and {})\n", smallest,
-               largest_input_elements(r.smallest), total_elements(r.smallest), largest_input_elements(key),
-               total_elements(key));
+               largest_input_elements(r.smallest), total_elements(r.smallest), largest_input_elements(op_key),
+               total_elements(op_key));
   }
   fmt::print("verdict  {}{}\n", status_name(r.outcome.status), r.outcome.error.empty() ? "" : ": " + first_line(r.outcome.error));
   if (r.budget_spent) {

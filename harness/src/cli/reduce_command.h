@@ -18,7 +18,8 @@ struct ReduceOptions {
 };
 // Exit codes: 0 reduced (the smallest case that fails the same way printed, the case itself when
 // no smaller one does), 2 bad input: an unknown or invalid key, a case that does not fail
-// ("case passes; nothing to reduce"), a model or collective case, a backend that cannot start.
+// ("case passes; nothing to reduce"), a collective case, a model case that does not FAIL or whose
+// first divergent node has no op case (Note [Model reduction]), a backend that cannot start.
 int reduce(const ReduceOptions& o);
 
 }  // namespace gauntlet::cli
