@@ -13,7 +13,10 @@
 //   repro.py       plain PyTorch: runs the case on --device and judges it as Gauntlet does;
 //                  --from-saved judges the saved device outputs instead;
 //   repro.cpp, CMakeLists.txt   the same in C++ against find_package(Torch);
-//   model.pt       model cases: the zoo model's forward graph as a TorchScript module.
+//   model.pt       model cases: the zoo model's forward graph as a TorchScript module; a model
+//                  file's module as the case ran it (weightless tensors refilled from the case
+//                  seed, floating tensors in the case dtype), judged per output by the
+//                  manifest's rule (Note [Output quality]: each output's compare, tolerance, dim).
 // An op case's call is the op table's C++ call traced on the case's CPU inputs (as a compile case
 // is, Note [Op cases in compile mode]) and written out node by node: torch.ops.<ns>.<op>.<overload>
 // in Python, the same operator found by its schema name and called boxed in C++. Device
@@ -351,10 +354,18 @@ std::string cpp_data(const nlohmann::json& man) {
   for (const auto& o : man["outputs"]) {
     const bool promised = o.contains("promised_strides") && o["promised_strides"].is_array();
     s += fmt::format(
-        "    {{{}, {}, {}, {}, {}, {}}},\n", quoted(o["name"].get<std::string>()),
+        "    {{{}, {}, {}, {}, {}, {}, {}, {}, {}}},\n", quoted(o["name"].get<std::string>()),
         quoted(o["dtype"].get<std::string>()), fmt::format("{}", o["rtol"].get<double>()),
         fmt::format("{}", o["atol"].get<double>()), promised ? "true" : "false",
-        promised ? cpp_ints(o["promised_strides"].get<std::vector<std::int64_t>>()) : "{}");
+        promised ? cpp_ints(o["promised_strides"].get<std::vector<std::int64_t>>()) : "{}",
+        quoted(o.value("compare", std::string())), fmt::format("{}", o.value("tolerance", 0.0)),
+        o.value("dim", std::int64_t{-1}));
+  }
+  s += "};\n";
+  s += fmt::format("const bool kModelFile = {};\n", man.contains("model_file") ? "true" : "false");
+  s += "const std::vector<std::string> kLibraries = {";
+  if (man.contains("model_file")) {
+    for (const auto& lib : man["model_file"]["libraries"]) s += quoted(lib["path"].get<std::string>()) + ", ";
   }
   s += "};\n";
   const nlohmann::json c = man.value("collective", nlohmann::json::object());
@@ -395,9 +406,15 @@ BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
   const CaseKey& key = src.key;
   const bool op_case = key.kind == "op", model_case = key.kind == "model",
              coll_case = key.kind == "coll";
+  const ModelFileSpec* file_spec = nullptr;  // a model file's case (Note [Model file cases])
   if (model_case && is_model_file_target(key.target)) {
-    throw std::runtime_error(
-        "model file cases cannot be bundled yet (only the zoo's models: docs/repro.md, Bundles)");
+    file_spec = find_model_file(key.target);
+    if (!file_spec) throw std::runtime_error("model file " + key.target + " is not registered in this process");
+    if (key.mode == Mode::EagerBwd) {
+      throw std::runtime_error(
+          "a model file's training scenario cannot be bundled (its steps are an optimiser's, judged against fp64 "
+          "steps): bundle the model's inference case");
+    }
   }
   if ((op_case || model_case) &&
       (!src.detail || !src.detail->keep_tensors || src.detail->tensors.golden.empty())) {
@@ -470,6 +487,23 @@ BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
                                          at::TensorOptions().dtype(to_scalar_type(key.dtype)))));
         }
       }
+    } else if (file_spec) {
+      // The module as the case ran it: weightless tensors refilled from the case seed, floating
+      // tensors in the case dtype; its custom-op libraries named for the replay to load.
+      const at::ScalarType dtype = model_dtype(std::string(dtype_name(key.dtype)));
+      module = load_model_module(*file_spec, dtype, dtype, c10::Device(c10::kCPU), key.id());
+      nlohmann::json libs = nlohmann::json::array();
+      for (const std::string& lib : file_spec->libraries) {
+        libs.push_back({{"name", lib}, {"path", model_library_path(*file_spec, lib)}});
+      }
+      man["model_file"] = {{"name", file_spec->name},
+                           {"hash", file_spec->hash},
+                           {"file", file_spec->file},
+                           {"manifest", file_spec->manifest},
+                           {"libraries", libs}};
+      if (key.exec != "eager")
+        man["note"] =
+            "the replay calls the module's forward once; the case ran it through the backend's compile path";
     } else {
       const ModelSpec& spec = model_catalog().get(key.target);
       if (key.args.count("seq"))
@@ -501,6 +535,11 @@ BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
                             {"shape", g.value.sizes().vec()}};
       if (op_case && k == 0 && g.name == "out0" && !kept.promised_strides.empty())
         out["promised_strides"] = kept.promised_strides;
+      if (k < kept.rules.size()) {  // Note [Output quality]
+        out["compare"] = kept.rules[k].kind;
+        out["tolerance"] = kept.rules[k].tolerance;
+        out["dim"] = kept.rules[k].dim;
+      }
       man["outputs"].push_back(out);
       tensors.insert("golden." + g.name, g.value.contiguous());
       tensors.insert("golden_cast." + g.name, g.value.to(kept.dtypes[k]).contiguous());

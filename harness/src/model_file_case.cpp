@@ -312,7 +312,8 @@ void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backen
 
 }  // namespace
 
-void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out, CaseTrace& trace) {
+void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out, CaseTrace& trace,
+                         CaseDetail* detail) {
   const ModelFileSpec* spec = find_model_file(key.target);
   if (!spec) {
     throw std::runtime_error(fmt::format("model file {} is not registered in this process: pass the file with run --model "
@@ -427,6 +428,22 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
     if (!j.problem.empty()) problems.push_back(j.problem);
     quality.push_back(j.quality);
     if (auto d = degenerate(o.name, g64); !d.empty()) append_note(notes, "warning: the golden " + d + ": this output cannot tell right from wrong");
+  }
+  if (detail && detail->keep_tensors) {  // Note [Case tensors], with each output's rule
+    CaseTensors& kept = detail->tensors;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      kept.inputs.push_back({i < spec->inputs.size() ? spec->inputs[i].name : "in" + std::to_string(i), inputs[i]});
+    }
+    for (std::size_t k = 0; k < golden.size(); ++k) {
+      const ModelFileOutput o = spec->output(k);
+      const at::Tensor g = golden[k].detach().to(at::kCPU);
+      kept.golden.push_back({o.name, g});
+      if (k < actual.size()) kept.actual.push_back({o.name, actual[k].detach().to(at::kCPU)});
+      kept.dtypes.push_back(at::isFloatingType(g.scalar_type()) ? dtype : g.scalar_type());
+      const double tol = output_tolerance(o, scaled);
+      kept.tolerances.push_back({0, tol, tol_source});
+      kept.rules.push_back({output_compare_name(o.compare), tol, o.dim});
+    }
   }
   if (!quality.empty()) notes = "quality: " + fmt::format("{}", fmt::join(quality, ", ")) + (notes.empty() ? "" : "; " + notes);
   if (!problems.empty()) {

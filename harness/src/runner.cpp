@@ -291,7 +291,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     return;
   }
   if (key.kind == "model") {
-    if (is_model_file_target(key.target)) run_model_file_case(key, backend, cfg, out, trace);
+    if (is_model_file_target(key.target)) run_model_file_case(key, backend, cfg, out, trace, detail);
     else run_model_case(key, backend, cfg, out, trace, detail);
     return;
   }

@@ -3,6 +3,7 @@
 // program replay them without Gauntlet and must reach Gauntlet's verdict and max abs error.
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -247,6 +248,93 @@ TEST_F(Bundle, AnExpectedFailureReplaysAsItsRawFail) {
             std::string::npos)
       << out;
   EXPECT_TRUE(same_error(r.max_abs, man["gauntlet"]["max_abs_err"].get<double>())) << out;
+}
+
+// A model file's case (a user's traced module and a manifest giving each output its rule): the
+// bundle holds the module as the case ran it and the rules (topk, scaled, cosine); repro.py and
+// the C++ program judge by them, with Gauntlet's verdict and max abs error, on the CPU and from a
+// faulty simulator's saved outputs.
+TEST_F(Bundle, ModelFileCasesReplayTheirModuleJudgedByTheManifestsRules) {
+  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  const path pt = dir_ / "tiny.pt";
+  const auto [export_code, export_out] = shell(
+      std::string(kPython) + " -c \"import torch\n"
+                             "class M(torch.nn.Module):\n"
+                             "    def __init__(s):\n"
+                             "        super().__init__(); s.c = torch.nn.Conv2d(3, 4, 3); s.l = torch.nn.Linear(144, 10)\n"
+                             "    def forward(s, x):\n"
+                             "        y = torch.relu(s.c(x))\n"
+                             "        return s.l(y.flatten(1)), y, y.mean((2, 3))\n"
+                             "torch.manual_seed(0)\n"
+                             "torch.jit.trace(M().eval(), torch.randn(2, 3, 8, 8)).save('" +
+      pt.string() + "')\"");
+  ASSERT_EQ(export_code, 0) << export_out;
+  std::ofstream(dir_ / "tiny.yaml") << "inputs:\n  - {name: x, shape: [2, 3, 8, 8]}\n"
+                                       "outputs:\n  - {name: logits, compare: topk}\n  - {name: features}\n"
+                                       "  - {name: pooled, compare: cosine}\n";
+  const e2e::Result listed = gauntlet("list --suite " + pt.string());
+  ASSERT_EQ(listed.code, 0) << listed.err;
+  const std::string key = listed.out.substr(0, listed.out.find('\n'));
+  ASSERT_EQ(key.rfind("model/tiny.", 0), 0u) << listed.out;
+  const std::string files = "GAUNTLET_MODEL_FILES=" + pt.string() + " ";
+
+  const path cpu = make(key, "mf_cpu", "--backend cpu", files);
+  const nlohmann::json man = manifest(cpu);
+  EXPECT_EQ(man["gauntlet"]["status"], "PASS");
+  EXPECT_EQ(man["model_file"]["name"], "tiny");
+  EXPECT_EQ(man["model_file"]["file"], pt.string());
+  ASSERT_EQ(man["outputs"].size(), 3u);
+  EXPECT_EQ(man["outputs"][0]["compare"], "topk");
+  EXPECT_EQ(man["outputs"][1]["compare"], "scaled");
+  EXPECT_EQ(man["outputs"][2]["compare"], "cosine");
+  EXPECT_TRUE(e2e::fs::exists(cpu / "model.pt"));
+  expect_python_agrees(cpu);
+
+  // A fault in the simulator's convolution: Gauntlet's FAIL is in the saved outputs; judged on
+  // the CPU the same module passes.
+  const path sim = make(key, "mf_sim", "--backend sim",
+                        files + "GAUNTLET_SIM_FAULTS='op=aten::convolution_overrideable,kind=bias,factor=0.5' ");
+  ASSERT_EQ(manifest(sim)["gauntlet"]["status"], "FAIL");
+  expect_python_agrees(sim, "--from-saved");
+  const auto [code, out] = shell(std::string(kPython) + " " + (sim / "repro.py").string() + " --device cpu");
+  EXPECT_EQ(parse_replay(code, out).verdict, "PASS") << out;
+
+  // The C++ program of the faulty bundle: the saved outputs' FAIL, and the CPU's PASS with the
+  // error Python measured.
+  const auto [cfg_code, cfg_out] =
+      shell("cmake -S " + sim.string() + " -B " + (sim / "build").string() + " -DCMAKE_BUILD_TYPE=Release");
+  if (cfg_code != 0 && cfg_out.find("find_package") != std::string::npos) GTEST_SKIP() << cfg_out;
+  ASSERT_EQ(cfg_code, 0) << cfg_out;
+  const auto [build_code, build_out] = shell("cmake --build " + (sim / "build").string());
+  ASSERT_EQ(build_code, 0) << build_out;
+  const auto [saved_code, saved_out] = shell((sim / "build" / "repro").string() + " --from-saved");
+  const Replay saved = parse_replay(saved_code, saved_out);
+  EXPECT_EQ(saved.verdict, "FAIL") << saved_out;
+  EXPECT_TRUE(same_error(saved.max_abs, manifest(sim)["gauntlet"]["max_abs_err"].get<double>())) << saved_out;
+  const auto [cpp_code, cpp_out] = shell((sim / "build" / "repro").string() + " --device cpu");
+  const Replay on_cpu = parse_replay(cpp_code, cpp_out);
+  EXPECT_EQ(on_cpu.verdict, "PASS") << cpp_out;
+  EXPECT_TRUE(same_error(on_cpu.max_abs, parse_replay(code, out).max_abs)) << cpp_out << out;
+}
+
+// A model file's training scenario is not bundled: its steps are an optimiser's.
+TEST_F(Bundle, AModelFilesTrainingScenarioIsNotBundled) {
+  const path pt = dir_ / "t.pt";
+  const auto [export_code, export_out] = shell(std::string(kPython) +
+                                               " -c \"import torch; torch.manual_seed(0); "
+                                               "torch.jit.trace(torch.nn.Linear(4, 3), torch.randn(2, 4)).save('" +
+                                               pt.string() + "')\"");
+  if (export_code != 0) GTEST_SKIP() << export_out;
+  std::ofstream(dir_ / "t.yaml") << "inputs:\n  - {name: x, shape: [2, 4]}\n";
+  const e2e::Result listed = gauntlet("list --suite " + pt.string());
+  ASSERT_EQ(listed.code, 0) << listed.err;
+  std::string train_key = listed.out.substr(0, listed.out.find('\n'));  // .../eager/infer
+  ASSERT_GT(train_key.size(), 6u) << listed.out;
+  train_key = train_key.substr(0, train_key.size() - 5) + "train";
+  const e2e::Result r = gauntlet("repro '" + train_key + "' --bundle " + (dir_ / "train").string(),
+                                 "GAUNTLET_MODEL_FILES=" + pt.string() + " ");
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("bundle   NOT written: a model file's training scenario cannot be bundled"), std::string::npos) << r.out;
 }
 
 // A case that cannot be bundled says why, and repro exits 2.

@@ -488,15 +488,18 @@ std::string find_library(const std::string& name) {
 
 }  // namespace
 
+std::string model_library_path(const ModelFileSpec& spec, const std::string& lib) {
+  const bool is_path = lib.find('/') != std::string::npos;
+  return is_path ? (fs::path(lib).is_absolute() ? lib : (fs::path(spec.manifest).parent_path() / lib).string()) : find_library(lib);
+}
+
 void load_model_libraries(const ModelFileSpec& spec) {
   static std::mutex mu;
   static std::set<std::string> loaded;
   std::lock_guard<std::mutex> lock(mu);
   for (const std::string& lib : spec.libraries) {
     if (loaded.count(lib)) continue;
-    const bool is_path = lib.find('/') != std::string::npos;
-    std::string path = is_path ? (fs::path(lib).is_absolute() ? lib : (fs::path(spec.manifest).parent_path() / lib).string())
-                               : find_library(lib);
+    const std::string path = model_library_path(spec, lib);
     if (path.empty()) {
       throw ModelError(fmt::format("{}: custom-op library '{}' not found (install python3-{} or set GAUNTLET_{}_LIB)",
                                    spec.manifest, lib, lib, [&] {

@@ -27,8 +27,10 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
 
 // The same for a model file's case (Note [Model file cases] in harness/src/model_file_case.cpp):
 // a TorchScript file and its manifest (gauntlet/model_file.h), judged per output as the manifest
-// says (Note [Output quality]).
-void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out, CaseTrace& trace);
+// says (Note [Output quality]). `detail` as above, for an inference case (a training scenario's
+// tensors are not kept).
+void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out, CaseTrace& trace,
+                         CaseDetail* detail = nullptr);
 
 // Note [First divergent node] for any graph: `graph` run node by node from the device's and the
 // golden's inputs (a module's graph takes the module itself first), each node's tensors compared

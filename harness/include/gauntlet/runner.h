@@ -82,6 +82,15 @@ struct CaseTensors {
   std::vector<Tolerance> tolerances;   // each output's
   std::vector<std::int64_t> promised_strides;  // out0's, when the op promises a dense input's layout
   std::vector<NamedTensor> loss_weights;       // a training model case's fixed loss weights
+  // A model file case's rule per output (Note [Output quality] in model_file_case.cpp): kind
+  // "scaled", "topk", "cosine" or "skip", its tolerance and topk's class dim. Empty for other
+  // cases, which are judged element by element by `tolerances`.
+  struct OutputRule {
+    std::string kind;
+    double tolerance = 0;
+    std::int64_t dim = -1;
+  };
+  std::vector<OutputRule> rules;
 };
 struct CaseDetail {
   std::vector<TensorSummary> inputs, actual, golden;

@@ -28,6 +28,9 @@ def flatten(value, out):
     elif isinstance(value, (tuple, list)):
         for v in value:
             flatten(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            flatten(v, out)
     return out
 
 
@@ -87,6 +90,23 @@ def run_model(man, T, dev):
     return named
 
 
+def run_model_file(man, T, dev):
+    # A model file's module as the case ran it: forward() once, in inference mode, its custom-op
+    # libraries loaded first.
+    for lib in man["model_file"]["libraries"]:
+        if lib["name"] in ("torchvision", "torchaudio"):
+            __import__(lib["name"])
+        else:
+            torch.ops.load_library(lib["path"])
+    module = torch.jit.load(os.path.join(HERE, "model.pt"), map_location="cpu")
+    module.to(dev)
+    xs = [rebuild(T["input." + m["name"]], m, dev) for m in man["inputs"]]
+    with torch.inference_mode():
+        outs = flatten(module.forward(*xs), [])
+    names = [o["name"] for o in man["outputs"]]
+    return [(names[k] if k < len(names) else "out%d" % k, o.detach()) for k, o in enumerate(outs)]
+
+
 def run_collective(man, T, dev):
     # One process, no torch.distributed: each rank's output computed from every rank's saved
     # input, in the case dtype on the device (docs/repro.md, "Collective bundles").
@@ -133,6 +153,65 @@ def fmt_g(v):
     return "%g" % v
 
 
+def judge_rule(o, a, g, m):
+    """A model file's output by its rule (Note [Output quality] in Gauntlet's model_file_case.cpp):
+    scaled: every element within tolerance * max|golden|; topk: each row's top-1 class over the class
+    dim agrees (a class whose golden logit is within that of the top one is a tie); cosine: the
+    similarity at least 1 - tolerance. NaN/Inf must match the golden's. "" when it passes."""
+    a, g = a.to(torch.float64), g.to(torch.float64)
+    if o["compare"] == "topk" and g.dim() > 0 and o["dim"] not in (-1, g.dim() - 1):
+        a, g = a.movedim(o["dim"], -1), g.movedim(o["dim"], -1)
+    a, g = a.contiguous(), g.contiguous()
+    fa, fg = a.isfinite(), g.isfinite()
+    both = fa & fg
+    same_special = (a.isnan() & g.isnan()) | (~a.isnan() & (a == g))
+    nonfinite = int((~both & ~same_special).sum().item())
+    gf = g[fg]
+    scale = gf.abs().max().item() if gf.numel() else 0.0
+    allowed = o["tolerance"] * (scale if scale > 0 else 1.0)
+    n = g.numel()
+    outside = 0
+    if both.any():
+        err = (a[both] - g[both]).abs()
+        m["max_abs_err"] = max(m["max_abs_err"], err.max().item())
+        nz = g[both] != 0
+        if nz.any():
+            m["max_rel_err"] = max(m["max_rel_err"], (err[nz] / g[both][nz].abs()).max().item())
+        outside = int((err > allowed).sum().item())
+    m["numel"] += n
+    if o["compare"] == "scaled":
+        m["mismatches"] += outside + nonfinite
+        if outside + nonfinite:
+            return "%s: %d of %d elements outside %s x max|golden|" % (o["name"], outside + nonfinite, n, fmt_g(o["tolerance"]))
+    elif o["compare"] == "topk":
+        classes = g.shape[-1] if g.dim() else 1
+        rows = n // classes if classes else 0
+        neg_inf = torch.tensor(float("-inf"), dtype=torch.float64)
+        a2 = torch.where(a.isnan(), neg_inf, a).reshape(rows, classes)
+        g2 = torch.where(g.isnan(), neg_inf, g).reshape(rows, classes)
+        ta, tg = a2.argmax(dim=1), g2.argmax(dim=1)  # the first of equal maxima, as Gauntlet's
+        graw = g.reshape(rows, classes)
+        at_ta = graw.gather(1, ta[:, None])[:, 0]
+        at_tg = graw.gather(1, tg[:, None])[:, 0]
+        agree = int(((ta == tg) | (at_ta >= at_tg - allowed)).sum().item())
+        m["mismatches"] += rows - agree + nonfinite
+        if rows - agree:
+            return "%s: top-1 class differs in %d of %d rows" % (o["name"], rows - agree, rows)
+        if nonfinite:
+            return "%s: %d NaN/Inf where the golden has none" % (o["name"], nonfinite)
+    elif o["compare"] == "cosine":
+        af, gf2 = a[both], g[both]
+        dot, na, ng = (af * gf2).sum().item(), (af * af).sum().item(), (gf2 * gf2).sum().item()
+        cosine = dot / (na * ng) ** 0.5 if na > 0 and ng > 0 else (1.0 if na == ng else 0.0)
+        bad = 1 if cosine < 1 - o["tolerance"] else 0
+        m["mismatches"] += bad + nonfinite
+        if bad:
+            return "%s: cosine similarity %r below %s" % (o["name"], cosine, fmt_g(1 - o["tolerance"]))
+        if nonfinite:
+            return "%s: %d NaN/Inf where the golden has none" % (o["name"], nonfinite)
+    return ""
+
+
 def judge(man, T, actual):
     """Gauntlet's rule (docs/tolerances.md): element i fails when |a - golden_cast| > atol + rtol *
     |golden_cast|, or when a and the golden disagree on NaN / +-Inf. Errors use the fp64 golden."""
@@ -147,8 +226,15 @@ def judge(man, T, actual):
             return "FAIL: output %s is missing (got %s)" % (name, got_name), m
         g, gc = T["golden." + name], T["golden_cast." + name]
         a = a.detach().cpu()
+        if o.get("compare") == "skip":
+            continue  # data-dependent: not judged
         if list(a.shape) != list(g.shape):
             return "FAIL: %s: shape %s differs from the golden's %s" % (name, list(a.shape), list(g.shape)), m
+        if o.get("compare"):
+            p = judge_rule(o, a, g, m)
+            if p and not problem:
+                problem = p
+            continue
         if str(a.dtype) != o["dtype"]:
             return "FAIL: %s: dtype %s differs from the expected %s" % (name, a.dtype, o["dtype"]), m
         if o.get("promised_strides") is not None and list(a.stride()) != o["promised_strides"] and not problem:
@@ -200,7 +286,8 @@ def main():
         print("ran      nothing: judging the device outputs Gauntlet saved (backend %s)" % man["backend"]["name"])
     else:
         dev = torch.device(args.device)
-        runner = {"op": run_op, "model": run_model, "coll": run_collective}[man["kind"]]
+        runner = {"op": run_op, "model": run_model_file if "model_file" in man else run_model,
+                  "coll": run_collective}[man["kind"]]
         actual = runner(man, T, dev)
         print("ran      on %s with torch %s" % (dev, torch.__version__))
     verdict, m = judge(man, T, actual)

@@ -101,6 +101,9 @@ inline bool is_model_file_target(const std::string& target) { return target.find
 // Loads the custom-op libraries the model names (dlopen, once per process); throws ModelError
 // naming a library that cannot be found or loaded.
 void load_model_libraries(const ModelFileSpec& spec);
+// Where `lib` of the model's libraries is: a path (relative to the manifest's folder), or the
+// library of python3-torchvision / -torchaudio; "" when not found.
+std::string model_library_path(const ModelFileSpec& spec, const std::string& lib);
 
 // The inputs of forward() under `config`: floating inputs drawn in double from a splitmix stream
 // per input name (Note [Model inputs]) and rounded once to `dtype`, integers in their bound.
