@@ -7,7 +7,10 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <limits>
+#include <memory>
+#include <string_view>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
@@ -34,21 +37,44 @@ class Stmt : public sqlite::Stmt {
 // runs are merge-joined on case id.
 struct Row {
   std::uint64_t case_id = 0;
-  Status status = Status::Pass;
   double max_abs_err = 0, atol = 0;
   double first_us = kNaN, median_us = kNaN, sim_time_us = kNaN, compile_ms = kNaN;
   std::int64_t peak_mem = 0;
-  std::int64_t graph_breaks = -1, recompiles = -1;  // -1: not recorded
-  std::string fallback_ops;                          // JSON text, "[]" for none
-  std::string samples;                               // gauntlet/samples.h
-  std::int64_t work_items = 0;                       // 0: not recorded (Note [Throughput and cost])
+  std::int64_t work_items = 0;                      // 0: not recorded (Note [Throughput and cost])
+  std::int32_t graph_breaks = -1, recompiles = -1;  // -1: not recorded
+  Status status = Status::Pass;
+  std::string_view fallback_ops = "[]";  // JSON text, "[]" for none; in the run's TextArena
+  std::string_view samples;              // gauntlet/samples.h; in the run's TextArena
 };
 
-Status to_status(const std::string& path, const std::string& text) {
-  const auto s = parse_status(text);
-  if (!s) raise(fmt::format("{}: unknown status '{}' in results", path, text));
-  return *s;
-}
+// The texts a run's rows point into, in chunks that never move (Note [Reading a million
+// results]): one allocation per megabyte instead of one per row.
+class TextArena {
+ public:
+  std::string_view add(std::string_view s) {
+    if (s.empty()) return {};
+    if (chunks_.empty() || used_ + s.size() > size_) {
+      size_ = std::max<std::size_t>(kChunk, s.size());
+      chunks_.push_back(std::make_unique<char[]>(size_));
+      used_ = 0;
+    }
+    char* at = chunks_.back().get() + used_;
+    std::memcpy(at, s.data(), s.size());
+    used_ += s.size();
+    return {at, s.size()};
+  }
+
+ private:
+  static constexpr std::size_t kChunk = std::size_t{1} << 20;
+  std::vector<std::unique_ptr<char[]>> chunks_;
+  std::size_t used_ = 0, size_ = 0;
+};
+
+// One run's results, sorted by case id (unsigned).
+struct RunRows {
+  std::vector<Row> rows;
+  TextArena texts;
+};
 
 // How bad a status is, for "did it get worse": a case that cannot run at all is worse than one
 // that runs and is wrong. An expected failure counts as a failure here: a case a non-strict
@@ -79,7 +105,7 @@ bool timed(Status s) {
   return s == Status::Pass || s == Status::Fail || s == Status::XFail || s == Status::XPass;
 }
 
-std::set<std::string> ops_of(const std::string& json_text) {
+std::set<std::string> ops_of(std::string_view json_text) {
   std::set<std::string> out;
   const nlohmann::json j = nlohmann::json::parse(json_text, nullptr, false);
   if (j.is_array()) {
@@ -107,6 +133,8 @@ class CompareDb {
   explicit CompareDb(const std::string& path) : path_(path), db_(sqlite::open_results_readonly(raise, path)) {
     Stmt has_tables(db_, path_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('runs', 'results')");
     if (!has_tables.step() || has_tables.int64() != 2) raise(path + ": not a Gauntlet database");
+    // Read through SQLite's page cache, not a map of the file (Note [Reading a million results]).
+    sqlite3_exec(db_, "PRAGMA mmap_size = 0", nullptr, nullptr, nullptr);
     Stmt version(db_, path_, "PRAGMA user_version");
     version.step();
     schema_ = version.int64();
@@ -117,20 +145,44 @@ class CompareDb {
 
   std::vector<RunRef> runs() { return read_runs(db_, path_, raise); }
 
-  std::vector<Row> rows(std::int64_t run) {
+  // Note [Reading a million results]: compare reads two whole runs (and the history's); two runs
+  // of 1,000,000 results took 7.5 s and 1,208 MiB end to end, now 3.9 s and 570 MiB
+  // (ci/compare_bench.sh; the binary's start, libtorch's, is 0.6-0.8 s and 165 MiB of either),
+  // with the same findings and reports:
+  //  - a run's results are read in the order they lie in the table (rowid), not through the
+  //    primary key's index: its rows were written together, so their rowid range is one
+  //    sequential stretch of pages, where the index's case-id order seeks the b-tree once a row
+  //    (2.7 s against ~1 s for 1,000,000 rows). `+run_id` keeps the planner off the index; rows of
+  //    other runs inside the range (runs written at the same time) are skipped by the filter.
+  //    Then sorted by case id, unsigned, for the merge join;
+  //  - the two runs are read side by side, each on a connection of its own;
+  //  - through SQLite's page cache (mmap_size 0): each page is read once, and a mapped file's
+  //    pages count in the process's memory (1,106 MiB with the map, no faster);
+  //  - a row is a fixed record (120 bytes); its texts (fallback ops when not "[]", the samples)
+  //    go to the run's TextArena, and a host-timed case's samples are unpacked only when it is
+  //    judged, into one reused buffer.
+  RunRows rows(std::int64_t run) {
     // samples exist from schema 4 on; graph_breaks, recompiles, compile_ms from schema 1.
     const std::string samples = schema_ >= 4 ? "samples" : "NULL";
     const std::string work = schema_ >= 7 ? "work_items" : "NULL";
+    Stmt range(db_, path_, "SELECT min(rowid), max(rowid), count(*) FROM results WHERE run_id = ?");
+    range.bind(run);
+    range.step();
+    const std::int64_t lo = range.int64(), hi = range.int64(), count = range.int64();
     Stmt q(db_, path_,
            "SELECT case_id, status, max_abs_err, atol, first_us, median_us, sim_time_us, compile_ms, peak_mem_bytes, "
            "graph_breaks, recompiles, fallback_ops, " + samples + ", " + work +
-           " FROM results WHERE run_id = ? ORDER BY case_id");
-    q.bind(run);
-    std::vector<Row> out;
+           " FROM results WHERE rowid BETWEEN ? AND ? AND +run_id = ?");
+    q.bind(lo, hi, run);
+    RunRows out;
+    out.rows.reserve(static_cast<std::size_t>(count));
     while (q.step()) {
-      Row r;
+      Row& r = out.rows.emplace_back();
       r.case_id = static_cast<std::uint64_t>(q.int64());
-      r.status = to_status(path_, q.text());
+      const std::string_view status = q.text_view();
+      const auto parsed = parse_status(status);
+      if (!parsed) raise(fmt::format("{}: unknown status '{}' in results", path_, status));
+      r.status = *parsed;
       r.max_abs_err = q.real();
       r.atol = q.real();
       r.first_us = q.real();
@@ -139,15 +191,13 @@ class CompareDb {
       r.compile_ms = q.real();
       r.peak_mem = q.int64();
       const double breaks = q.real(), recompiles = q.real();
-      r.graph_breaks = std::isnan(breaks) ? -1 : static_cast<std::int64_t>(breaks);
-      r.recompiles = std::isnan(recompiles) ? -1 : static_cast<std::int64_t>(recompiles);
-      r.fallback_ops = q.text();
-      r.samples = q.blob();
+      r.graph_breaks = std::isnan(breaks) ? -1 : static_cast<std::int32_t>(breaks);
+      r.recompiles = std::isnan(recompiles) ? -1 : static_cast<std::int32_t>(recompiles);
+      if (const std::string_view ops = q.text_view(); ops != "[]") r.fallback_ops = out.texts.add(ops);
+      r.samples = out.texts.add(q.blob_view());
       if (const double w = q.real(); w > 0) r.work_items = static_cast<std::int64_t>(w);
-      out.push_back(std::move(r));
     }
-    // SQLite orders signed ids; the merge join below wants them as unsigned.
-    std::sort(out.begin(), out.end(), [](const Row& a, const Row& b) { return a.case_id < b.case_id; });
+    std::sort(out.rows.begin(), out.rows.end(), [](const Row& a, const Row& b) { return a.case_id < b.case_id; });
     return out;
   }
 
@@ -269,12 +319,12 @@ double step_geomean(const std::vector<Row>& from, const std::vector<Row>& to, Me
 // release = 1 and each next one multiplied by the geomean of its ratios to the previous one over
 // the cases both timed, so that cases added or removed on the way do not move it. Change points
 // (E-Divisive) are looked for on its logarithm.
-void speed_history(RunComparison& c, const std::vector<RunRef>& history, const std::vector<std::vector<Row>>& past,
+void speed_history(RunComparison& c, const std::vector<RunRef>& history, const std::vector<std::vector<Row>*>& past,
                    const std::vector<Row>& base, const std::vector<Row>& cand, const CompareOptions& opt) {
   std::vector<const std::vector<Row>*> series;
   std::vector<std::string> releases;
   for (std::size_t h = 0; h < past.size(); ++h) {
-    series.push_back(&past[h]);
+    series.push_back(past[h]);
     releases.push_back(history[h].release);
   }
   series.push_back(&base);
@@ -421,8 +471,20 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
   }
   if (c.baseline.id == c.candidate.id) raise(fmt::format("{}: run {} compared with itself", db_path, c.candidate.id));
 
-  const std::vector<Row> base = db.rows(c.baseline.id);
-  const std::vector<Row> cand = db.rows(c.candidate.id);
+  // The two runs read side by side, each on a connection of its own (Note [Reading a million
+  // results]).
+  std::future<RunRows> cand_read =
+      std::async(std::launch::async, [&] { return CompareDb(db_path).rows(c.candidate.id); });
+  RunRows base_run;
+  try {
+    base_run = db.rows(c.baseline.id);
+  } catch (...) {
+    cand_read.wait();
+    throw;
+  }
+  const RunRows cand_run = cand_read.get();
+  const std::vector<Row>& base = base_run.rows;
+  const std::vector<Row>& cand = cand_run.rows;
   c.baseline_cases = static_cast<std::int64_t>(base.size());
   c.candidate_cases = static_cast<std::int64_t>(cand.size());
   for (const Row& r : base) ++c.baseline_counts[r.status];
@@ -431,14 +493,16 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
   // Noise bands from history (Note [Noise bands]): per case, log ratios between consecutive
   // releases of the metric it is judged on.
   const std::vector<RunRef> history = opt.history > 0 ? history_runs(runs, c.baseline, opt.history) : std::vector<RunRef>{};
-  std::vector<std::vector<Row>> past;
-  for (const RunRef& h : history) past.push_back(db.rows(h.id));
+  std::vector<RunRows> past_runs;
+  for (const RunRef& h : history) past_runs.push_back(db.rows(h.id));
+  std::vector<std::vector<Row>*> past;
+  for (RunRows& h : past_runs) past.push_back(&h.rows);
   // Note [Case history]: the releases of each case's series, and their host drift.
   std::vector<std::string> releases;
   std::vector<const std::vector<Row>*> runs_in_order;
   for (std::size_t h = 0; h < past.size(); ++h) {
     releases.push_back(history[h].release);
-    runs_in_order.push_back(&past[h]);
+    runs_in_order.push_back(past[h]);
   }
   releases.push_back(c.baseline.release);
   releases.push_back(c.candidate.release);
@@ -472,7 +536,8 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
     std::uint64_t case_id;
     double base, cand;
     bool sim;
-    std::vector<double> base_samples, cand_samples;
+    const Row* b;  // the rows, whose samples a host-timed case is judged on
+    const Row* k;
     stats::NoiseBand band;
     std::int64_t work_items = 0;
     bool samples = false;
@@ -488,8 +553,8 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
   // Per history run, an index from case id to row, built once.
   std::vector<std::unordered_map<std::uint64_t, const Row*>> past_index(past.size());
   for (std::size_t h = 0; h < past.size(); ++h) {
-    past_index[h].reserve(past[h].size());
-    for (const Row& r : past[h]) past_index[h][r.case_id] = &r;
+    past_index[h].reserve(past[h]->size());
+    for (const Row& r : *past[h]) past_index[h][r.case_id] = &r;
   }
 
   // Note [Case history]: the row of each run of the series for a case, oldest first.
@@ -641,7 +706,7 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
       if (timed(b.status) && timed(k.status)) ++c.speed.unjudged;
       continue;
     }
-    SpeedCase sc{k.case_id, tb.value, tk.value, tk.sim, {}, {}, {}, 0, false};
+    SpeedCase sc{k.case_id, tb.value, tk.value, tk.sim, &b, &k, {}, 0, false};
     if (b.work_items > 0 && k.work_items > 0) {
       if (!model_ids) model_ids = db.model_cases();
       sc.work_items = k.work_items;
@@ -653,10 +718,7 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
       w.ratios.push_back(tp_k / tp_b);
     }
     if (!tk.sim) {
-      sc.base_samples = unpack_samples(b.samples);
-      sc.cand_samples = unpack_samples(k.samples);
-      if (static_cast<int>(sc.base_samples.size()) < opt.min_samples ||
-          static_cast<int>(sc.cand_samples.size()) < opt.min_samples) {
+      if (static_cast<int>(b.samples.size() / 4) < opt.min_samples || static_cast<int>(k.samples.size() / 4) < opt.min_samples) {
         ++c.speed.unjudged;
         continue;
       }
@@ -772,6 +834,7 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
   };
   const double effect = 1 + opt.min_effect;
   const double host_effect = 1 + (opt.screen_effect >= 0 ? opt.screen_effect : opt.min_effect);
+  std::vector<double> base_samples, cand_samples;  // one case's, reused
   for (SpeedCase& sc : speed_cases) {
     const double raw = sc.cand / sc.base;
     double ratio = raw, p = -1;
@@ -779,8 +842,10 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
     std::string noise_text;
     if (!sc.sim) {
       ratio = raw / drift;
-      for (double& v : sc.cand_samples) v /= drift;
-      p = stats::mann_whitney_u(sc.cand_samples, sc.base_samples).p_value;
+      unpack_samples(sc.b->samples, base_samples);
+      unpack_samples(sc.k->samples, cand_samples);
+      for (double& v : cand_samples) v /= drift;
+      p = stats::mann_whitney_u(cand_samples, base_samples).p_value;
       const double sigma = opt.population_noise ? population_sigma(sc.base) : 0.0;
       const double alpha = opt.screen_significance > 0 ? opt.screen_significance : opt.significance;
       significant = p < alpha && std::abs(std::log(ratio)) > opt.noise_k * sigma;
@@ -788,7 +853,7 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
       // moved past the screen's effect: interference only ever adds time, so the low quantile
       // sees through a noisy baseline run that the median and the rank test do not.
       if (opt.screen_effect >= 0 && !(significant && (ratio > host_effect || ratio < 1 / host_effect))) {
-        const double low = stats::quantile(sc.cand_samples, 0.1) / stats::quantile(sc.base_samples, 0.1);
+        const double low = stats::quantile(cand_samples, 0.1) / stats::quantile(base_samples, 0.1);
         if (low > host_effect || low < 1 / host_effect) {
           significant = true;
           ratio = low;  // its direction decides the finding's; the re-runs give its figures

@@ -16,8 +16,8 @@ std::string pack_samples(const std::vector<double>& samples) {
   return out;
 }
 
-std::vector<double> unpack_samples(const std::string& bytes) {
-  std::vector<double> out(bytes.size() / 4);
+void unpack_samples(std::string_view bytes, std::vector<double>& out) {
+  out.resize(bytes.size() / 4);
   for (std::size_t i = 0; i < out.size(); ++i) {
     std::uint32_t bits = 0;
     for (std::size_t b = 0; b < 4; ++b) bits |= std::uint32_t{static_cast<unsigned char>(bytes[i * 4 + b])} << (8 * b);
@@ -25,6 +25,11 @@ std::vector<double> unpack_samples(const std::string& bytes) {
     std::memcpy(&f, &bits, 4);
     out[i] = f;
   }
+}
+
+std::vector<double> unpack_samples(std::string_view bytes) {
+  std::vector<double> out;
+  unpack_samples(bytes, out);
   return out;
 }
 

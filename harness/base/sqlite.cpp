@@ -95,6 +95,18 @@ std::string Stmt::blob() {
   return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, c))) : "";
 }
 
+std::string_view Stmt::text_view() {
+  const int c = column_++;
+  const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, c));
+  return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, c))) : std::string_view();
+}
+
+std::string_view Stmt::blob_view() {
+  const int c = column_++;
+  const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, c));
+  return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, c))) : std::string_view();
+}
+
 void Stmt::bind_one(int v) { check(sqlite3_bind_int(stmt_, ++param_, v)); }
 void Stmt::bind_one(std::int64_t v) { check(sqlite3_bind_int64(stmt_, ++param_, v)); }
 void Stmt::bind_one(double v) { check(sqlite3_bind_double(stmt_, ++param_, v)); }

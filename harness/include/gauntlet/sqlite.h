@@ -64,6 +64,9 @@ class Stmt {
   double real();  // SQLite has no NaN: NULL reads back as NaN (binding NaN stores NULL)
   std::string text();
   std::string blob();  // a BLOB's bytes ("" for NULL)
+  // The same without a copy: valid until the next step() or reset().
+  std::string_view text_view();
+  std::string_view blob_view();
   void skip() { ++column_; }
 
  private:
