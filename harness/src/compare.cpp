@@ -126,12 +126,16 @@ double ulp_distance(double a, double b, DType d) {
   const std::int64_t bb = bits_of(b, d, width);
   const std::int64_t oa = ordered(ba, width);
   const std::int64_t ob = ordered(bb, width);
-  // Both are within +-2^63 for width 64: compute the gap in long double to avoid overflow.
-  return static_cast<double>(std::fabs(static_cast<long double>(oa) - static_cast<long double>(ob)));
+  // The gap of two int64s is below 2^64: exact in uint64 (the subtraction wraps to it), then
+  // rounded to double as the long double it once went through was.
+  const std::uint64_t gap = oa >= ob ? static_cast<std::uint64_t>(oa) - static_cast<std::uint64_t>(ob)
+                                     : static_cast<std::uint64_t>(ob) - static_cast<std::uint64_t>(oa);
+  return static_cast<double>(gap);
 }
 
 void Comparison::add(const OutputView& out, const Tolerance& tol) {
   const bool floating = is_floating(out.dtype);
+  std::int64_t worst_at = -1;  // this output's element that became the worst, named once at the end
   for (std::int64_t i = 0; i < out.n; ++i) {
     const double a = out.actual[i], g = out.golden[i], gc = out.golden_cast[i];
     const bool a_nan = std::isnan(a), g_nan = std::isnan(gc);
@@ -159,9 +163,10 @@ void Comparison::add(const OutputView& out, const Tolerance& tol) {
     if (mismatch) ++m_.mismatches;
     if (score > 0 && score > worst_score_) {
       worst_score_ = score;
-      m_.worst = out.name + "[" + std::to_string(i) + "]";
+      worst_at = i;
     }
   }
+  if (worst_at >= 0) m_.worst = out.name + "[" + std::to_string(worst_at) + "]";
   m_.numel += out.n;
 }
 

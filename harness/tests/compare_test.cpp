@@ -3,8 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -207,6 +211,26 @@ TEST(Ulp, Float32) {
   EXPECT_EQ(ulp_distance(tiny, -tiny, DType::F32), 2);
 }
 
+// Float64's gaps reach 2^64: computed exactly in integers, rounded once to double, as the long
+// double arithmetic they replaced (issue 24) rounded them.
+TEST(Ulp, Float64GapsAsLongDoubleGaveThem) {
+  auto reference = [](double a, double b) {
+    std::int64_t ba, bb;
+    std::memcpy(&ba, &a, 8);
+    std::memcpy(&bb, &b, 8);
+    auto ordered = [](std::int64_t x) { return x < 0 ? std::numeric_limits<std::int64_t>::min() - x : x; };
+    return static_cast<double>(std::fabs(static_cast<long double>(ordered(ba)) - static_cast<long double>(ordered(bb))));
+  };
+  const double max = std::numeric_limits<double>::max(), tiny = std::numeric_limits<double>::denorm_min();
+  const std::vector<double> values = {0.0, -0.0, 1.0, -1.0, max, -max, tiny, -tiny, 1e-300, -1e300, 3.5, -2.25,
+                                      std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  for (double a : values) {
+    for (double b : values) EXPECT_EQ(ulp_distance(a, b, DType::F64), reference(a, b)) << a << " " << b;
+  }
+  EXPECT_EQ(ulp_distance(0.0, -0.0, DType::F64), 0);
+  EXPECT_EQ(ulp_distance(max, -max, DType::F64), 2 * 9218868437227405311.0);  // past 2^63: twice max's bits
+}
+
 // The first argument negative (f32, f16, bf16): see the report, ulp_distance reads `width`
 // before bits_of() sets it (unspecified argument evaluation order; a shift by -1).
 TEST(Ulp, NegativeValues) {
@@ -309,3 +333,112 @@ TEST(RoundTo, OtherTypes) {
 
 }  // namespace
 }  // namespace gauntlet
+
+namespace {
+
+// The comparison loop as it was before issue 24 (the worst element's name built each time it
+// changed), kept as the reference that any faster loop must agree with to the bit. (ulp_distance's
+// own change is checked by Ulp.Float64GapsAsLongDoubleGaveThem.)
+struct Reference {
+  gauntlet::Metrics m;
+  double worst_score = -1;
+  void add(const gauntlet::OutputView& out, const gauntlet::Tolerance& tol) {
+    const bool floating = gauntlet::is_floating(out.dtype);
+    for (std::int64_t i = 0; i < out.n; ++i) {
+      const double a = out.actual[i], g = out.golden[i], gc = out.golden_cast[i];
+      const bool a_nan = std::isnan(a), g_nan = std::isnan(gc), a_inf = std::isinf(a), g_inf = std::isinf(gc);
+      bool mismatch = false;
+      double score = 0;
+      if (a_nan || g_nan || a_inf || g_inf) {
+        const bool agree = (a_nan && g_nan) || (a_inf && g_inf && (a > 0) == (gc > 0));
+        if (!agree) {
+          mismatch = true;
+          m.nan_inf_ok = false;
+          score = std::numeric_limits<double>::infinity();
+        }
+      } else {
+        const double abs_err = std::fabs(a - g);
+        m.max_abs_err = std::max(m.max_abs_err, abs_err);
+        if (g != 0) m.max_rel_err = std::max(m.max_rel_err, abs_err / std::fabs(g));
+        const double err_cast = std::fabs(a - gc);
+        const double allowed = tol.atol + tol.rtol * std::fabs(gc);
+        mismatch = err_cast > allowed;
+        score = allowed > 0 ? err_cast / allowed : (err_cast > 0 ? std::numeric_limits<double>::max() : 0.0);
+      }
+      if (floating) m.max_ulp = std::max(m.max_ulp, gauntlet::ulp_distance(a, gc, out.dtype));
+      if (mismatch) ++m.mismatches;
+      if (score > 0 && score > worst_score) {
+        worst_score = score;
+        m.worst = out.name + "[" + std::to_string(i) + "]";
+      }
+    }
+    m.numel += out.n;
+  }
+};
+
+}  // namespace
+
+// Issue 24: the comparison loop gives every metric of the reference loop, on random outputs
+// mixing ordinary values, errors a hair apart (the worst element and the largest ratio decided by
+// 0.001%), exact matches, zeros, subnormals, huge values, NaN and +-Inf, several outputs a case,
+// under tolerances with and without an absolute part. A loop that skips work (a division only
+// when it may raise a maximum, say) is caught when it skips one too many (checked by mutation).
+TEST(Comparison, FasterLoopGivesTheReferencesMetricsToTheBit) {
+  std::mt19937_64 rng(20261203);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  // Half the trials without NaN, Inf and huge values, which would otherwise be the worst element
+  // of nearly every output and leave the ordinary ones untested.
+  bool specials = false;
+  auto draw = [&](double base) {
+    switch (specials ? rng() % 14 : 5 + rng() % 9) {
+      case 0: return 0.0;
+      case 1: return std::numeric_limits<double>::quiet_NaN();
+      case 2: return (rng() % 2 ? 1 : -1) * std::numeric_limits<double>::infinity();
+      case 3: return std::numeric_limits<double>::denorm_min() * static_cast<double>(rng() % 1000);
+      case 4: return unit(rng) * 1e300;
+      case 5: return base;  // exact
+      case 6:
+      case 7:  // errors a hair apart: the worst element and the largest ratio change by 0.001% steps
+        return base * (1 + 1e-4 * (1 + static_cast<double>(rng() % 1000) * 1e-5));
+      default: return base * (1 + unit(rng) * std::pow(10.0, -static_cast<double>(rng() % 9)));
+    }
+  };
+  const gauntlet::DType dtypes[] = {gauntlet::DType::F32, gauntlet::DType::F64, gauntlet::DType::BF16,
+                                    gauntlet::DType::F16, gauntlet::DType::I32};
+  for (int trial = 0; trial < 2000; ++trial) {
+    specials = trial % 2 == 1;
+    gauntlet::Comparison fast;
+    Reference ref;
+    const int outputs = 1 + static_cast<int>(rng() % 3);
+    std::vector<std::vector<double>> keep;
+    for (int o = 0; o < outputs; ++o) {
+      const gauntlet::DType d = dtypes[rng() % 5];
+      const std::size_t n = rng() % 200;
+      std::vector<double> golden(n), cast(n), actual(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        golden[i] = rng() % 10 == 0 ? 0.0 : unit(rng) * std::pow(10.0, static_cast<double>(rng() % 13) - 6);
+        cast[i] = gauntlet::round_to(golden[i], d);
+        actual[i] = draw(cast[i]);
+      }
+      const gauntlet::Tolerance tol = rng() % 3 == 0 ? gauntlet::Tolerance{0, 0, "exact"}
+                                      : rng() % 2    ? gauntlet::default_tolerance(d)
+                                                     : gauntlet::Tolerance{1e-3, 0, "relative"};
+      keep.push_back(std::move(golden));
+      keep.push_back(std::move(cast));
+      keep.push_back(std::move(actual));
+      const gauntlet::OutputView view{"out" + std::to_string(o), keep[keep.size() - 1].data(), keep[keep.size() - 3].data(),
+                                      keep[keep.size() - 2].data(), static_cast<std::int64_t>(n), d};
+      fast.add(view, tol);
+      ref.add(view, tol);
+    }
+    const gauntlet::Metrics& a = fast.metrics();
+    const gauntlet::Metrics& b = ref.m;
+    ASSERT_EQ(a.max_abs_err, b.max_abs_err) << trial;
+    ASSERT_EQ(a.max_rel_err, b.max_rel_err) << trial;
+    ASSERT_EQ(a.mismatches, b.mismatches) << trial;
+    ASSERT_EQ(a.numel, b.numel) << trial;
+    ASSERT_EQ(a.max_ulp, b.max_ulp) << trial;
+    ASSERT_EQ(a.nan_inf_ok, b.nan_inf_ok) << trial;
+    ASSERT_EQ(a.worst, b.worst) << trial;
+  }
+}
