@@ -1,6 +1,7 @@
 #include "gauntlet/dashboard.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -53,6 +54,7 @@ struct CaseRow {
 constexpr std::uint8_t kAbsent = 0xff;
 struct Column {
   std::vector<std::uint8_t> status;                      // Status, or kAbsent
+  std::vector<bool> fell_back;                           // the case fell back to the CPU on some op
   std::vector<float> time, abs_err, rel_err;             // NaN: none
   std::unordered_map<std::uint32_t, std::string> error;  // error texts, by case slot
   std::map<std::string, std::int64_t> fallback_cases;    // op -> cases where it fell back
@@ -138,6 +140,7 @@ class Db {
             bool sim_metric) {
     for (const auto& [run, col] : columns) {
       col->status.assign(cases.size(), kAbsent);
+      col->fell_back.assign(cases.size(), false);
       col->time.assign(cases.size(), NAN);
       col->abs_err.assign(cases.size(), NAN);
       col->rel_err.assign(cases.size(), NAN);
@@ -169,6 +172,7 @@ class Db {
       const std::string ops = q.text();
       if (!ops.empty() && ops != "[]") {
         ++col->fallback_results;
+        col->fell_back[s] = true;
         const json parsed_ops = json::parse(ops, nullptr, false);
         if (!parsed_ops.is_array()) raise(fmt::format("{}: fallback_ops of run {} is not a JSON array", path_, run));
         for (const json& op : parsed_ops) {
@@ -251,6 +255,21 @@ std::vector<Group> select_groups(const std::vector<RunRow>& runs, const Dashboar
     if (!o.suite.empty() && r.ref.suite != o.suite) continue;
     if (since && (!r.dated || r.day < *since)) continue;
     latest[{r.ref.backend, r.ref.suite}][r.ref.release] = &r;
+  }
+  // Filters that select nothing are a mistake to say so (a suite's name mistyped), not an empty
+  // site to publish; a database without runs at all gives the empty site (a first CI job).
+  if (latest.empty() && !runs.empty()) {
+    std::set<std::string> suites, backends;
+    for (const RunRow& r : runs) {
+      suites.insert(r.ref.suite);
+      backends.insert(r.ref.backend);
+    }
+    std::string what;
+    if (!o.suite.empty()) what += fmt::format(" of suite '{}'", o.suite);
+    if (!o.backend.empty()) what += fmt::format(" on backend '{}'", o.backend);
+    if (since) what += fmt::format(" since {}", o.since);
+    raise(fmt::format("no runs{} among the database's {} (suites: {}; backends: {})", what, runs.size(),
+                      fmt::join(suites, ", "), fmt::join(backends, ", ")));
   }
   std::vector<Group> groups;
   for (const auto& [name, releases] : latest) {
@@ -670,6 +689,7 @@ class GroupExport {
         if (s == kAbsent) continue;
         ++a.cases[r];
         a.pass[r] += s == static_cast<std::uint8_t>(Status::Pass);
+        a.fallback[r] += cols_[r].fell_back[c];
         if (r > 0) {
           const double q = ratio_or_nan(cols_[r - 1].time[c], cols_[r].time[c]);
           if (std::isfinite(q)) {
@@ -691,6 +711,7 @@ class GroupExport {
         }
         list.push_back({{"cases", a.cases[r]},
                         {"pass_rate", double(a.pass[r]) / double(a.cases[r])},
+                        {"fallback_rate", double(a.fallback[r]) / double(a.cases[r])},
                         {"speed_index", index}});
       }
       out[value] = std::move(list);

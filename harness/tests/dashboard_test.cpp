@@ -216,6 +216,11 @@ TEST_F(DashboardTest, LatestListsRegressionsWithReproAndTheirCaseFile) {
   const json breakdown = read(g + "/breakdown");
   EXPECT_NEAR(breakdown["by"]["family"]["matmul"][5]["speed_index"].get<double>(), 1.3, 1e-9);
   EXPECT_DOUBLE_EQ(breakdown["by"]["family"]["binary"][5]["pass_rate"].get<double>(), 6.0 / 8.0);
+  // FORMAT.md's fallback_rate per facet: add n=7 falls back from the fifth release on.
+  EXPECT_DOUBLE_EQ(breakdown["by"]["family"]["binary"][3]["fallback_rate"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(breakdown["by"]["family"]["binary"][4]["fallback_rate"].get<double>(), 1.0 / 8.0);
+  EXPECT_DOUBLE_EQ(breakdown["by"]["family"]["matmul"][5]["fallback_rate"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(breakdown["by"]["dtype"]["f32"][5]["fallback_rate"].get<double>(), 1.0 / 16.0);
 }
 
 TEST_F(DashboardTest, MarkupFromTheDatabaseNeverAppearsRawInAnyFile) {
@@ -251,10 +256,16 @@ TEST_F(DashboardTest, SinceBackendAndSuiteSelectRuns) {
   o.backend = "cpu";
   write(o);
   EXPECT_EQ(read("overview")["groups"].size(), 1u);
+  // Filters that select no run are refused (issue 23: an empty site, exit 0, hid a mistyped suite).
   o = {};
   o.suite = "nightly";
-  write(o);
-  EXPECT_EQ(read("overview")["groups"].size(), 0u);
+  try {
+    write(o);
+    ADD_FAILURE() << "no error for a suite without runs";
+  } catch (const DashboardError& e) {
+    EXPECT_NE(std::string(e.what()).find("no runs of suite 'nightly' among the database's"), std::string::npos) << e.what();
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+  }
 }
 
 TEST_F(DashboardTest, BadInputIsOneLineNamingIt) {

@@ -464,6 +464,12 @@ TEST_F(E2E, DashboardWritesTheSiteAndRefusesBadInputLeavingTheDatabaseIntact) {
                         "--since: '2026-02-30' is not a date (YYYY-MM-DD)");
   expect_one_line_error(gauntlet("dashboard --db " + db + " --out " + site.string() + " --metric wall"),
                         "--metric: 'wall' is not auto, sim or host");
+  // Filters that select nothing: a mistake named, not an empty site (the earlier site stays).
+  expect_one_line_error(gauntlet("dashboard --db " + db + " --out " + site.string() + " --suite nightly"),
+                        "no runs of suite 'nightly' among the database's 2 (suites: smoke; backends: cpu)");
+  EXPECT_TRUE(fs::exists(site / "data/g0/latest.js"));
+  expect_one_line_error(gauntlet("dashboard --db " + db + " --out " + site.string() + " --backend sim --since 2026-01-01"),
+                        "no runs on backend 'sim' since 2026-01-01 among the database's 2");
   EXPECT_EQ(slurp(db), before);  // dashboard only reads
 }
 

@@ -69,6 +69,7 @@ int dashboard(const DashboardCommandOptions& o) {
       "{:.1f} s\n",
       s.groups, s.groups == 1 ? "" : "s", s.releases, s.releases == 1 ? "" : "s", s.cases,
       s.results, s.files, double(s.bytes) / 1e6, seconds);
+  if (s.groups == 0) fmt::print(stderr, "gauntlet: warning: {} holds no runs yet: the site is empty\n", o.db);
   fmt::print("dashboard: open {}\n",
              (fs::absolute(o.out) / "index.html").lexically_normal().string());
   return 0;
