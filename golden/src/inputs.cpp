@@ -130,50 +130,53 @@ std::vector<at::Tensor> make_inputs(const CaseKey& key, const OpSpec& spec) {
       continue;
     }
 
-    std::vector<double> values(static_cast<std::size_t>(n));
+    // Drawn as doubles into the tensor that is cast to the input's type (one draw an element, in
+    // element order: the values are part of every stored case's identity), one loop a domain.
+    at::Tensor drawn = at::empty({n}, at::kDouble);
+    double* const values = drawn.data_ptr<double>();
+    double* const end = values + n;
     const std::int64_t bound =
         (in.domain == Domain::Index || in.domain == Domain::Class) ? index_bound(key, spec, in) : 1;
     const bool integral = !at::isFloatingType(type);
-    for (auto& v : values) {
-      switch (in.domain) {
-        case Domain::Index:
-        case Domain::Class:
-          v = double(rng.below(bound));
-          break;
-        case Domain::Mask:
-          v = double(rng.next() & 1);
-          break;
-        case Domain::Prob:
-          v = 0.02 + 0.96 * rng.uniform();
-          break;
-        default:
-          if (type == at::kBool) {
-            v = double(rng.next() & 1);
-          } else if (integral) {
-            // Small integers keep integer ops (mul, sum, cumprod) clear of overflow.
-            double lo = type == at::kByte ? 0 : std::max(in.lo, -8.0);
-            double hi = std::min(std::max(in.hi, lo + 4), 8.0);
-            if (in.domain == Domain::Positive) lo = std::max(lo, 1.0);
-            v = std::floor(lo + (hi - lo + 1) * rng.uniform());
-          } else {
-            v = in.lo + (in.hi - in.lo) * rng.uniform();
-          }
-      }
+    switch (in.domain) {
+      case Domain::Index:
+      case Domain::Class:
+        for (double* v = values; v != end; ++v) *v = double(rng.below(bound));
+        break;
+      case Domain::Mask:
+        for (double* v = values; v != end; ++v) *v = double(rng.next() & 1);
+        break;
+      case Domain::Prob:
+        for (double* v = values; v != end; ++v) *v = 0.02 + 0.96 * rng.uniform();
+        break;
+      default:
+        if (type == at::kBool) {
+          for (double* v = values; v != end; ++v) *v = double(rng.next() & 1);
+        } else if (integral) {
+          // Small integers keep integer ops (mul, sum, cumprod) clear of overflow.
+          double lo = type == at::kByte ? 0 : std::max(in.lo, -8.0);
+          const double hi = std::min(std::max(in.hi, lo + 4), 8.0);
+          if (in.domain == Domain::Positive) lo = std::max(lo, 1.0);
+          for (double* v = values; v != end; ++v) *v = std::floor(lo + (hi - lo + 1) * rng.uniform());
+        } else {
+          const double lo = in.lo, span = in.hi - in.lo;
+          for (double* v = values; v != end; ++v) *v = lo + span * rng.uniform();
+        }
     }
     // Never all zeros: a zero input hides most wrong kernels (small integer and bool tensors
     // can draw all zeros by chance).
-    if ((in.domain == Domain::Real || in.domain == Domain::Positive) && !values.empty() &&
-        std::all_of(values.begin(), values.end(), [](double v) { return v == 0.0; })) {
+    if ((in.domain == Domain::Real || in.domain == Domain::Positive) && n > 0 &&
+        std::all_of(values, end, [](double v) { return v == 0.0; })) {
       values[0] = integral ? 1.0 : (in.hi != 0.0 ? in.hi : in.lo);
     }
     if (special && at::isFloatingType(type) && in.domain == Domain::Real) {
       // About one element in five, cycling through every kind so each case holds all of them.
       std::uint64_t kind = 0;
-      for (auto& v : values) {
-        if (rng.next() % 5 == 0) v = special_value(kind++, key.dtype);
+      for (double* v = values; v != end; ++v) {
+        if (rng.next() % 5 == 0) *v = special_value(kind++, key.dtype);
       }
     }
-    at::Tensor t = at::from_blob(values.data(), {n}, at::kDouble).clone().to(type).reshape(shape);
+    at::Tensor t = drawn.to(type).reshape(shape);
     if (at::isFloatingType(type)) move_off_kinks(t, key, spec, in);
     out.push_back(t.contiguous());
   }

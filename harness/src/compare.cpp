@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 
 namespace gauntlet {
 
@@ -93,6 +94,75 @@ std::int64_t bits_of(double v, DType d, int& width) {
   }
 }
 
+// Note [Typed comparison]: the runner hands the device's output over in its own dtype and the
+// golden in fp64, rather than three arrays of doubles (the output widened, the golden, the golden
+// rounded to the dtype) made by three casts and three allocations a case. Each element is widened
+// here, the golden rounded here by the same functions round_to uses, and the arithmetic is the
+// OutputView loop's, in the same order: the metrics are the same to the bit and the worst element
+// the same (test: Comparison.TypedViewGivesTheDoubleViewsMetricsToTheBit). An output's elements are
+// values of its dtype, so their bit patterns are their ULP line positions as they stand (bits_of
+// of a representable value returns its own pattern); the golden's are taken once rounded. Non-finite
+// pairs, rare, go through ulp_distance as before.
+// ordered() for a 16- or 32-bit pattern without a branch on its sign (signs of outputs are random
+// to the branch predictor): the magnitude, negated when the sign bit is set.
+template <int Width>
+std::int64_t ordered_small(std::uint32_t bits) {
+  const std::int64_t magnitude = bits & ((std::uint32_t{1} << (Width - 1)) - 1);
+  const std::int64_t negate = -static_cast<std::int64_t>((bits >> (Width - 1)) & 1);  // 0 or -1
+  return (magnitude ^ negate) - negate;
+}
+// |oa - ob| of two positions of a 16- or 32-bit line (no overflow), without a branch.
+inline std::uint64_t small_gap(std::int64_t oa, std::int64_t ob) {
+  const std::int64_t d = oa - ob, s = d >> 63;
+  return static_cast<std::uint64_t>((d ^ s) - s);
+}
+
+struct F32Elem {
+  using Stored = float;
+  static double value(float x) { return x; }
+  static double cast(double g) { return static_cast<float>(g); }
+  // Position on the ULP line of a finite value already in the dtype / of the golden rounded to it.
+  static std::int64_t line(float x) {
+    std::uint32_t b;
+    std::memcpy(&b, &x, 4);
+    return ordered_small<32>(b);
+  }
+  static std::int64_t golden_line(double g) { return line(static_cast<float>(g)); }
+  static std::uint64_t gap(std::int64_t oa, std::int64_t ob) { return small_gap(oa, ob); }
+};
+struct F64Elem {
+  using Stored = double;
+  static double value(double x) { return x; }
+  static double cast(double g) { return g; }
+  static std::int64_t line(double x) {
+    std::int64_t b;
+    std::memcpy(&b, &x, 8);
+    return ordered(b, 64);
+  }
+  static std::int64_t golden_line(double g) { return line(g); }
+  // Two positions of the 64-bit line may be 2^64 - 1 apart: the gap in uint64.
+  static std::uint64_t gap(std::int64_t oa, std::int64_t ob) {
+    return oa >= ob ? static_cast<std::uint64_t>(oa) - static_cast<std::uint64_t>(ob)
+                    : static_cast<std::uint64_t>(ob) - static_cast<std::uint64_t>(oa);
+  }
+};
+struct BF16Elem {
+  using Stored = std::uint16_t;
+  static double value(std::uint16_t b) { return from_bf16_bits(b); }
+  static double cast(double g) { return from_bf16_bits(to_bf16_bits(static_cast<float>(g))); }
+  static std::int64_t line(std::uint16_t b) { return ordered_small<16>(b); }
+  static std::int64_t golden_line(double g) { return ordered_small<16>(to_bf16_bits(static_cast<float>(g))); }
+  static std::uint64_t gap(std::int64_t oa, std::int64_t ob) { return small_gap(oa, ob); }
+};
+struct F16Elem {
+  using Stored = std::uint16_t;
+  static double value(std::uint16_t b) { return from_f16_bits(b); }
+  static double cast(double g) { return from_f16_bits(to_f16_bits(static_cast<float>(g))); }
+  static std::int64_t line(std::uint16_t b) { return ordered_small<16>(b); }
+  static std::int64_t golden_line(double g) { return ordered_small<16>(to_f16_bits(static_cast<float>(g))); }
+  static std::uint64_t gap(std::int64_t oa, std::int64_t ob) { return small_gap(oa, ob); }
+};
+
 }  // namespace
 
 Tolerance default_tolerance(DType d) {
@@ -168,6 +238,82 @@ void Comparison::add(const OutputView& out, const Tolerance& tol) {
   }
   if (worst_at >= 0) m_.worst = out.name + "[" + std::to_string(worst_at) + "]";
   m_.numel += out.n;
+}
+
+// Whether fl(num / den) cannot exceed `bound` (num >= 0, den > 0, both finite), decided without
+// the division: it cannot when num < bound * den exactly, and num < fl(fl(bound * den) * (1 -
+// 2^-50)) implies that (two roundings gain at most (1 + 2^-53)^2, which the factor more than
+// takes back) wherever the product is normal or overflows; a subnormal or non-positive product
+// decides nothing. A maximum that a quotient at most equal to it leaves unchanged is then left
+// as it is without dividing: the same maximum to the bit, as most elements of a run never raise it.
+inline bool quotient_at_most(double num, double den, double bound) {
+  const double p = bound * den;
+  return p >= std::numeric_limits<double>::min() && num < p * (1 - 0x1p-50);
+}
+
+template <class Elem>
+void Comparison::add_typed(const TypedOutputView& out, const Tolerance& tol) {
+  const auto* actual = static_cast<const typename Elem::Stored*>(out.actual);
+  const double* golden = out.golden;
+  const double atol = tol.atol, rtol = tol.rtol;
+  double max_abs = m_.max_abs_err, max_rel = m_.max_rel_err, max_ulp = m_.max_ulp, worst = worst_score_;
+  std::uint64_t max_gap = 0;  // of finite pairs: double(max gap) is the max of double(gap), a monotone map
+  std::int64_t mismatches = 0, worst_at = -1;
+  for (std::int64_t i = 0; i < out.n; ++i) {
+    const double a = Elem::value(actual[i]), g = golden[i], gc = Elem::cast(g);
+    if (!std::isfinite(a) || !std::isfinite(gc)) {
+      const bool a_nan = std::isnan(a), g_nan = std::isnan(gc);
+      const bool agree = (a_nan && g_nan) || (std::isinf(a) && std::isinf(gc) && (a > 0) == (gc > 0));
+      if (!agree) {
+        ++mismatches;
+        m_.nan_inf_ok = false;
+        if (std::numeric_limits<double>::infinity() > worst) {
+          worst = std::numeric_limits<double>::infinity();
+          worst_at = i;
+        }
+      }
+      max_ulp = std::max(max_ulp, ulp_distance(a, gc, out.dtype));
+      continue;
+    }
+    const double abs_err = std::fabs(a - g);
+    max_abs = std::max(max_abs, abs_err);
+    if (g != 0 && !quotient_at_most(abs_err, std::fabs(g), max_rel)) max_rel = std::max(max_rel, abs_err / std::fabs(g));
+    const double err_cast = std::fabs(a - gc);
+    const double allowed = atol + rtol * std::fabs(gc);
+    mismatches += err_cast > allowed ? 1 : 0;
+    // score: error over allowed error (> 1 is a mismatch); only a positive score above the worst
+    // so far moves the worst element.
+    if (allowed > 0) {
+      if (!quotient_at_most(err_cast, allowed, worst)) {
+        const double score = err_cast / allowed;
+        if (score > 0 && score > worst) {
+          worst = score;
+          worst_at = i;
+        }
+      }
+    } else if (err_cast > 0 && std::numeric_limits<double>::max() > worst) {
+      worst = std::numeric_limits<double>::max();
+      worst_at = i;
+    }
+    max_gap = std::max(max_gap, Elem::gap(Elem::line(actual[i]), Elem::golden_line(g)));
+  }
+  m_.max_abs_err = max_abs;
+  m_.max_rel_err = max_rel;
+  m_.max_ulp = std::max(max_ulp, static_cast<double>(max_gap));
+  m_.mismatches += mismatches;
+  worst_score_ = worst;
+  if (worst_at >= 0) m_.worst = out.name + "[" + std::to_string(worst_at) + "]";
+  m_.numel += out.n;
+}
+
+void Comparison::add(const TypedOutputView& out, const Tolerance& tol) {
+  switch (out.dtype) {
+    case DType::F32: return add_typed<F32Elem>(out, tol);
+    case DType::F64: return add_typed<F64Elem>(out, tol);
+    case DType::BF16: return add_typed<BF16Elem>(out, tol);
+    case DType::F16: return add_typed<F16Elem>(out, tol);
+    default: throw std::invalid_argument("a typed comparison is of a floating output, not " + std::string(dtype_name(out.dtype)));
+  }
 }
 
 }  // namespace gauntlet

@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace gauntlet {
@@ -441,4 +442,165 @@ TEST(Comparison, FasterLoopGivesTheReferencesMetricsToTheBit) {
     ASSERT_EQ(a.nan_inf_ok, b.nan_inf_ok) << trial;
     ASSERT_EQ(a.worst, b.worst) << trial;
   }
+}
+
+namespace {
+
+// The value of a 16-bit pattern of `d` (BF16 or F16), decoded here independently of compare.cpp.
+double value_of_bits(std::uint16_t b, gauntlet::DType d) {
+  if (d == gauntlet::DType::BF16) {
+    const std::uint32_t u = std::uint32_t(b) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  }
+  const double sign = (b & 0x8000) ? -1.0 : 1.0;
+  const int exp = (b >> 10) & 0x1f, mant = b & 0x3ff;
+  if (exp == 31) return mant ? std::numeric_limits<double>::quiet_NaN() : sign * std::numeric_limits<double>::infinity();
+  return sign * (exp == 0 ? std::ldexp(mant, -24) : std::ldexp(1024 + mant, exp - 25));
+}
+
+}  // namespace
+
+// Note [Typed comparison]: an output handed over in its own dtype (float, double, bf16 and f16
+// bit patterns) gives every metric of the same values widened to fp64 beside the golden rounded
+// with round_to, to the bit: random outputs of exact, nearby (a few ULPs) and arbitrary values
+// (every bit pattern, NaN and Inf among them) against goldens of every magnitude, zeros, huge,
+// NaN and Inf, several outputs a case, with and without an absolute tolerance.
+TEST(Comparison, TypedViewGivesTheDoubleViewsMetricsToTheBit) {
+  std::mt19937_64 rng(20261203);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  const gauntlet::DType dtypes[] = {gauntlet::DType::F32, gauntlet::DType::F64, gauntlet::DType::BF16, gauntlet::DType::F16};
+  for (int trial = 0; trial < 3000; ++trial) {
+    const bool specials = trial % 2 == 1;
+    gauntlet::Comparison typed, widened;
+    Reference ref;
+    const int outputs = 1 + static_cast<int>(rng() % 3);
+    std::vector<std::vector<double>> keep;
+    std::vector<std::vector<std::uint8_t>> stored;
+    for (int o = 0; o < outputs; ++o) {
+      const gauntlet::DType d = dtypes[rng() % 4];
+      const std::size_t n = rng() % 300;
+      const std::size_t width = d == gauntlet::DType::F64 ? 8 : d == gauntlet::DType::F32 ? 4 : 2;
+      std::vector<double> golden(n), cast(n), actual(n);
+      std::vector<std::uint8_t> bytes(n * width);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto pick = rng() % 20;
+        golden[i] = pick == 0   ? 0.0
+                    : specials && pick == 1 ? std::numeric_limits<double>::quiet_NaN()
+                    : specials && pick == 2 ? (rng() % 2 ? 1 : -1) * std::numeric_limits<double>::infinity()
+                    : specials && pick == 3 ? unit(rng) * 1e300
+                    : unit(rng) * std::pow(10.0, static_cast<double>(rng() % 13) - 6);
+        cast[i] = gauntlet::round_to(golden[i], d);
+        // The actual element as its dtype stores it: the cast golden moved a few ULPs, or (with
+        // specials) any bit pattern at all.
+        const auto how = rng() % 10;
+        std::uint8_t* at = bytes.data() + i * width;
+        if (d == gauntlet::DType::F64) {
+          double v = cast[i];
+          std::int64_t b;
+          std::memcpy(&b, &v, 8);
+          if (specials && how == 0) b = static_cast<std::int64_t>(rng());
+          else if (how < 7) b += static_cast<std::int64_t>(rng() % 7) - 3;
+          std::memcpy(at, &b, 8);
+          std::memcpy(&v, &b, 8);
+          actual[i] = v;
+        } else if (d == gauntlet::DType::F32) {
+          float v = static_cast<float>(cast[i]);
+          std::uint32_t b;
+          std::memcpy(&b, &v, 4);
+          if (specials && how == 0) b = static_cast<std::uint32_t>(rng());
+          else if (how < 7) b += static_cast<std::uint32_t>(rng() % 7) - 3u;
+          std::memcpy(at, &b, 4);
+          std::memcpy(&v, &b, 4);
+          actual[i] = v;
+        } else {
+          // The pattern of the cast golden, found by its value (exact for every finite pattern).
+          std::uint16_t b = 0;
+          if (std::isnan(cast[i])) b = d == gauntlet::DType::BF16 ? 0x7fc0 : 0x7e00;
+          else {
+            float f = static_cast<float>(cast[i]);
+            std::uint32_t u;
+            std::memcpy(&u, &f, 4);
+            if (d == gauntlet::DType::BF16) {
+              b = static_cast<std::uint16_t>(u >> 16);
+            } else {
+              static const std::unordered_map<double, std::uint16_t> f16_bits = [] {
+                std::unordered_map<double, std::uint16_t> m;
+                for (std::uint32_t p = 0; p < 0x10000; ++p) {
+                  const double v = value_of_bits(static_cast<std::uint16_t>(p), gauntlet::DType::F16);
+                  if (!std::isnan(v)) m.emplace(v, static_cast<std::uint16_t>(p));
+                }
+                return m;
+              }();
+              b = f16_bits.at(cast[i]);
+            }
+          }
+          if (specials && how == 0) b = static_cast<std::uint16_t>(rng());
+          else if (how < 7) b = static_cast<std::uint16_t>(b + (rng() % 7) - 3);
+          std::memcpy(at, &b, 2);
+          actual[i] = value_of_bits(b, d);
+        }
+      }
+      const gauntlet::Tolerance tol = rng() % 3 == 0 ? gauntlet::Tolerance{0, 0, "exact"}
+                                      : rng() % 2    ? gauntlet::default_tolerance(d)
+                                                     : gauntlet::Tolerance{1e-3, 0, "relative"};
+      const std::string name = "out" + std::to_string(o);
+      typed.add(gauntlet::TypedOutputView{name, bytes.data(), golden.data(), static_cast<std::int64_t>(n), d}, tol);
+      const gauntlet::OutputView view{name, actual.data(), golden.data(), cast.data(), static_cast<std::int64_t>(n), d};
+      widened.add(view, tol);
+      ref.add(view, tol);
+      keep.push_back(std::move(golden));
+      keep.push_back(std::move(cast));
+      keep.push_back(std::move(actual));
+      stored.push_back(std::move(bytes));
+    }
+    for (const gauntlet::Metrics* b : std::vector<const gauntlet::Metrics*>{&widened.metrics(), &ref.m}) {
+      const gauntlet::Metrics& a = typed.metrics();
+      ASSERT_EQ(a.max_abs_err, b->max_abs_err) << trial;
+      ASSERT_EQ(a.max_rel_err, b->max_rel_err) << trial;
+      ASSERT_EQ(a.mismatches, b->mismatches) << trial;
+      ASSERT_EQ(a.numel, b->numel) << trial;
+      ASSERT_EQ(a.max_ulp, b->max_ulp) << trial;
+      ASSERT_EQ(a.nan_inf_ok, b->nan_inf_ok) << trial;
+      ASSERT_EQ(a.worst, b->worst) << trial;
+    }
+  }
+}
+
+// Every 16-bit pattern of bf16 and f16 as the actual element, against goldens just beside it: the
+// typed comparison reads each as the widened one does (subnormals, -0, Inf and NaN included).
+TEST(Comparison, TypedViewReadsEverySixteenBitPatternAsItsValue) {
+  for (gauntlet::DType d : {gauntlet::DType::BF16, gauntlet::DType::F16}) {
+    std::vector<std::uint16_t> bits(1 << 16);
+    std::vector<double> actual(bits.size()), golden(bits.size()), cast(bits.size());
+    for (std::size_t p = 0; p < bits.size(); ++p) {
+      bits[p] = static_cast<std::uint16_t>(p);
+      actual[p] = value_of_bits(bits[p], d);
+      golden[p] = std::isfinite(actual[p]) ? actual[p] * (1 + 1e-3 * static_cast<double>(p % 7)) : actual[p];
+      cast[p] = gauntlet::round_to(golden[p], d);
+    }
+    const gauntlet::Tolerance tol = gauntlet::default_tolerance(d);
+    gauntlet::Comparison typed;
+    Reference ref;
+    for (std::size_t from = 0; from < bits.size(); from += 4096) {  // 16 outputs: each its own worst
+      const std::string name = "out" + std::to_string(from / 4096);
+      typed.add(gauntlet::TypedOutputView{name, bits.data() + from, golden.data() + from, 4096, d}, tol);
+      ref.add({name, actual.data() + from, golden.data() + from, cast.data() + from, 4096, d}, tol);
+      SCOPED_TRACE(name);
+      EXPECT_EQ(typed.metrics().max_ulp, ref.m.max_ulp);
+      EXPECT_EQ(typed.metrics().max_abs_err, ref.m.max_abs_err);
+      EXPECT_EQ(typed.metrics().max_rel_err, ref.m.max_rel_err);
+      EXPECT_EQ(typed.metrics().mismatches, ref.m.mismatches);
+      EXPECT_EQ(typed.metrics().worst, ref.m.worst);
+    }
+    EXPECT_EQ(typed.metrics().numel, 1 << 16);
+  }
+}
+
+TEST(Comparison, TypedViewOfANonFloatingDTypeIsRefused) {
+  gauntlet::Comparison c;
+  const std::int32_t v[1] = {1};
+  const double g[1] = {1};
+  EXPECT_THROW(c.add(gauntlet::TypedOutputView{"out0", v, g, 1, gauntlet::DType::I32}, gauntlet::Tolerance{}), std::invalid_argument);
 }

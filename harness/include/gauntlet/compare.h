@@ -30,6 +30,19 @@ struct OutputView {
   DType dtype = DType::F32;
 };
 
+// One floating output as the device produced it, its elements left in `dtype` (F32: float, F64:
+// double, BF16 and F16: their 16-bit patterns), beside the fp64 golden. The golden rounded to
+// `dtype` is derived element by element (round_to), as `golden.to(dtype)` rounds it. Compared
+// exactly as the OutputView of the same values (same metrics to the bit, same worst element),
+// without three arrays of doubles made first. Note [Typed comparison] in compare.cpp.
+struct TypedOutputView {
+  std::string name;
+  const void* actual = nullptr;
+  const double* golden = nullptr;
+  std::int64_t n = 0;
+  DType dtype = DType::F32;  // F32, F64, BF16 or F16
+};
+
 // Accumulates the comparison of every output of a case. Element i mismatches when
 //   |actual - golden_cast| > atol + rtol * |golden_cast|,
 // or when actual and golden disagree on NaN / +Inf / -Inf (a NaN in both places matches).
@@ -38,9 +51,13 @@ struct OutputView {
 class Comparison {
  public:
   void add(const OutputView& out, const Tolerance& tol);
+  void add(const TypedOutputView& out, const Tolerance& tol);
   const Metrics& metrics() const { return m_; }
 
  private:
+  template <class Elem>
+  void add_typed(const TypedOutputView& out, const Tolerance& tol);
+
   Metrics m_;
   double worst_score_ = -1;
 };
