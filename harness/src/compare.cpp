@@ -4,6 +4,11 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 namespace gauntlet {
 
@@ -240,16 +245,138 @@ void Comparison::add(const OutputView& out, const Tolerance& tol) {
   m_.numel += out.n;
 }
 
+namespace {
+
 // Whether fl(num / den) cannot exceed `bound` (num >= 0, den > 0, both finite), decided without
 // the division: it cannot when num < bound * den exactly, and num < fl(fl(bound * den) * (1 -
 // 2^-50)) implies that (two roundings gain at most (1 + 2^-53)^2, which the factor more than
 // takes back) wherever the product is normal or overflows; a subnormal or non-positive product
 // decides nothing. A maximum that a quotient at most equal to it leaves unchanged is then left
 // as it is without dividing: the same maximum to the bit, as most elements of a run never raise it.
-inline bool quotient_at_most(double num, double den, double bound) {
+bool quotient_at_most(double num, double den, double bound) {
   const double p = bound * den;
   return p >= std::numeric_limits<double>::min() && num < p * (1 - 0x1p-50);
 }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+// Note [Vectorised comparison]: the elements of a floating output go in blocks of 64 through an
+// AVX2 pass (four doubles a step) that computes what every element contributes the same way for
+// all of them: the largest absolute error, the mismatch count and the largest ULP gap, all exact
+// (maxima of non-negative finite values and integer counts do not depend on the order). What
+// depends on order, the largest relative error and the worst element (first of the highest
+// score), is left to the scalar statements, run only for the elements the pass could not rule
+// out against the block's starting maxima (quotient_at_most; a zero error never raises either).
+// A block with a NaN or an infinity anywhere (actual, golden or the golden rounded) is compared
+// element by element instead, as is the tail past the last whole block and every block on a CPU
+// without AVX2. Held to the scalar loop by Comparison.TypedViewGivesTheDoubleViewsMetricsToTheBit.
+#define GAUNTLET_VECTOR_COMPARISON 1
+#define GAUNTLET_AVX2 __attribute__((target("avx2"), always_inline)) inline
+
+struct BlockSums {
+  double max_abs = 0;
+  std::uint64_t max_gap = 0;
+  std::int64_t mismatches = 0;
+  std::uint64_t candidates = 0;  // bit j: element j may raise the relative error or the worst score
+};
+
+constexpr int kBlock = 64;
+
+GAUNTLET_AVX2 __m256d not_finite(__m256d v) {
+  return _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), v), _mm256_set1_pd(std::numeric_limits<double>::max()), _CMP_NLE_UQ);
+}
+// quotient_at_most(num, den, bound), four at a time.
+GAUNTLET_AVX2 __m256d quotients_at_most(__m256d num, __m256d den, __m256d bound) {
+  const __m256d p = _mm256_mul_pd(bound, den);
+  return _mm256_and_pd(_mm256_cmp_pd(p, _mm256_set1_pd(std::numeric_limits<double>::min()), _CMP_GE_OQ),
+                       _mm256_cmp_pd(num, _mm256_mul_pd(p, _mm256_set1_pd(1 - 0x1p-50)), _CMP_LT_OQ));
+}
+// ordered_small<32> and <16> of four patterns in int32 lanes.
+GAUNTLET_AVX2 __m128i f32_lines(__m128i bits) {
+  const __m128i magnitude = _mm_and_si128(bits, _mm_set1_epi32(0x7fffffff));
+  const __m128i negate = _mm_srai_epi32(bits, 31);
+  return _mm_sub_epi32(_mm_xor_si128(magnitude, negate), negate);
+}
+GAUNTLET_AVX2 __m128i bf16_lines(__m128i bits) {
+  const __m128i magnitude = _mm_and_si128(bits, _mm_set1_epi32(0x7fff));
+  const __m128i negate = _mm_srai_epi32(_mm_slli_epi32(bits, 16), 31);
+  return _mm_sub_epi32(_mm_xor_si128(magnitude, negate), negate);
+}
+
+// One block of 64 F32 (Bf16 = false) or BF16 elements; false when one of them is not finite.
+template <bool Bf16>
+__attribute__((target("avx2"))) bool finite_block(const void* actual, const double* golden, double atol, double rtol,
+                                                 double max_rel, double worst, BlockSums& out) {
+  const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd();
+  const __m256d vatol = _mm256_set1_pd(atol), vrtol = _mm256_set1_pd(rtol);
+  const __m256d vrel = _mm256_set1_pd(max_rel), vworst = _mm256_set1_pd(worst);
+  // A zero allowance scores DBL_MAX: it may move the worst only while the worst is below that.
+  const __m256d zero_allowance_counts = worst < std::numeric_limits<double>::max() ? _mm256_castsi256_pd(_mm256_set1_epi64x(-1)) : zero;
+  __m256d max_abs = zero, bad = zero;
+  __m256i max_gap = _mm256_setzero_si256();
+  std::int64_t mismatches = 0;
+  std::uint64_t candidates = 0;
+  for (int k = 0; k < kBlock; k += 4) {
+    const __m256d g = _mm256_loadu_pd(golden + k);
+    const __m128 gf = _mm256_cvtpd_ps(g);  // static_cast<float>(g): round to nearest even
+    __m256d a, gc;
+    __m128i a_line, g_line;  // positions on the dtype's ULP line (ordered_small), as int32
+    if constexpr (!Bf16) {
+      const __m128 af = _mm_loadu_ps(static_cast<const float*>(actual) + k);
+      a = _mm256_cvtps_pd(af);
+      gc = _mm256_cvtps_pd(gf);
+      a_line = f32_lines(_mm_castps_si128(af));
+      g_line = f32_lines(_mm_castps_si128(gf));
+    } else {
+      const __m128i ab = _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(static_cast<const std::uint16_t*>(actual) + k)));
+      a = _mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(ab, 16)));
+      // to_bf16_bits of a float that is not NaN (a NaN makes the block scalar below).
+      const __m128i u = _mm_castps_si128(gf);
+      const __m128i rounded = _mm_add_epi32(u, _mm_add_epi32(_mm_set1_epi32(0x7fff), _mm_and_si128(_mm_srli_epi32(u, 16), _mm_set1_epi32(1))));
+      const __m128i gb = _mm_srli_epi32(rounded, 16);
+      gc = _mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(gb, 16)));
+      a_line = bf16_lines(ab);
+      g_line = bf16_lines(gb);
+    }
+    bad = _mm256_or_pd(bad, _mm256_or_pd(not_finite(a), _mm256_or_pd(not_finite(_mm256_cvtps_pd(gf)), not_finite(gc))));
+    const __m256d abs_err = _mm256_andnot_pd(sign, _mm256_sub_pd(a, g));
+    max_abs = _mm256_max_pd(max_abs, abs_err);
+    const __m256d err = _mm256_andnot_pd(sign, _mm256_sub_pd(a, gc));
+    const __m256d allowed = _mm256_add_pd(vatol, _mm256_mul_pd(vrtol, _mm256_andnot_pd(sign, gc)));
+    mismatches += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_pd(_mm256_cmp_pd(err, allowed, _CMP_GT_OQ))));
+    const __m256d rel_may = _mm256_andnot_pd(quotients_at_most(abs_err, _mm256_andnot_pd(sign, g), vrel),
+                                             _mm256_and_pd(_mm256_cmp_pd(g, zero, _CMP_NEQ_OQ), _mm256_cmp_pd(abs_err, zero, _CMP_GT_OQ)));
+    const __m256d positive = _mm256_cmp_pd(allowed, zero, _CMP_GT_OQ), erred = _mm256_cmp_pd(err, zero, _CMP_GT_OQ);
+    const __m256d score_may = _mm256_and_pd(erred, _mm256_or_pd(_mm256_andnot_pd(quotients_at_most(err, allowed, vworst), positive),
+                                                                _mm256_andnot_pd(positive, zero_allowance_counts)));
+    candidates |= static_cast<std::uint64_t>(_mm256_movemask_pd(_mm256_or_pd(rel_may, score_may))) << k;
+    const __m256i d = _mm256_sub_epi64(_mm256_cvtepi32_epi64(a_line), _mm256_cvtepi32_epi64(g_line));
+    const __m256i negative = _mm256_cmpgt_epi64(_mm256_setzero_si256(), d);
+    const __m256i gap = _mm256_sub_epi64(_mm256_xor_si256(d, negative), negative);
+    max_gap = _mm256_blendv_epi8(max_gap, gap, _mm256_cmpgt_epi64(gap, max_gap));
+  }
+  if (_mm256_movemask_pd(bad) != 0) return false;
+  alignas(32) double abs4[4];
+  alignas(32) std::int64_t gap4[4];
+  _mm256_store_pd(abs4, max_abs);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(gap4), max_gap);
+  out.max_abs = std::max(std::max(abs4[0], abs4[1]), std::max(abs4[2], abs4[3]));
+  out.max_gap = static_cast<std::uint64_t>(std::max(std::max(gap4[0], gap4[1]), std::max(gap4[2], gap4[3])));
+  out.mismatches = mismatches;
+  out.candidates = candidates;
+  return true;
+}
+
+template <class Elem> constexpr bool kVectorised = false;
+template <> constexpr bool kVectorised<F32Elem> = true;
+template <> constexpr bool kVectorised<BF16Elem> = true;
+
+bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2");
+  return has;
+}
+#endif
+
+}  // namespace
 
 template <class Elem>
 void Comparison::add_typed(const TypedOutputView& out, const Tolerance& tol) {
@@ -259,28 +386,10 @@ void Comparison::add_typed(const TypedOutputView& out, const Tolerance& tol) {
   double max_abs = m_.max_abs_err, max_rel = m_.max_rel_err, max_ulp = m_.max_ulp, worst = worst_score_;
   std::uint64_t max_gap = 0;  // of finite pairs: double(max gap) is the max of double(gap), a monotone map
   std::int64_t mismatches = 0, worst_at = -1;
-  for (std::int64_t i = 0; i < out.n; ++i) {
-    const double a = Elem::value(actual[i]), g = golden[i], gc = Elem::cast(g);
-    if (!std::isfinite(a) || !std::isfinite(gc)) {
-      const bool a_nan = std::isnan(a), g_nan = std::isnan(gc);
-      const bool agree = (a_nan && g_nan) || (std::isinf(a) && std::isinf(gc) && (a > 0) == (gc > 0));
-      if (!agree) {
-        ++mismatches;
-        m_.nan_inf_ok = false;
-        if (std::numeric_limits<double>::infinity() > worst) {
-          worst = std::numeric_limits<double>::infinity();
-          worst_at = i;
-        }
-      }
-      max_ulp = std::max(max_ulp, ulp_distance(a, gc, out.dtype));
-      continue;
-    }
-    const double abs_err = std::fabs(a - g);
-    max_abs = std::max(max_abs, abs_err);
+  // What a finite element does to the largest relative error and the worst element: the parts
+  // that depend on the elements before it.
+  const auto rel_and_score = [&](std::int64_t i, double g, double gc, double abs_err, double err_cast, double allowed) {
     if (g != 0 && !quotient_at_most(abs_err, std::fabs(g), max_rel)) max_rel = std::max(max_rel, abs_err / std::fabs(g));
-    const double err_cast = std::fabs(a - gc);
-    const double allowed = atol + rtol * std::fabs(gc);
-    mismatches += err_cast > allowed ? 1 : 0;
     // score: error over allowed error (> 1 is a mismatch); only a positive score above the worst
     // so far moves the worst element.
     if (allowed > 0) {
@@ -295,8 +404,56 @@ void Comparison::add_typed(const TypedOutputView& out, const Tolerance& tol) {
       worst = std::numeric_limits<double>::max();
       worst_at = i;
     }
+    (void)gc;
+  };
+  const auto element = [&](std::int64_t i) {
+    const double a = Elem::value(actual[i]), g = golden[i], gc = Elem::cast(g);
+    if (!std::isfinite(a) || !std::isfinite(gc)) {
+      const bool a_nan = std::isnan(a), g_nan = std::isnan(gc);
+      const bool agree = (a_nan && g_nan) || (std::isinf(a) && std::isinf(gc) && (a > 0) == (gc > 0));
+      if (!agree) {
+        ++mismatches;
+        m_.nan_inf_ok = false;
+        if (std::numeric_limits<double>::infinity() > worst) {
+          worst = std::numeric_limits<double>::infinity();
+          worst_at = i;
+        }
+      }
+      max_ulp = std::max(max_ulp, ulp_distance(a, gc, out.dtype));
+      return;
+    }
+    const double abs_err = std::fabs(a - g);
+    max_abs = std::max(max_abs, abs_err);
+    const double err_cast = std::fabs(a - gc);
+    const double allowed = atol + rtol * std::fabs(gc);
+    mismatches += err_cast > allowed ? 1 : 0;
+    rel_and_score(i, g, gc, abs_err, err_cast, allowed);
     max_gap = std::max(max_gap, Elem::gap(Elem::line(actual[i]), Elem::golden_line(g)));
+  };
+  std::int64_t i = 0;
+#ifdef GAUNTLET_VECTOR_COMPARISON
+  if constexpr (kVectorised<Elem>) {
+    if (cpu_has_avx2()) {
+      for (; i + kBlock <= out.n; i += kBlock) {
+        BlockSums b;
+        if (!finite_block<std::is_same_v<Elem, BF16Elem>>(actual + i, golden + i, atol, rtol, max_rel, worst, b)) {
+          for (std::int64_t j = i; j < i + kBlock; ++j) element(j);
+          continue;
+        }
+        max_abs = std::max(max_abs, b.max_abs);
+        max_gap = std::max(max_gap, b.max_gap);
+        mismatches += b.mismatches;
+        for (std::uint64_t left = b.candidates; left != 0; left &= left - 1) {
+          const std::int64_t j = i + __builtin_ctzll(left);
+          const double a = Elem::value(actual[j]), g = golden[j], gc = Elem::cast(g);
+          const double err_cast = std::fabs(a - gc);
+          rel_and_score(j, g, gc, std::fabs(a - g), err_cast, atol + rtol * std::fabs(gc));
+        }
+      }
+    }
   }
+#endif
+  for (; i < out.n; ++i) element(i);
   m_.max_abs_err = max_abs;
   m_.max_rel_err = max_rel;
   m_.max_ulp = std::max(max_ulp, static_cast<double>(max_gap));
