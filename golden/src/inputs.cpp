@@ -130,6 +130,32 @@ std::vector<at::Tensor> make_inputs(const CaseKey& key, const OpSpec& spec) {
       continue;
     }
 
+    // Note [Inputs drawn in their dtype]: a floating input of uniform values (no special values
+    // mixed in) is written straight into a tensor of its type, each value computed in double as
+    // below and converted as torch's cast converts it (static_cast: to float, then to bf16 or f16
+    // rounding to nearest even): the same values without an array of doubles and a cast kernel.
+    if (!special && (type == at::kFloat || type == at::kDouble || type == at::kBFloat16 || type == at::kHalf) &&
+        in.domain != Domain::Index && in.domain != Domain::Class && in.domain != Domain::Mask) {
+      const double lo = in.domain == Domain::Prob ? 0.02 : in.lo, span = in.domain == Domain::Prob ? 0.96 : in.hi - in.lo;
+      // Never all zeros (below): the first element becomes hi (or lo) when every value drew 0.
+      const double first_if_all_zero = in.hi != 0.0 ? in.hi : in.lo;
+      const bool check_zeros = in.domain == Domain::Real || in.domain == Domain::Positive;
+      at::Tensor t = at::empty({n}, type);
+      AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, type, "make_inputs", [&] {
+        scalar_t* const p = t.data_ptr<scalar_t>();
+        bool any_nonzero = false;
+        for (std::int64_t k = 0; k < n; ++k) {
+          const double v = lo + span * rng.uniform();
+          any_nonzero |= v != 0.0;
+          p[k] = static_cast<scalar_t>(v);
+        }
+        if (check_zeros && n > 0 && !any_nonzero) p[0] = static_cast<scalar_t>(first_if_all_zero);
+      });
+      t = t.reshape(shape);
+      move_off_kinks(t, key, spec, in);
+      out.push_back(t.contiguous());
+      continue;
+    }
     // Drawn as doubles into the tensor that is cast to the input's type (one draw an element, in
     // element order: the values are part of every stored case's identity), one loop a domain.
     at::Tensor drawn = at::empty({n}, at::kDouble);

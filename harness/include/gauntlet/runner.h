@@ -17,6 +17,11 @@ namespace gauntlet {
 
 class DispatchObserver;
 
+// Readies a process that is about to run cases (a worker, or `run --workers 0`): freed memory
+// kept for the next case (Note [Freed memory kept] in runner.cpp) and no C++ backtrace fetched for
+// c10 errors, which the harness never prints (compat::fetch_no_error_backtraces).
+void prepare_process_for_cases();
+
 // Where a case's fallback ops come from (Note [Dispatcher-derived fallbacks]): the backend's own
 // report when its library gives one, else the dispatcher; or one of the two, forced.
 enum class FallbackSource { Auto, Backend, Dispatcher };

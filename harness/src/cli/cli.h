@@ -264,8 +264,6 @@ std::map<std::string, std::string> recorded_environment(const std::vector<std::s
 // "i/N" (or GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS when `spec` is empty) -> {i, N}; {0, 1} for none.
 std::pair<int, int> parse_shard(const std::string& spec);
 std::string suites_dir_or_default(const std::string& dir);
-// Note [Freed memory kept] in common.cpp: called by every process that runs cases, before the first.
-void keep_freed_memory_for_the_next_case();
 // $GAUNTLET_FALLBACKS (auto | backend | dispatcher); a UsageError for anything else.
 FallbackSource fallback_source_from_env();
 // A --profile value: letters, digits, '_', '-', '.'; a UsageError otherwise.

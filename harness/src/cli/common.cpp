@@ -1,5 +1,4 @@
 #include <fmt/format.h>
-#include <malloc.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -61,18 +60,6 @@ std::optional<double> price_per_device_hour(const std::string& flag) {
     throw UsageError(fmt::format("{} '{}': not a positive number (the price of one device-hour, e.g. 1.25)", where, text));
   }
   return v;
-}
-
-// Note [Freed memory kept]: a case allocates its inputs, golden and outputs (a few MiB each on
-// large cases) and frees them all before the next. glibc serves such blocks with mmap and gives
-// them back with munmap (or trims the heap's top) each time, so every case paid its page faults
-// and the kernel's zeroing again: a tenth of the time of large cases (issue 24's profile). Blocks
-// below 64 MiB now come from the heap and up to 128 MiB of free memory stays at its top for the
-// next case: a process that runs cases holds at most that much more than it uses. Set before the
-// first case (these calls take precedence over GLIBC_TUNABLES' malloc thresholds).
-void keep_freed_memory_for_the_next_case() {
-  ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
-  ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
 }
 
 std::string suites_dir_or_default(const std::string& dir) { return dir.empty() ? default_suites_dir() : dir; }

@@ -478,7 +478,7 @@ int run(const RunOptions& opts) {
   const auto count_failure = [&failures](const Outcome& out) { failures += is_failure(out.status) ? 1 : 0; };
   const auto enough_failures = [&] { return o.max_failures > 0 && failures >= o.max_failures; };
   if (o.workers == 0) {
-    keep_freed_memory_for_the_next_case();
+    prepare_process_for_cases();
     RunnerConfig cfg = runner_config(tolerances, expectations, o.timing, golden_store.get(), o.golden_add,
                                      o.golden_always, o.golden_release);
     enable_collectives(cfg, o.backend, dir, o.collective_timeout);

@@ -48,7 +48,7 @@ int worker(const WorkerOptions& o) {
   // Nothing else reads stdin or writes stdout through C stdio, so iostreams need not sync with it
   // (getline was a getc call per character). Before any I/O, as the standard asks.
   std::ios::sync_with_stdio(false);
-  keep_freed_memory_for_the_next_case();
+  prepare_process_for_cases();
   const std::string dir = suites_dir_or_default(o.suites_dir);
   std::unique_ptr<Backend> backend;
   std::unique_ptr<GoldenStore> golden_store;
