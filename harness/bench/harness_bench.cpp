@@ -6,6 +6,8 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "gauntlet/catalog.h"
+#include "gauntlet/compare.h"
 #include "gauntlet/glob.h"
 #include "gauntlet/regress.h"
 #include "gauntlet/reports.h"
@@ -437,5 +440,45 @@ BENCHMARK(BM_CompareReports)->Arg(1000000)->Arg(100000)->Unit(benchmark::kMillis
 
 }  // namespace
 }  // namespace gauntlet
+
+// One output of 2^20 elements compared with its golden (issue 24): the typed view a floating
+// output goes through (Note [Typed comparison], [Vectorised comparison] in compare.cpp) against
+// the widened view of the same values in the same run, the loop the runner used before (its three
+// casts to make the widened arrays not counted). Outputs are the golden rounded to the dtype,
+// every fifth moved by one or two ULPs: ordinary passing outputs.
+static void BM_CompareOutput(benchmark::State& state) {
+  const bool typed = state.range(0) == 1;
+  const gauntlet::DType d = state.range(1) == 1 ? gauntlet::DType::BF16 : gauntlet::DType::F32;
+  constexpr std::int64_t n = 1 << 20;
+  std::vector<double> golden(n), cast(n), widened(n);
+  std::vector<float> f32(n);
+  std::vector<std::uint16_t> bf16(n);
+  std::uint64_t x = 20261203;
+  for (std::int64_t i = 0; i < n; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    golden[i] = (static_cast<double>(x >> 11) * 0x1.0p-53 * 2 - 1) * 4;
+    cast[i] = gauntlet::round_to(golden[i], d);
+    const float f = static_cast<float>(cast[i]);
+    std::uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    const std::uint32_t moved = bits + static_cast<std::uint32_t>(i % 5 == 0 ? (d == gauntlet::DType::BF16 ? 1u << 16 : 2u) : 0u);
+    float a;
+    std::memcpy(&a, &moved, 4);
+    f32[i] = a;
+    bf16[i] = static_cast<std::uint16_t>(moved >> 16);
+    widened[i] = a;
+  }
+  const gauntlet::Tolerance tol = gauntlet::default_tolerance(d);
+  const void* stored = d == gauntlet::DType::BF16 ? static_cast<const void*>(bf16.data()) : static_cast<const void*>(f32.data());
+  for (auto _ : state) {
+    gauntlet::Comparison c;
+    if (typed) c.add(gauntlet::TypedOutputView{"out0", stored, golden.data(), n, d}, tol);
+    else c.add(gauntlet::OutputView{"out0", widened.data(), golden.data(), cast.data(), n, d}, tol);
+    benchmark::DoNotOptimize(c.metrics().max_ulp);
+  }
+  state.SetItemsProcessed(state.iterations() * n);
+  state.SetLabel(std::string(typed ? "typed" : "widened") + " " + std::string(gauntlet::dtype_name(d)));
+}
+BENCHMARK(BM_CompareOutput)->ArgsProduct({{0, 1}, {0, 1}})->ArgNames({"typed", "bf16"})->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();
