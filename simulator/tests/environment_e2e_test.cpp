@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -158,6 +159,57 @@ TEST_F(EnvironmentE2E, ADiskThatFillsMidRunStopsItWithExit4AndItResumes) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(results(db), std::stoll(all.out));
   EXPECT_EQ(distinct_cases(db), std::stoll(all.out));
+}
+
+// The pid of the `gauntlet run` process (not a worker: workers get no --db) on `db`; 0 if none.
+pid_t run_process_of(const fs::path& db) {
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string cmdline = e2e::slurp(e.path() / "cmdline");
+    std::vector<std::string> args;
+    for (std::size_t at = 0; at < cmdline.size();) {
+      const std::size_t end = cmdline.find('\0', at);
+      args.push_back(cmdline.substr(at, end == std::string::npos ? std::string::npos : end - at));
+      if (end == std::string::npos) break;
+      at = end + 1;
+    }
+    if (args.size() < 2 || fs::path(args[0]).filename() != "gauntlet" || args[1] != "run") continue;
+    if (std::find(args.begin(), args.end(), db.string()) != args.end()) return static_cast<pid_t>(std::stol(name));
+  }
+  return 0;
+}
+
+// Note [Bus errors] in cli/run.cpp: a SIGBUS in the orchestrator (what touching SQLite's mapped
+// WAL index raises once the files are made immutable or their storage fails) ends the run with
+// exit 4 and one line naming the resume command, not exit 135 and no word; the resume completes it.
+TEST_F(EnvironmentE2E, ABusErrorStopsTheRunWithExit4AndItResumes) {
+  const fs::path db = dir_ / "bus.db";
+  const std::string env = kSlowAdd;
+  Result run;
+  std::thread t([&] {
+    run = gauntlet("run --suite smoke --backend sim --workers 1 --quiet --run-id 1 --db " + db.string() +
+                       " --filter '" + kFilter + "'",
+                   env);
+  });
+  pid_t pid = 0;
+  for (int i = 0; i < 3000 && (results(db) < 1 || (pid = run_process_of(db)) == 0); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  const int killed = pid > 0 ? ::kill(pid, SIGBUS) : -1;
+  t.join();  // before any assertion can end the test with the thread running
+  ASSERT_GT(pid, 0) << "no `gauntlet run` process on " << db;
+  ASSERT_EQ(killed, 0);
+  EXPECT_EQ(run.code, 4) << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  const std::regex stop("gauntlet: error: run 1 stopped by a bus error \\(SIGBUS\\): .*; the results committed before it "
+                        "are stored\\. Once that is fixed, finish it with: gauntlet run --resume 1 --db (\\S+)\n");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(run.err, m, stop)) << run.err;
+  EXPECT_EQ(m[1].str(), db.string());
+  EXPECT_GE(results(db), 1);
+  EXPECT_LT(results(db), suite_cases());
+  expect_resumed_complete("run --resume 1 --db " + m[1].str(), db, env);
 }
 
 // The orchestrator SIGKILLed while its workers hang in a case: no worker outlives it (they die
