@@ -198,6 +198,8 @@
   }
 
   function caseHash(gid, key) { return hashFor(gid, 'case', key); }
+  // A release's page: what changed against the release before it (Note [Release pages]).
+  function releaseHash(gid, release) { return hashFor(gid, 'release', release); }
 
   // Rewrites the query of the current view's address without rendering it again.
   function replaceQuery(params) {
@@ -325,7 +327,8 @@
           line.style.left = lx + 'px';
           u.over.appendChild(line);
           var y = data[1][x];
-          var m = h('div', { class: 'cp-marker', testid: 'cp-marker', title: opts.cpText ? opts.cpText(x) : 'change point' });
+          var m = h('div', { class: 'cp-marker' + (opts.onPoint ? ' clickable' : ''), testid: 'cp-marker', 'data-x': String(x), title: opts.cpText ? opts.cpText(x) : 'change point' });
+          if (opts.onPoint) m.addEventListener('click', (function (xi) { return function (ev) { ev.stopPropagation(); opts.onPoint(xi); }; })(x));
           m.style.left = lx + 'px';
           m.style.top = (y === null ? 8 : u.valToPos(y, 'y')) + 'px';
           u.over.appendChild(m);
@@ -382,6 +385,15 @@
       legend: { show: true, live: true },
       hooks: { draw: [afterDraw] },
     }, data, holder);
+    // A click on the plot opens the point under the cursor (the overview: its release's page).
+    if (opts.onPoint) {
+      u.over.classList.add('clickable');
+      u.over.setAttribute('title', 'Click a point to open its release');
+      u.over.addEventListener('click', function () {
+        var i = u.cursor.idx;
+        if (i !== null && i !== undefined && i >= 0 && i < n) opts.onPoint(i);
+      });
+    }
     var entry = { u: u, holder: holder, height: height };
     state.charts.push(entry);
     return entry;
@@ -580,7 +592,8 @@
           : 'pass rate ' + (prev ? fmtPct(prev.pass_rate) + ' \u2192 ' : '') + fmtPct(c.row.pass_rate);
         return h('li', { testid: 'cp-item' }, h('span', { class: 'cp-dot', 'aria-hidden': 'true' }, '\u25c6'),
           h('strong', null, c.kind), ' change at ', h('strong', null, labels[c.i]),
-          byWeek ? null : ' (' + fmtDate(c.row.started_at) + ')', ': ', what);
+          byWeek ? null : ' (' + fmtDate(c.row.started_at) + ')', ': ', what, ' ',
+          h('a', { href: releaseHash(g.id, str(c.row.release)), testid: 'cp-link' }, 'what changed in ' + str(c.row.release) + ' \u2192'));
       })));
     }
 
@@ -605,7 +618,8 @@
           labels: labels, xLabel: xLabel, yFmt: c.fmt, yKind: c.kind,
           series: [{ label: c.title.replace(/ \(.*/, ''), values: c.values, color: c.color, fmt: c.fmt }],
           cps: c.cps,
-          cpText: function (i) { return c.what + ' change point at ' + labels[i]; },
+          cpText: function (i) { return c.what + ' change point at ' + labels[i] + ': click for what changed'; },
+          onPoint: function (i) { if (rows[i]) location.hash = releaseHash(g.id, str(rows[i].release)); },
         });
       });
     };
@@ -618,12 +632,13 @@
     };
     var rowProps = function (row) {
       var k = cpKinds(row.x.change_point);
-      return { class: k.length ? 'cp-row' : null, testid: byWeek ? 'week-row' : 'release-row', 'data-change-point': k.length ? k.join(',') : null };
+      return { class: (k.length ? 'cp-row ' : '') + 'clickable', testid: byWeek ? 'week-row' : 'release-row', 'data-change-point': k.length ? k.join(',') : null,
+        onclick: clickableRow(releaseHash(g.id, str(row.x.release))) };
     };
     var tbl;
     if (!byWeek) {
       tbl = table([
-        { label: 'Release', cell: function (r2) { return h('strong', null, r2.x.release); } },
+        { label: 'Release', cell: function (r2) { return h('a', { href: releaseHash(g.id, str(r2.x.release)), testid: 'release-link' }, h('strong', null, r2.x.release)); } },
         { label: 'Date', cls: 'nowrap', cell: function (r2) { return h('span', { title: str(r2.x.started_at) }, fmtDate(r2.x.started_at)); } },
         { label: 'Backend', cls: 'nowrap', cell: function (r2) { return str(r2.x.backend_version); } },
         { label: 'Cases', cls: 'num', cell: function (r2) { return fmtInt(r2.x.cases); } },
@@ -646,7 +661,7 @@
       tbl = table([
         { label: 'Week', cell: function (r2) { return h('strong', null, r2.x.week); } },
         { label: 'Starts', cell: function (r2) { return str(r2.x.start); } },
-        { label: 'Last release', cell: function (r2) { return str(r2.x.release); } },
+        { label: 'Last release', cell: function (r2) { return h('a', { href: releaseHash(g.id, str(r2.x.release)), testid: 'release-link' }, str(r2.x.release)); } },
         { label: 'Releases', cls: 'num', cell: function (r2) { return fmtInt(r2.x.releases); } },
         { label: 'Pass rate', cls: 'num', cell: function (r2) { return fmtPct(r2.x.pass_rate); } },
         { label: 'Fallback', cls: 'num', cell: function (r2) { return fmtPct(r2.x.fallback_rate); } },
@@ -665,25 +680,68 @@
     return isNum(n) && n > 0 ? h('span', { class: 'worse' }, fmtInt(n)) : fmtInt(n);
   }
 
-  // Latest release against its baseline.
+  // Latest release against its baseline: the newest release's page.
   function viewLatest(g, r, out, seq) {
     if (!g.latest) {
       out.appendChild(h('h1', null, 'Latest release'));
       out.appendChild(h('p', { class: 'muted', testid: 'no-baseline' }, 'This group has only one release: there is nothing to compare it with.'));
       return Promise.resolve();
     }
-    return loadData(g.id + '/latest').then(function (d) {
+    return viewReleaseAt(g, r, out, seq, arr(g.releases).length - 1, true);
+  }
+
+  // Any release against the one before it (#/<group>/release/<name>).
+  function viewRelease(g, r, out, seq) {
+    var rels = arr(g.releases);
+    var idx = -1;
+    rels.forEach(function (x, i) { if (str(x.release) === r.arg) idx = i; });
+    var back = h('p', { class: 'crumb' }, h('a', { href: hashFor(g.id, 'overview') }, 'Overview'), ' / release');
+    if (idx < 0) {
+      out.appendChild(back);
+      out.appendChild(h('h1', null, 'Release not found'));
+      out.appendChild(h('p', { testid: 'release-missing' }, 'No release ', h('code', null, r.arg), ' in ' + g.backend + ' / ' + g.suite + '.'));
+      return Promise.resolve();
+    }
+    if (idx === 0 || !rels[idx].regressions) {
+      out.appendChild(back);
+      out.appendChild(h('h1', null, 'Release ', h('span', { testid: 'release-name' }, str(rels[idx].release))));
+      out.appendChild(releaseNav(g, idx));
+      out.appendChild(h('p', { class: 'muted', testid: 'release-not-judged' }, idx === 0
+        ? 'The first release of this history: there is no release before it to compare it with.'
+        : 'This release was not compared with the one before it: the site compares the newest pairs of releases only (gauntlet dashboard --compare-pairs). Its cases are in the case list; each case page has its history.'));
+      return Promise.resolve();
+    }
+    return viewReleaseAt(g, r, out, seq, idx, idx === rels.length - 1);
+  }
+
+  // Links to the releases before and after, where they have pages.
+  function releaseNav(g, idx) {
+    var rels = arr(g.releases);
+    var link = function (j, text, testid) {
+      if (j < 0 || j >= rels.length) return null;
+      return h('a', { href: releaseHash(g.id, str(rels[j].release)), testid: testid }, text.replace('%', str(rels[j].release)));
+    };
+    return h('p', { class: 'release-nav' }, link(idx - 1, '\u2190 %', 'release-prev'), idx > 0 && idx + 1 < rels.length ? ' \u00b7 ' : null,
+      link(idx + 1, '% \u2192', 'release-next'));
+  }
+
+  function viewReleaseAt(g, r, out, seq, idx, isLatest) {
+    return loadData(g.id + '/releases/' + idx).then(function (d) {
       if (seq !== state.seq) return;
       var regs = arr(d.regressions);
       var cand = d.candidate || {}, base = d.baseline || {};
-      out.appendChild(h('h1', null, 'Release ', h('span', { testid: 'latest-release' }, str(cand.release)),
-        h('span', { class: 'sub' }, ' against its baseline ' + str(base.release))));
+      out.appendChild(h('p', { class: 'crumb' }, h('a', { href: hashFor(g.id, 'overview') }, 'Overview'), ' / release'));
+      out.appendChild(h('h1', null, 'Release ', h('span', { testid: isLatest ? 'latest-release' : 'release-name' }, str(cand.release)),
+        h('span', { class: 'sub' }, ' against ' + (isLatest ? 'its baseline ' : 'the release before it, ') + str(base.release))));
+      out.appendChild(releaseNav(g, idx));
       var counts = d.counts || {};
       out.appendChild(h('div', { class: 'stats' },
         stat('Time vs baseline [95% CI]', fmtCI(d.geomean), 'geomean', d.geomean && d.geomean.ratio > 1.02 && d.geomean.lo > 1 ? 'bad' : null),
         stat('Cases timed', d.geomean ? fmtInt(d.geomean.n) : DASH),
         GATES.map(function (gt) { return stat(gt.charAt(0).toUpperCase() + gt.slice(1) + ' regressions', fmtInt(counts[gt] || 0), 'gate-count-' + gt, counts[gt] ? 'bad' : null); }),
         stat('Missing cases', fmtInt(d.missing_total), 'missing-count', d.missing_total ? 'bad' : null),
+        stat('Still failing', fmtInt(d.still_failing_total), 'still-failing-count', d.still_failing_total ? 'bad' : null),
+        stat('Fixed', fmtInt(d.fixes_total), 'fixed-count'),
         // Throughput (candidate, and its ratio to the baseline) and cost per million, per unit.
         arr(d.throughput).map(function (t) {
           var unit = str(t.unit);
@@ -779,7 +837,56 @@
         ], nfs, { testid: 'new-fallbacks-table' }));
       }
       out.appendChild(nf);
+      out.appendChild(causesSection(g, d));
+      out.appendChild(fixesSection(g, d, base, cand));
     });
+  }
+
+  // Failures grouped by cause (Note [Release pages]): the new ones and those failing in both.
+  function causesSection(g, d) {
+    var causes = arr(d.causes);
+    var sec = section('Failures by cause', 'causes');
+    if (!causes.length) {
+      sec.appendChild(h('p', { class: 'muted', testid: 'no-causes' }, 'No case fails in this release.'));
+      return sec;
+    }
+    sec.appendChild(h('p', { class: 'muted' }, 'Failing cases of this release with the same op, status and error (its numbers aside), one row each: '
+      + fmtInt(causes.length) + ' causes' + (isNum(d.causes_total) && d.causes_total > causes.length ? ' of ' + fmtInt(d.causes_total) : '') + '.'));
+    sec.appendChild(pagedRows(causes, function (rows) {
+      return table([
+        { label: 'Op', cell: function (x) { return h('code', null, str(x.op)); } },
+        { label: 'Status', cell: function (x) { return statusBadge(x.status); } },
+        { label: 'Error (first case)', cls: 'errtext', cell: function (x) { return x.message ? h('pre', { class: 'err' }, str(x.message)) : h('span', { class: 'muted' }, 'no error text'); } },
+        { label: 'New', cls: 'num', title: 'cases that did not fail in the release before', cell: function (x) { return regCount(x.new); } },
+        { label: 'Still failing', cls: 'num', title: 'cases that failed in the release before too', cell: function (x) { return fmtInt(x.still); } },
+        { label: 'Cases', cls: 'num', cell: function (x) {
+          var keys = arr(x.keys);
+          return h('details', { class: 'cause-keys' }, h('summary', { testid: 'cause-count' }, fmtInt(x.count)),
+            h('ul', { class: 'keys' }, keys.map(function (k) { return h('li', null, caseLink(g.id, str(k))); }),
+              x.count > keys.length ? h('li', { class: 'muted' }, '\u2026 and ' + fmtInt(x.count - keys.length) + ' more') : null));
+        } },
+        { label: 'Repro (first case)', cls: 'reprocol', cell: function (x) { return repro(str(x.repro)); } },
+      ], rows, { testid: 'causes-table', rowProps: function (x) { return { testid: 'cause-row', 'data-count': String(x.count), 'data-new': String(x.new) }; } });
+    }));
+    return sec;
+  }
+
+  function fixesSection(g, d, base, cand) {
+    var fixes = arr(d.fixes);
+    var sec = section('Fixed', 'fixes');
+    if (!fixes.length) {
+      sec.appendChild(h('p', { class: 'muted', testid: 'no-fixes' }, 'No case that failed in ' + str(base.release) + ' passes in ' + str(cand.release) + '.'));
+      return sec;
+    }
+    if (isNum(d.fixes_total) && d.fixes_total > fixes.length) sec.appendChild(h('p', { class: 'note' }, 'The first ' + fmtInt(fixes.length) + ' of ' + fmtInt(d.fixes_total) + '.'));
+    sec.appendChild(pagedRows(fixes, function (rows) {
+      return table([
+        { label: 'Key', cls: 'keycol', cell: function (x) { return caseLink(g.id, str(x.key)); } },
+        { label: 'Change', cell: function (x) { return str(x.detail); } },
+        { label: 'Status', cell: function (x) { return statusBadge(x.status); } },
+      ], rows, { testid: 'fixes-table', rowProps: function () { return { testid: 'fix-row' }; } });
+    }));
+    return sec;
   }
 
   // Finds a key in the index: binary search (keys are sorted), then a scan as a fallback.
@@ -1097,6 +1204,7 @@
   var VIEWS = {
     overview: viewOverview,
     latest: viewLatest,
+    release: viewRelease,
     case: viewCase,
     cases: viewCases,
     breakdown: viewBreakdown,

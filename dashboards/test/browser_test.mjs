@@ -114,6 +114,7 @@ async function main() {
 
     // ---------------------------------------------------------------- overview
     const nonNull = (rows, f) => rows.filter((r) => typeof r[f] === 'number').length;
+    const n0 = (i) => g.releases.length - 1 - i;  // release i's row in the table, newest first
     await step('overview renders', async () => {
       await page.goto(base + 'index.html#/' + encodeURIComponent(gid) + '/overview');
       await ready('overview');
@@ -163,9 +164,81 @@ async function main() {
       checkEq('overview per release again: rows', await count('[data-testid=release-row]'), N);
     });
 
+    const index = readData(site, `${gid}/cases/index`);
+    // ---------------------------------------------------------------- triage from any point
+    // Note [Release pages]: a change point, a chart point and a release row open the release's
+    // page, which lists what changed against the release before it.
+    const hasPage = (i) => i > 0 && g.releases[i].regressions !== null && g.releases[i].regressions !== undefined;
+    const releaseHeading = (i) => text(i === g.releases.length - 1 ? '[data-testid=latest-release]' : '[data-testid=release-name]');
+    // A judged change point: its marker opens the release, whose page names the culprits that
+    // gauntlet_synth_history put there (a speed step on the ops starting with 'm'; the real run's
+    // failures failing from three releases before it on).
+    const cpAt = g.releases.findIndex((r, i) => r.change_point && (r.change_point.speed || r.change_point.pass) && hasPage(i));
+    await step('triage: a change point opens its release and its culprits', async () => {
+      if (cpAt < 0) { check('triage: the history has a judged change point', false, 'none in the data'); return; }
+      const rel = g.releases[cpAt];
+      const kind = rel.change_point.speed ? 'speed' : 'pass';
+      await go(`#/${gid}/overview`, 'overview');
+      const chart = kind === 'speed' ? 'speed_index' : 'pass_rate';
+      await clickTo(page.locator(`[data-testid=chart-${chart}] [data-testid=cp-marker][data-x="${cpAt}"]`), 'release');
+      checkEq(`triage: the ${kind} change point opens its release`, await releaseHeading(cpAt), rel.release);
+      const d = readData(site, `${gid}/releases/${cpAt}`);
+      const regs = (d.regressions || []).filter((x) => x.key && !x.key.startsWith('suite:') && x.gate === (kind === 'speed' ? 'speed' : 'accuracy'));
+      const latestStatus = new Map(index.keys.map((k, i) => [k, index.status[i]]));
+      const culprits = kind === 'speed'
+        ? regs.filter((x) => x.key.split('/')[1].startsWith('m'))
+        : regs.filter((x) => ['FAIL', 'ERROR', 'CRASH', 'TIMEOUT', 'XPASS'].includes(latestStatus.get(x.key)));
+      check(`triage: the ${kind} regressions at the change point are the cases the history changed there`, regs.length > 0 && culprits.length === regs.length,
+        `${regs.length} regressions, ${culprits.length} of them culprits`);
+      checkEq('triage: the page lists the release\'s regressions', Number(await attr('[data-testid=regression-count]', 'data-count')), (d.regressions || []).length);
+      const shown = await page.locator('[data-testid=regression-row] [data-testid=case-link]').allTextContents();
+      check('triage: a culprit is on the page', culprits.length > 0 && shown.includes(culprits[0].key), `${culprits.length ? culprits[0].key : 'none'} not among ${shown.length} rows`);
+      if (kind === 'pass') {
+        const causes = d.causes || [];
+        checkEq('triage: the failures by cause count the new failures', causes.reduce((a, c) => a + c.new, 0), regs.filter((x) => x.change === 'status-change' || x.change === 'xpass').length);
+        check('triage: failures grouped by cause', causes.length > 0 && causes.length < causes.reduce((a, c) => a + c.count, 0), `${causes.length} causes`);
+      }
+      await page.screenshot({ path: path.join(shots, 'release_change_point.png'), fullPage: false });
+      // Its neighbours are a click away.
+      await clickTo(page.locator('[data-testid=release-prev]'), 'release');
+      const prevName = await page.locator('[data-testid=release-name], [data-testid=latest-release]').first().textContent();
+      checkEq('triage: the previous release link', prevName, g.releases[cpAt - 1].release);
+    });
+    await step('triage: the change point list links to the release', async () => {
+      if (cpAt < 0) return;
+      await go(`#/${gid}/overview`, 'overview');
+      const links = page.locator('[data-testid=cp-link]');
+      const hrefs = await links.evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+      const want = `#/${encodeURIComponent(gid)}/release/${encodeURIComponent(g.releases[cpAt].release)}`;
+      check('triage: the change point names its release page', hrefs.includes(want), `${want} not among ${JSON.stringify(hrefs)}`);
+    });
+    await step('triage: a chart point opens its release', async () => {
+      const j = g.releases.findIndex((r, i) => hasPage(i) && i !== cpAt);
+      if (j < 0) return;
+      await go(`#/${gid}/overview`, 'overview');
+      const box = await page.locator('[data-testid=chart-pass_rate] .u-over').boundingBox();
+      const n = g.releases.length;
+      await page.evaluate(() => document.body.removeAttribute('data-ready'));
+      // The x scale runs from -0.5 to n - 0.5: point j is at (j + 0.5) / n of the width.
+      await page.mouse.move(box.x + ((j + 0.5) / n) * box.width, box.y + box.height / 2);
+      await page.mouse.click(box.x + ((j + 0.5) / n) * box.width, box.y + box.height / 2);
+      await ready('release');
+      checkEq('triage: the clicked point\'s release', await releaseHeading(j), g.releases[j].release);
+    });
+    await step('triage: a release row opens its release', async () => {
+      const j = g.releases.findIndex((r, i) => i > 0 && !hasPage(i));
+      await go(`#/${gid}/overview`, 'overview');
+      const rows = page.locator('[data-testid=release-row]');  // newest first
+      if (j > 0) {
+        await clickTo(rows.nth(n0(j)).locator('td').nth(3), 'release');
+        checkEq('triage: a release not compared says so', await count('[data-testid=release-not-judged]'), 1);
+      }
+      await go(`#/${gid}/overview`, 'overview');
+      await clickTo(page.locator('[data-testid=release-row]').nth(1).locator('td').nth(3), 'release');
+      checkEq('triage: the clicked row\'s release', await releaseHeading(g.releases.length - 2), g.releases[g.releases.length - 2].release);
+    });
     // ---------------------------------------------------------------- latest
     let firstRegKey = null;
-    const index = readData(site, `${gid}/cases/index`);
     if (!g.latest) {
       console.log('note: the group has one release; no latest-release comparison to check');
       await step('latest: single release', async () => {
@@ -203,6 +276,16 @@ async function main() {
           checkEq('latest: says there are no regressions', await count('[data-testid=no-regressions]'), 1);
         }
         checkEq('latest: missing cases listed', await count('[data-testid=missing-row]'), (latest.missing || []).length);
+        // Failures by cause: every failing case of the release counted once, in fewer rows.
+        const causes = latest.causes || [];
+        const failing = index.status.filter((st) => ['FAIL', 'ERROR', 'CRASH', 'TIMEOUT', 'XPASS'].includes(st)).length;
+        checkEq('latest: cause rows', await count('[data-testid=cause-row]'), Math.min(PAGE_SIZE, causes.length));
+        checkEq('latest: the causes count every failing case once', causes.reduce((a, c) => a + c.count, 0), failing);
+        const exp = causes.filter((c) => c.op === 'exp' && c.status === 'FAIL');
+        const expFails = index.keys.filter((k, i) => k.split('/')[1] === 'exp' && index.status[i] === 'FAIL').length;
+        check('latest: the exp fault\'s failures are grouped', expFails > 1 && exp.length >= 1 && exp.length < expFails &&
+          exp.reduce((a, c) => a + c.count, 0) === expFails, `${expFails} failing exp cases in ${exp.length} causes`);
+        checkEq('latest: still failing shown', (await text('[data-testid=still-failing-count]')).replace(/,/g, ''), String(latest.still_failing_total));
       });
       await step('latest screenshot', async () => {
         await page.screenshot({ path: path.join(shots, 'regressions.png'), fullPage: false });

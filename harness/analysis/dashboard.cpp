@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cctype>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 
 #include "gauntlet/dates.h"
@@ -225,6 +227,52 @@ void append_number(std::string& out, double v) {
   }
 }
 
+// The first line of an error text, at most 200 bytes (cut on a UTF-8 boundary).
+std::string first_line(std::string_view text) {
+  std::string_view line = text.substr(0, text.find('\n'));
+  if (line.size() > 200) {
+    std::size_t n = 200;
+    while (n > 0 && (static_cast<unsigned char>(line[n]) & 0xc0) == 0x80) --n;
+    line = line.substr(0, n);
+  }
+  return std::string(line);
+}
+
+// An error's first line with every number written as '#' (digits with their sign, point and
+// exponent, and hexadecimal numbers): "max_abs_err 0.51 at [3, 7]" and "max_abs_err 0.49 at
+// [0, 1]" are one cause (Note [Release pages]).
+std::string blank_numbers(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  auto digit = [&](std::size_t i) { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
+  auto word = [&](std::size_t i) {
+    return i < text.size() && (std::isalnum(static_cast<unsigned char>(text[i])) || text[i] == '_');
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    // Every run of digits, inside words too ("2x4x8", "f32"): shapes and dtypes that differ do
+    // not make a different cause; a sign or point only where a number starts.
+    const bool starts = digit(i) || ((text[i] == '-' || text[i] == '.') && digit(i + 1) && !(i > 0 && word(i - 1)));
+    if (!starts) {
+      out += text[i++];
+      continue;
+    }
+    if (text[i] == '-') ++i;
+    if (text.substr(i, 2) == "0x" || text.substr(i, 2) == "0X") {
+      i += 2;
+      while (i < text.size() && std::isxdigit(static_cast<unsigned char>(text[i]))) ++i;
+    } else {
+      while (digit(i) || (i < text.size() && text[i] == '.' && digit(i + 1))) ++i;
+      if (i < text.size() && (text[i] == 'e' || text[i] == 'E') &&
+          (digit(i + 1) || ((text[i + 1] == '-' || text[i + 1] == '+') && digit(i + 2)))) {
+        i += 2;
+        while (digit(i)) ++i;
+      }
+    }
+    out += '#';
+  }
+  return out;
+}
+
 double ratio_or_nan(float a, float b) {
   return std::isfinite(a) && std::isfinite(b) && a > 0 && b > 0 ? double(b) / double(a) : NAN;
 }
@@ -350,7 +398,7 @@ class GroupExport {
     judge();
     json releases = json::array();
     for (std::size_t r = 0; r < nr; ++r) releases.push_back(release_json(r));
-    write_latest();
+    write_release_pages();
     write_breakdown();
     write_coverage();
     const std::int64_t files = write_cases();
@@ -503,7 +551,7 @@ class GroupExport {
       }
       judged_[r] = counts;
     }
-    if (pairs > 0) latest_ = std::move(done[nr - 1]);
+    judged_pairs_ = std::move(done);
   }
 
   static json gates_json(const std::map<Gate, std::int64_t>& n) {
@@ -580,9 +628,24 @@ class GroupExport {
 
   std::string name(const std::string& file) const { return g_.id + "/" + file; }
 
-  void write_latest() {
-    if (!latest_) return;
-    const RunComparison& c = *latest_;
+  // Note [Release pages]: every judged release has a page, data/<g>/releases/<r>.js (r: its index
+  // in the overview's releases), holding what changed against the release before it: compare's
+  // regressions, its fixes, the cases failing in both, and the failures grouped by cause (op,
+  // status and the error's first line with its numbers blanked: one row, a count and one repro
+  // for sixteen cases that fail the same way). latest.js is the newest page, under its old name.
+  // Releases older than the judged pairs (--compare-pairs) have no page; the overview's
+  // `regressions` is null for them and the site says so.
+  void write_release_pages() {
+    for (std::size_t r = 1; r < judged_pairs_.size(); ++r) {
+      if (!judged_pairs_[r]) continue;
+      const std::string text = dump(release_page(r, *judged_pairs_[r]));
+      w_.write(name(fmt::format("releases/{}", r)), text);
+      if (r + 1 == judged_pairs_.size()) w_.write(name("latest"), text);
+      judged_pairs_[r].reset();  // the findings of 50 pairs need not stay in memory together
+    }
+  }
+
+  json release_page(std::size_t r, const RunComparison& c) const {
     std::unordered_map<std::string_view, std::uint32_t> by_key;
     for (std::uint32_t i = 0; i < cases_.size(); ++i) by_key.emplace(cases_[i].key, i);
     json regressions = json::array(), missing = json::array();
@@ -590,7 +653,6 @@ class GroupExport {
     for (Gate gate : kAllGates) counts[gate] = 0;
     std::int64_t total = 0, missing_total = 0;
     std::map<std::string, std::int64_t> new_fallbacks;
-    const std::size_t last = cols_.size() - 1;
     for (const Finding& f : c.findings) {
       if (!is_regression(f.change)) continue;
       ++counts[change_gate(f.change)];
@@ -598,7 +660,6 @@ class GroupExport {
       if (f.change == Change::Missing) {
         if (missing_total++ < o_.max_regressions) missing.push_back(f.key);
       }
-      const auto it = by_key.find(f.key);
       if (f.change == Change::NewFallback) {
         // compare's detail names the ops the baseline did not fall back on (regress.cpp).
         constexpr std::string_view kPrefix = "falls back to the CPU: ";
@@ -621,17 +682,7 @@ class GroupExport {
                   {"baseline", number(f.baseline)},
                   {"candidate", number(f.candidate)},
                   {"repro", repro_command(c, f)}};
-      if (it != by_key.end()) {
-        const std::uint32_t i = it->second;
-        const std::uint8_t s = cols_[last].status[i];
-        row["family"] = family_[i];
-        row["dtype"] = cases_[i].dtype;
-        row["mode"] = cases_[i].mode;
-        row["status"] = s == kAbsent ? json(nullptr) : json(status_name(static_cast<Status>(s)));
-        row["case_file"] = i / static_cast<std::uint32_t>(o_.per_file);
-      } else {
-        row["family"] = row["dtype"] = row["mode"] = row["status"] = row["case_file"] = nullptr;
-      }
+      add_case_facets(row, f.key, by_key, r);
       regressions.push_back(std::move(row));
     }
     json fallbacks = json::array();
@@ -651,8 +702,66 @@ class GroupExport {
                             {"candidate_cost_per_million", number(t.candidate_cost)},
                             {"cost_ratio", interval_json(t.cost_ratio, t.cases)}});
     }
+    // Fixed cases, and the failures by cause: the new ones (compare's status regressions) and the
+    // ones failing in both releases (compare's known failures).
+    json fixes = json::array();
+    std::int64_t fixes_total = 0;
+    std::map<std::tuple<std::string, std::string, std::string>, Cause> causes;
+    auto add_cause = [&](const std::string& key, bool fresh) {
+      const auto it = by_key.find(key);
+      if (it == by_key.end()) return;
+      const std::uint32_t i = it->second;
+      const std::uint8_t s = cols_[r].status[i];
+      if (s == kAbsent || !is_failure(static_cast<Status>(s))) return;
+      const auto e = cols_[r].error.find(i);
+      const std::string message = e == cols_[r].error.end() ? "" : first_line(e->second);
+      Cause& cause = causes[{cases_[i].target, std::string(status_name(static_cast<Status>(s))),
+                             blank_numbers(message)}];
+      if (cause.count++ == 0) {
+        cause.first = i;
+        cause.message = message;
+      }
+      (fresh ? cause.fresh : cause.still)++;
+      if (cause.keys.size() < kKeysPerCause) cause.keys.push_back(i);
+    };
+    for (const Finding& f : c.findings) {
+      if (f.change == Change::StatusChange || f.change == Change::XPass || f.change == Change::New)
+        add_cause(f.key, true);  // add_cause keeps only the failing
+      if (f.change != Change::Fixed) continue;
+      if (fixes_total++ >= o_.max_regressions) continue;
+      json row = {{"key", f.key}, {"detail", f.detail}};
+      add_case_facets(row, f.key, by_key, r);
+      fixes.push_back(std::move(row));
+    }
+    for (const KnownFailure& k : c.known_failures) add_cause(k.key, false);
+    std::vector<const std::pair<const std::tuple<std::string, std::string, std::string>, Cause>*> order;
+    for (const auto& entry : causes) order.push_back(&entry);
+    std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+      return std::tie(a->second.fresh, a->second.count) > std::tie(b->second.fresh, b->second.count);
+    });
+    json groups = json::array();
+    std::int64_t still_total = 0;
+    for (const auto* entry : order) {
+      const auto& [op, status, pattern] = entry->first;
+      const Cause& cause = entry->second;
+      still_total += cause.still;
+      if (static_cast<int>(groups.size()) >= o_.max_regressions) continue;
+      json keys = json::array();
+      for (std::uint32_t i : cause.keys) keys.push_back(cases_[i].key);
+      groups.push_back({{"op", op},
+                        {"status", status},
+                        {"message", cause.message},
+                        {"pattern", pattern},
+                        {"count", cause.count},
+                        {"new", cause.fresh},
+                        {"still", cause.still},
+                        {"keys", keys},
+                        {"repro", repro_command(cases_[cause.first].key, c.db_path, c.candidate.id, g_.backend)},
+                        {"case_file", cause.first / static_cast<std::uint32_t>(o_.per_file)}});
+    }
     json j = {{"schema_version", kSchemaVersion},
               {"group", g_.id},
+              {"index", r},
               {"baseline", {{"release", c.baseline.release}, {"run_id", c.baseline.id}}},
               {"candidate", {{"release", c.candidate.release}, {"run_id", c.candidate.id}}},
               {"geomean", interval_json(c.speed.geomean, c.speed.compared)},
@@ -662,8 +771,40 @@ class GroupExport {
               {"regressions_total", total},
               {"missing", missing},
               {"missing_total", missing_total},
-              {"new_fallbacks", fallbacks}};
-    w_.write(name("latest"), dump(j));
+              {"new_fallbacks", fallbacks},
+              {"fixes", fixes},
+              {"fixes_total", fixes_total},
+              {"still_failing_total", still_total},
+              {"causes", groups},
+              {"causes_total", causes.size()}};
+    return j;
+  }
+
+  // A group of failures with one cause (Note [Release pages]).
+  struct Cause {
+    std::int64_t count = 0, fresh = 0, still = 0;
+    std::uint32_t first = 0;          // the first case's slot: its repro and message stand for all
+    std::string message;              // the first case's error, first line
+    std::vector<std::uint32_t> keys;  // the first kKeysPerCause cases
+  };
+  static constexpr std::size_t kKeysPerCause = 20;
+
+  // family, dtype, mode, status (in release r) and case file of a key, or nulls for a key that
+  // is not a case of the group.
+  void add_case_facets(json& row, const std::string& key,
+                       const std::unordered_map<std::string_view, std::uint32_t>& by_key, std::size_t r) const {
+    const auto it = by_key.find(key);
+    if (it == by_key.end()) {
+      row["family"] = row["dtype"] = row["mode"] = row["status"] = row["case_file"] = nullptr;
+      return;
+    }
+    const std::uint32_t i = it->second;
+    const std::uint8_t s = cols_[r].status[i];
+    row["family"] = family_[i];
+    row["dtype"] = cases_[i].dtype;
+    row["mode"] = cases_[i].mode;
+    row["status"] = s == kAbsent ? json(nullptr) : json(status_name(static_cast<Status>(s)));
+    row["case_file"] = i / static_cast<std::uint32_t>(o_.per_file);
   }
 
   // Pass rate, fallback rate and speed index per release of the cases sharing a facet value.
@@ -880,7 +1021,7 @@ class GroupExport {
   std::vector<double> index_;
   std::vector<bool> speed_cp_, pass_cp_;
   std::vector<std::optional<std::map<Gate, std::int64_t>>> judged_;
-  std::optional<RunComparison> latest_;
+  std::vector<std::optional<RunComparison>> judged_pairs_;  // per release: against the one before
 };
 
 }  // namespace

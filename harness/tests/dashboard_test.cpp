@@ -292,5 +292,88 @@ TEST(DashboardScript, EscapesMarkupAndLineSeparators) {
             "gauntletData(\"a/b\", {\"k\":\"\\u003c\\/x\\u003e\\u0026\\u2028\\u2029\"});\n");
 }
 
+// Note [Release pages]: every judged release has a page against the release before it, with its
+// failures grouped by op, status and error (numbers aside), its fixes and what still fails.
+TEST_F(DashboardTest, EveryJudgedReleaseHasAPageWithItsFailuresGroupedByCause) {
+  {
+    // r7: add n=6 fails anew and n=7 still fails, both with errors that differ in numbers only;
+    // n=8 (the hostile key) is fixed.
+    auto store = Store::open(db_, Store::OpenMode::ReadWrite);
+    RunInfo info;
+    info.release = "r7";
+    info.backend = "sim";
+    info.backend_version = "sim-1.0";
+    info.suite = "smoke";
+    info.started_at = fmt_date(11, 16);
+    const std::int64_t run = store->begin_run(info);
+    for (int n = 1; n <= 8; ++n) {
+      for (const char* op : {"mm", "add"}) {
+        Outcome o;
+        o.status = Status::Pass;
+        o.sim_time_us = 10.0 * n * (std::string(op) == "mm" ? 1.3 : 1.0);
+        o.timing.median_us = 10.0 * n;
+        if (std::string(op) == "add" && (n == 6 || n == 7)) {
+          o.status = Status::Fail;
+          o.error = n == 6 ? "out0: max_abs_err 0.75 at [3, 1] (atol 1e-05)\nmore" : "out0: max_abs_err 2.5e-3 at [0, 12] (atol 1e-05)";
+        }
+        store->add_result(run, CaseKey::parse(key_of(op, n)), o);  // add n=8: the hostile key
+      }
+    }
+    store->flush();
+    store->finish_run(run, info.started_at);
+  }
+  write();
+  const json overview = read("overview");
+  const json& sim = group(overview, "sim");
+  const std::string g = sim["id"];
+  ASSERT_EQ(sim["releases"].size(), 7u);
+  for (int r = 1; r <= 6; ++r) {
+    const json page = read(g + "/releases/" + std::to_string(r));
+    EXPECT_EQ(page["index"], r);
+    EXPECT_EQ(page["baseline"]["release"], "r" + std::to_string(r));
+    EXPECT_EQ(page["candidate"]["release"], "r" + std::to_string(r + 1));
+  }
+  EXPECT_EQ(read(g + "/releases/6"), read(g + "/latest"));
+  EXPECT_FALSE(fs::exists(dir_ / "site" / "data" / g / "releases" / "0.js"));
+  EXPECT_EQ(read(g + "/releases/3")["counts"]["speed"], 8 + 1);  // the mm step, at r4
+
+  // r6: add n=7 and n=8 fail anew with one error: one cause.
+  const json r6 = read(g + "/releases/5");
+  ASSERT_EQ(r6["causes"].size(), 1u);
+  EXPECT_EQ(r6["causes"][0]["op"], "add");
+  EXPECT_EQ(r6["causes"][0]["status"], "FAIL");
+  EXPECT_EQ(r6["causes"][0]["count"], 2);
+  EXPECT_EQ(r6["causes"][0]["new"], 2);
+  EXPECT_EQ(r6["causes"][0]["still"], 0);
+  EXPECT_EQ(r6["causes"][0]["keys"].size(), 2u);
+  EXPECT_EQ(r6["still_failing_total"], 0);
+  EXPECT_EQ(r6["fixes_total"], 0);
+
+  // r7: n=6 (new) and n=7 (still failing) differ in numbers only: one cause, its first case's
+  // message and repro; n=8 is fixed.
+  const json r7 = read(g + "/releases/6");
+  ASSERT_EQ(r7["causes"].size(), 1u) << r7["causes"].dump();
+  const json& cause = r7["causes"][0];
+  EXPECT_EQ(cause["count"], 2);
+  EXPECT_EQ(cause["new"], 1);
+  EXPECT_EQ(cause["still"], 1);
+  EXPECT_EQ(cause["pattern"], "out#: max_abs_err # at [#, #] (atol #)");
+  EXPECT_EQ(cause["message"], "out0: max_abs_err 0.75 at [3, 1] (atol 1e-05)");  // first line
+  EXPECT_EQ(cause["keys"], json({key_of("add", 6), key_of("add", 7)}));
+  EXPECT_NE(cause["repro"].get<std::string>().find("gauntlet repro '" + key_of("add", 6) + "'"), std::string::npos);
+  EXPECT_EQ(r7["still_failing_total"], 1);
+  ASSERT_EQ(r7["fixes_total"], 1);
+  EXPECT_EQ(r7["fixes"][0]["detail"], "FAIL -> PASS");
+  EXPECT_EQ(r7["fixes"][0]["status"], "PASS");
+
+  // Older pairs than --compare-pairs have no page.
+  DashboardOptions o;
+  o.compare_pairs = 2;
+  write(o);
+  EXPECT_FALSE(fs::exists(dir_ / "site" / "data" / g / "releases" / "4.js"));
+  EXPECT_TRUE(fs::exists(dir_ / "site" / "data" / g / "releases" / "5.js"));
+  EXPECT_TRUE(fs::exists(dir_ / "site" / "data" / g / "releases" / "6.js"));
+}
+
 }  // namespace
 }  // namespace gauntlet
