@@ -14,7 +14,7 @@
   var PAGE_SIZE = 100;
   var GATES = ['accuracy', 'speed', 'coverage'];
   var SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
-  var COLORS = { pass: '#2e7d32', fallback: '#b26a00', breaks: '#6a3fb5', speed: '#1565c0', rel: '#c2185b', cp: '#d32f2f' };
+  var COLORS = { ran: '#78909c', pass: '#2e7d32', fallback: '#b26a00', breaks: '#6a3fb5', speed: '#1565c0', rel: '#c2185b', cp: '#d32f2f' };
 
   // ------------------------------------------------------------------------------------------
   // Data files
@@ -142,6 +142,14 @@
     return prec(us / 1e6) + ' s';
   }
   function prec(x) { return x >= 100 ? x.toFixed(0) : Number(x.toPrecision(3)).toString(); }
+  // The same with `digits` significant digits, for axis labels that must differ.
+  function fmtTimeDigits(us, digits) {
+    if (!isNum(us)) return DASH;
+    var p = function (x) { return Number(x.toPrecision(digits)).toString(); };
+    if (Math.abs(us) < 1000) return p(us) + ' \u00b5s';
+    if (Math.abs(us) < 1e6) return p(us / 1000) + ' ms';
+    return p(us / 1e6) + ' s';
+  }
   function fmtErr(x) { return !isNum(x) ? DASH : x === 0 ? '0' : x.toExponential(2); }
   function fmtDate(iso) { return typeof iso === 'string' ? iso.slice(0, 10) : DASH; }
   function fmtStamp(iso) {
@@ -294,8 +302,9 @@
       series.push({
         label: s.label,
         stroke: s.color,
-        width: 2,
-        spanGaps: true,
+        width: s.dash ? 1.5 : 2,
+        dash: s.dash || undefined,
+        spanGaps: !s.gaps,
         points: { show: true, size: 7, stroke: s.color, fill: '#fff', width: 2 },
         value: function (u, v) { return v === null || v === undefined ? DASH : (s.fmt || yFmt)(v); },
       });
@@ -336,6 +345,20 @@
         }
       }
       wrap.setAttribute('data-cp-markers', String(marks));
+      // Status markers (the case page): a release whose status is not PASS, on its point or, when
+      // the point is missing (nothing measured), at the top of the plot.
+      var old2 = u.over.querySelectorAll('.st-marker');
+      for (var j2 = 0; j2 < old2.length; j2++) old2[j2].remove();
+      var stMarks = 0;
+      (opts.marks || []).forEach(function (mk) {
+        var yv = data[1][mk.x];
+        var el = h('div', { class: 'st-marker ' + statusClass(mk.status).replace('st ', ''), testid: 'status-marker', 'data-status': mk.status, title: mk.text }, mk.status.charAt(0));
+        el.style.left = u.valToPos(mk.x, 'x') + 'px';
+        el.style.top = (yv === null || yv === undefined ? 10 : u.valToPos(yv, 'y')) + 'px';
+        u.over.appendChild(el);
+        stMarks++;
+      });
+      wrap.setAttribute('data-status-markers', String(stMarks));
     }
 
     var axes = [
@@ -355,7 +378,7 @@
         values: function (u2, splits) {
           // On a log axis: decades, and 2 and 5 too when the axis spans two decades or less.
           var few = splits.length > 1 && Math.log10(splits[splits.length - 1] / splits[0]) <= 2;
-          return splits.map(function (v) {
+          var labelsOut = splits.map(function (v) {
             if (opts.yKind === 'log') {
               var m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
               var one = Math.abs(m - 1) < 1e-6, mid = Math.abs(m - 2) < 1e-6 || Math.abs(m - 5) < 1e-6;
@@ -363,6 +386,14 @@
             }
             return yFmt(v);
           });
+          // Labels that differ: more digits while two ticks read the same ("2 µs, 2 µs").
+          if (opts.yKind !== 'log' && opts.yFmtDigits) {
+            for (var d = 3; d <= 9 && !distinct(labelsOut); d++) {
+              labelsOut = splits.map(function (v) { return opts.yFmtDigits(v, d); });
+            }
+          }
+          wrap.setAttribute('data-y-labels', labelsOut.filter(Boolean).join('|'));  // for tests
+          return labelsOut;
         },
         grid: { stroke: '#eceff1', width: 1 },
         ticks: { show: true, size: 4, stroke: '#cfd8dc' },
@@ -370,6 +401,7 @@
     ];
     var yAxis = axes[1];
     if (opts.yKind === 'count') yAxis.incrs = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 1e7, 1e8];
+    wrap.setAttribute('data-series', opts.series.map(function (s) { return s.label; }).join(','));
     var width = Math.max(260, holder.clientWidth || parent.clientWidth || 400);
     var height = opts.height || 210;
     var u = new window.uPlot({
@@ -397,6 +429,16 @@
     var entry = { u: u, holder: holder, height: height };
     state.charts.push(entry);
     return entry;
+  }
+
+  function distinct(labels) {
+    var seen = Object.create(null);
+    for (var i = 0; i < labels.length; i++) {
+      if (!labels[i]) continue;
+      if (seen[labels[i]]) return false;
+      seen[labels[i]] = 1;
+    }
+    return true;
   }
 
   function resizeCharts() {
@@ -547,6 +589,8 @@
     var k = [];
     if (cp && cp.speed) k.push('speed');
     if (cp && cp.pass) k.push('pass rate');
+    if (cp && cp.fallback) k.push('fallback rate');
+    if (cp && cp.breaks) k.push('graph breaks');
     return k;
   }
 
@@ -570,7 +614,8 @@
       stat('Weeks', h('span', { testid: 'week-count' }, String(arr(g.weeks).length))),
       stat('Latest', last ? last.release : DASH),
       stat('Cases (latest)', last ? fmtInt(last.cases) : DASH),
-      stat('Pass rate', last ? fmtPct(last.pass_rate) : DASH),
+      stat('Pass rate (of the cases that ran)', last ? fmtPct(passRan(last)) : DASH, 'kpi-pass-rate'),
+      stat('Ran', last ? fmtPct(last.ran_share) : DASH, 'kpi-ran'),
       stat('Fallback rate', last ? fmtPct(last.fallback_rate) : DASH),
       stat('Speed index', last ? fmtRatio(last.speed_index) : DASH),
       stat('Cases (all releases)', fmtInt(g.cases)));
@@ -587,9 +632,11 @@
     else {
       cpBox.appendChild(h('ul', { class: 'cp-list' }, cps.map(function (c) {
         var prev = c.i > 0 ? rows[c.i - 1] : null;
-        var what = c.kind === 'speed'
-          ? 'speed index ' + (prev ? fmtRatio(prev.speed_index) + ' \u2192 ' : '') + fmtRatio(c.row.speed_index)
-          : 'pass rate ' + (prev ? fmtPct(prev.pass_rate) + ' \u2192 ' : '') + fmtPct(c.row.pass_rate);
+        var step = function (f, fmt) { return (prev ? fmt(f(prev)) + ' \u2192 ' : '') + fmt(f(c.row)); };
+        var what = c.kind === 'speed' ? 'speed index ' + step(function (x) { return x.speed_index; }, fmtRatio)
+          : c.kind === 'pass rate' ? 'pass rate ' + step(passRan, fmtPct)
+          : c.kind === 'fallback rate' ? 'fallback rate ' + step(function (x) { return x.fallback_rate; }, fmtPct)
+          : 'graph breaks ' + step(function (x) { return x.graph_breaks; }, fmtInt);
         return h('li', { testid: 'cp-item' }, h('span', { class: 'cp-dot', 'aria-hidden': 'true' }, '\u25c6'),
           h('strong', null, c.kind), ' change at ', h('strong', null, labels[c.i]),
           byWeek ? null : ' (' + fmtDate(c.row.started_at) + ')', ': ', what, ' ',
@@ -602,21 +649,30 @@
     out.appendChild(cpBox);
 
     var pick = function (f) { return rows.map(function (x) { return x[f]; }); };
-    var cpSpeed = rows.map(function (x) { return !!(x.change_point && x.change_point.speed); });
-    var cpPass = rows.map(function (x) { return !!(x.change_point && x.change_point.pass); });
+    var cpOf = function (f) { return rows.map(function (x) { return !!(x.change_point && x.change_point[f]); }); };
     var xLabel = byWeek ? 'Week' : 'Release';
+    // Note [Change points on every series]: each chart marks its own series' change points.
     var charts = [
-      { id: 'pass_rate', title: 'Pass rate', values: pick('pass_rate'), color: COLORS.pass, fmt: fmtPct, kind: 'rate', cps: cpPass, what: 'pass rate' },
-      { id: 'fallback_rate', title: 'Fallback rate', values: pick('fallback_rate'), color: COLORS.fallback, fmt: fmtPct, kind: 'rate' },
-      { id: 'graph_breaks', title: 'Graph breaks', values: pick('graph_breaks'), color: COLORS.breaks, fmt: fmtInt, kind: 'count' },
-      { id: 'speed_index', title: 'Speed index (time vs the first release; lower is faster)', values: pick('speed_index'), color: COLORS.speed, fmt: fmtRatio, kind: 'ratio', cps: cpSpeed, what: 'speed' },
+      { id: 'pass_rate', title: 'Pass rate of the cases that ran, and the share that ran', values: rows.map(passRan), color: COLORS.pass, fmt: fmtPct, kind: 'rate', cps: cpOf('pass'), what: 'pass rate',
+        more: [{ label: 'ran', values: pick('ran_share'), color: COLORS.ran, fmt: fmtPct }] },
+      { id: 'fallback_rate', title: 'Fallback rate', values: pick('fallback_rate'), color: COLORS.fallback, fmt: fmtPct, kind: 'rate', cps: cpOf('fallback'), what: 'fallback rate' },
+      { id: 'graph_breaks', title: 'Graph breaks', values: pick('graph_breaks'), color: COLORS.breaks, fmt: fmtInt, kind: 'count', cps: cpOf('breaks'), what: 'graph breaks',
+        unmeasured: 'Not measured: no case of ' + (byWeek ? 'this week' : 'this release') + ' ran the compile path' },
+      { id: 'speed_index', title: 'Speed index (time vs the first release; lower is faster)', values: pick('speed_index'), color: COLORS.speed, fmt: fmtRatio, kind: 'ratio', cps: cpOf('speed'), what: 'speed' },
     ];
     var render = function () {
       var slots = charts.map(function (c) { return chartSlot(grid, c.id, c.title); });
       charts.forEach(function (c, k) {
+        // Unmeasured points are gaps, never zeros; a series never measured says so.
+        var gaps = c.values.filter(function (v) { return !isNum(v); }).length;
+        if (c.unmeasured && gaps) {
+          slots[k].wrap.appendChild(h('p', { class: 'note', testid: 'not-measured' }, gaps === c.values.length
+            ? c.unmeasured.replace(/this (week|release)/, 'any ' + (byWeek ? 'week' : 'release')) + '.'
+            : fmtInt(gaps) + ' of ' + fmtInt(c.values.length) + ' ' + (byWeek ? 'weeks' : 'releases') + ' not measured (no case ran the compile path): gaps in the line.'));
+        }
         lineChart(slots[k], {
           labels: labels, xLabel: xLabel, yFmt: c.fmt, yKind: c.kind,
-          series: [{ label: c.title.replace(/ \(.*/, ''), values: c.values, color: c.color, fmt: c.fmt }],
+          series: [{ label: c.title.replace(/ (\(|of ).*/, ''), values: c.values, color: c.color, fmt: c.fmt }].concat(c.more || []),
           cps: c.cps,
           cpText: function (i) { return c.what + ' change point at ' + labels[i] + ': click for what changed'; },
           onPoint: function (i) { if (rows[i]) location.hash = releaseHash(g.id, str(rows[i].release)); },
@@ -642,9 +698,10 @@
         { label: 'Date', cls: 'nowrap', cell: function (r2) { return h('span', { title: str(r2.x.started_at) }, fmtDate(r2.x.started_at)); } },
         { label: 'Backend', cls: 'nowrap', cell: function (r2) { return str(r2.x.backend_version); } },
         { label: 'Cases', cls: 'num', cell: function (r2) { return fmtInt(r2.x.cases); } },
-        { label: 'Pass rate', cls: 'num', cell: function (r2) { return fmtPct(r2.x.pass_rate); } },
+        { label: 'Pass rate', cls: 'num', title: 'PASS of the cases that ran (PASS, FAIL, ERROR, CRASH, TIMEOUT, XPASS)', cell: function (r2) { return fmtPct(passRan(r2.x)); } },
+        { label: 'Ran', cls: 'num', title: 'the share of cases that ran (not UNSUPPORTED, SKIP or XFAIL)', cell: function (r2) { return fmtPct(r2.x.ran_share); } },
         { label: 'Fallback', cls: 'num', cell: function (r2) { return fmtPct(r2.x.fallback_rate); } },
-        { label: 'Graph breaks', cls: 'num', cell: function (r2) { return fmtInt(r2.x.graph_breaks); } },
+        { label: 'Graph breaks', cls: 'num', cell: function (r2) { return isNum(r2.x.graph_breaks) ? fmtInt(r2.x.graph_breaks) : h('span', { class: 'muted', title: 'not measured: no case ran the compile path' }, DASH); } },
         { label: 'Time vs prev. [95% CI]', cls: 'num', title: 'geomean time ratio against the previous release; above 1 is slower', cell: function (r2) {
           var s = r2.x.speed;
           if (!s) return DASH;
@@ -663,9 +720,10 @@
         { label: 'Starts', cell: function (r2) { return str(r2.x.start); } },
         { label: 'Last release', cell: function (r2) { return h('a', { href: releaseHash(g.id, str(r2.x.release)), testid: 'release-link' }, str(r2.x.release)); } },
         { label: 'Releases', cls: 'num', cell: function (r2) { return fmtInt(r2.x.releases); } },
-        { label: 'Pass rate', cls: 'num', cell: function (r2) { return fmtPct(r2.x.pass_rate); } },
+        { label: 'Pass rate', cls: 'num', cell: function (r2) { return fmtPct(passRan(r2.x)); } },
+        { label: 'Ran', cls: 'num', cell: function (r2) { return fmtPct(r2.x.ran_share); } },
         { label: 'Fallback', cls: 'num', cell: function (r2) { return fmtPct(r2.x.fallback_rate); } },
-        { label: 'Graph breaks', cls: 'num', cell: function (r2) { return fmtInt(r2.x.graph_breaks); } },
+        { label: 'Graph breaks', cls: 'num', cell: function (r2) { return isNum(r2.x.graph_breaks) ? fmtInt(r2.x.graph_breaks) : h('span', { class: 'muted' }, DASH); } },
         { label: 'Speed index', cls: 'num', cell: function (r2) { return fmtRatio(r2.x.speed_index); } },
         { label: 'Change point', cell: cpCell },
       ], tableRows, { testid: 'weeks-table', rowProps: rowProps });
@@ -674,6 +732,14 @@
     tsec.appendChild(tbl);
     out.appendChild(tsec);
     return render;  // charts draw once `out` is in the document (they need its width)
+  }
+
+  // The pass rate of the cases that ran (data of an older exporter: of every case).
+  // null when no case ran (every one UNSUPPORTED, say).
+  function passRan(x) {
+    if (!x) return null;
+    if (Object.prototype.hasOwnProperty.call(x, 'pass_rate_ran')) return isNum(x.pass_rate_ran) ? x.pass_rate_ran : null;
+    return isNum(x.pass_rate) ? x.pass_rate : null;
   }
 
   function regCount(n) {
@@ -969,17 +1035,37 @@
     out.appendChild(hsec);
 
     return function () {
-      var timeSlot = chartSlot(grid, 'case_time', 'Time (' + (g.metric === 'host' ? 'host' : 'simulated') + ')');
-      var errSlot = chartSlot(grid, 'case_errors', 'Max errors (log scale)');
-      lineChart(timeSlot, {
-        labels: rels, yFmt: fmtTime, yKind: 'ratio',
-        series: [{ label: 'time', values: rels.map(function (_, j) { return at(c.time_us, j); }), color: COLORS.speed }],
+      var val = function (a) { return rels.map(function (_, j) { return at(a, j); }); };
+      // Status markers: every release the case did not PASS in (or did not run in).
+      var marks = [];
+      rels.forEach(function (rel, j) {
+        var st = at(c.status, j);
+        if (st !== null && st !== 'PASS') marks.push({ x: j, status: st, text: st + ' in ' + str(rel) });
       });
+      var timeSlot = chartSlot(grid, 'case_time', 'Time (' + (g.metric === 'host' ? 'host' : 'simulated') + ')');
+      lineChart(timeSlot, {
+        labels: rels, yFmt: fmtTime, yFmtDigits: fmtTimeDigits, yKind: 'ratio', marks: marks,
+        series: [{ label: 'time', values: val(c.time_us), color: COLORS.speed }],
+      });
+      // Errors on a log axis: only positive values can be drawn there; exact results (0) and
+      // releases where nothing was compared (a CRASH: null) are gaps, and a case with no positive
+      // error says so instead of drawing a linear axis under a "log" title.
+      var abs = val(c.max_abs_err), rel = val(c.max_rel_err), tol = val(c.atol);
+      var positive = abs.concat(rel).some(function (v) { return isNum(v) && v > 0; });
+      var errSlot = chartSlot(grid, 'case_errors', positive ? 'Max errors (log scale), and the absolute tolerance' : 'Max errors');
+      if (!positive) {
+        var compared = abs.filter(isNum).length;
+        errSlot.holder.appendChild(h('p', { class: 'muted', testid: 'errors-none' }, compared
+          ? 'Every compared release matched the golden exactly (max errors 0): nothing to draw on a log scale.'
+          : 'No release compared this case\'s outputs.'));
+        return;
+      }
       lineChart(errSlot, {
-        labels: rels, yFmt: fmtErr, yKind: 'log',
+        labels: rels, yFmt: fmtErr, yKind: 'log', marks: marks,
         series: [
-          { label: 'max_abs_err', values: rels.map(function (_, j) { return at(c.max_abs_err, j); }), color: COLORS.fallback },
-          { label: 'max_rel_err', values: rels.map(function (_, j) { return at(c.max_rel_err, j); }), color: COLORS.rel },
+          { label: 'max_abs_err', values: abs, color: COLORS.fallback, gaps: true },
+          { label: 'max_rel_err', values: rel, color: COLORS.rel, gaps: true },
+          { label: 'atol', values: tol, color: '#455a64', dash: [6, 4], gaps: true },
         ],
       });
     };
@@ -1099,12 +1185,14 @@
         var rows = names.map(function (nm) { return { name: nm, list: arr(m[nm]) }; });
         var val = function (row, j, f) { var e = row.list[j]; return e && isNum(e[f]) ? e[f] : null; };
         var series = function (row, f) { return cols.map(function (c) { return val(row, c.j, f); }); };
+        var pr = function (row, j) { return passRan(row.list[j]); };
         var detailRow = null;
         var tbl = table([
           { label: dim, cell: function (row) { return h('strong', null, row.name); } },
           { label: 'Cases', cls: 'num', cell: function (row) { return fmtInt(val(row, latestJ, 'cases')); } },
-          { label: 'Pass rate', cls: 'num', cell: function (row) { return fmtPct(val(row, latestJ, 'pass_rate')); } },
-          { label: 'Pass rate trend', cell: function (row) { return sparkline(series(row, 'pass_rate'), COLORS.pass, 'rate'); } },
+          { label: 'Pass rate', cls: 'num', title: 'PASS of the cases that ran (PASS, FAIL, ERROR, CRASH, TIMEOUT, XPASS)', cell: function (row) { return fmtPct(pr(row, latestJ)); } },
+          { label: 'Ran', cls: 'num', title: 'the share of cases that ran (not UNSUPPORTED, SKIP or XFAIL)', cell: function (row) { return fmtPct(val(row, latestJ, 'ran_share')); } },
+          { label: 'Pass rate trend', cell: function (row) { return sparkline(cols.map(function (c) { return pr(row, c.j); }), COLORS.pass, 'rate'); } },
           { label: 'Fallback', cls: 'num', cell: function (row) { return fmtPct(val(row, latestJ, 'fallback_rate')); } },
           { label: 'Speed index', cls: 'num', cell: function (row) { return fmtRatio(val(row, latestJ, 'speed_index')); } },
           { label: 'Speed trend', cell: function (row) { return sparkline(series(row, 'speed_index'), COLORS.speed); } },
@@ -1123,11 +1211,12 @@
               var inner = table([
                 { label: state.axis === 'week' ? 'Week' : 'Release', cell: function (c) { return c.label; } },
                 { label: 'Cases', cls: 'num', cell: function (c) { return fmtInt(val(row, c.j, 'cases')); } },
-                { label: 'Pass rate', cls: 'num', cell: function (c) { return fmtPct(val(row, c.j, 'pass_rate')); } },
+                { label: 'Pass rate', cls: 'num', cell: function (c) { return fmtPct(pr(row, c.j)); } },
+                { label: 'Ran', cls: 'num', cell: function (c) { return fmtPct(val(row, c.j, 'ran_share')); } },
                 { label: 'Fallback', cls: 'num', cell: function (c) { return fmtPct(val(row, c.j, 'fallback_rate')); } },
                 { label: 'Speed index', cls: 'num', cell: function (c) { return fmtRatio(val(row, c.j, 'speed_index')); } },
               ], per, { testid: 'breakdown-detail' });
-              detailRow = h('tr', { class: 'detail-row' }, h('td', { colspan: 7 }, inner));
+              detailRow = h('tr', { class: 'detail-row' }, h('td', { colspan: 8 }, inner));
               tr.parentNode.insertBefore(detailRow, tr.nextSibling);
             } };
           },

@@ -106,6 +106,7 @@ async function main() {
 
     // Charts whose canvas sticks out of their figure (drawn at a wrong width).
     const chartsOverflowing = () => page.evaluate(() => Array.from(document.querySelectorAll('figure.chart')).filter((f) => {
+      if (f.querySelector('[data-testid=errors-none]')) return false;  // says why there is no chart
       const c = f.querySelector('canvas');
       if (!c) return true;
       const a = f.getBoundingClientRect(), b = c.getBoundingClientRect();
@@ -123,7 +124,12 @@ async function main() {
     await step('overview counts', async () => {
       checkEq('overview: release count shown', (await text('[data-testid=release-count]')).trim(), String(N));
       checkEq('overview: rows in the releases table', await count('[data-testid=release-row]'), N);
-      checkEq('overview: points on the pass_rate chart', Number(await attr('[data-testid=chart-pass_rate]', 'data-points')), N);
+      // The pass rate of the cases that ran, and the share that ran: two points a release.
+      checkEq('overview: points on the pass_rate chart', Number(await attr('[data-testid=chart-pass_rate]', 'data-points')), nonNull(g.releases, 'pass_rate_ran') + nonNull(g.releases, 'ran_share'));
+      check('overview: every release has its pass rate of the cases that ran', nonNull(g.releases, 'pass_rate_ran') === N && nonNull(g.releases, 'ran_share') === N);
+      const last = g.releases[g.releases.length - 1];
+      checkEq('overview: the pass rate shown is of the cases that ran', (await text('[data-testid=kpi-pass-rate]')).trim(), `${(100 * last.pass_rate_ran).toFixed(2)}%`);
+      checkEq('overview: unmeasured graph breaks say so', await count('[data-testid=chart-graph_breaks] [data-testid=not-measured]'), nonNull(g.releases, 'graph_breaks') < N ? 1 : 0);
       for (const id of ['fallback_rate', 'graph_breaks', 'speed_index']) {
         checkEq(`overview: points on the ${id} chart`, Number(await attr(`[data-testid=chart-${id}]`, 'data-points')), nonNull(g.releases, id));
       }
@@ -131,19 +137,23 @@ async function main() {
       checkEq('overview: charts inside their frames', await chartsOverflowing(), '');
       checkEq('overview: database name in the header', (await text('[data-testid=db-name]')), String(overview.db));
     });
-    const cpSpeed = g.releases.filter((r) => r.change_point && r.change_point.speed).length;
-    const cpPass = g.releases.filter((r) => r.change_point && r.change_point.pass).length;
-    const cpRows = g.releases.filter((r) => r.change_point && (r.change_point.speed || r.change_point.pass)).length;
+    // Note [Change points on every series]: each chart marks its own series' change points.
+    const cpKinds = { speed: 'speed_index', pass: 'pass_rate', fallback: 'fallback_rate', breaks: 'graph_breaks' };
+    const cpCount = (kind) => g.releases.filter((r) => r.change_point && r.change_point[kind]).length;
+    const cpSpeed = cpCount('speed'), cpPass = cpCount('pass');
+    const cpAll = Object.keys(cpKinds).reduce((a, k) => a + cpCount(k), 0);
+    const cpRows = g.releases.filter((r) => r.change_point && Object.keys(cpKinds).some((k) => r.change_point[k])).length;
     await step('overview change points', async () => {
-      if (!cpSpeed && !cpPass) console.log('note: the data has no change point; checking that none is shown');
-      checkEq('overview: speed change point markers on the speed chart', Number(await attr('[data-testid=chart-speed_index]', 'data-cp-markers')), cpSpeed);
-      checkEq('overview: pass change point markers on the pass-rate chart', Number(await attr('[data-testid=chart-pass_rate]', 'data-cp-markers')), cpPass);
+      if (!cpAll) console.log('note: the data has no change point; checking that none is shown');
+      for (const [kind, chart] of Object.entries(cpKinds)) {
+        checkEq(`overview: ${kind} change point markers on the ${chart} chart`, Number(await attr(`[data-testid=chart-${chart}]`, 'data-cp-markers')), cpCount(kind));
+      }
       const markers = page.locator('[data-testid=cp-marker]');
-      checkEq('overview: change point markers in the page', await markers.count(), cpSpeed + cpPass);
+      checkEq('overview: change point markers in the page', await markers.count(), cpAll);
       let visible = 0;
       for (let i = 0; i < await markers.count(); i++) if (await markers.nth(i).isVisible()) visible++;
-      checkEq('overview: change point markers visible', visible, cpSpeed + cpPass);
-      checkEq('overview: change points listed in text', await count('[data-testid=cp-item]'), cpSpeed + cpPass);
+      checkEq('overview: change point markers visible', visible, cpAll);
+      checkEq('overview: change points listed in text', await count('[data-testid=cp-item]'), cpAll);
       checkEq('overview: release rows marked as change points', await count('[data-testid=release-row][data-change-point]'), cpRows);
     });
     await step('overview screenshot', async () => {
@@ -155,7 +165,11 @@ async function main() {
       await ready('overview');
       const W = (g.weeks || []).length;
       checkEq('overview per week: rows in the weeks table', await count('[data-testid=week-row]'), W);
-      checkEq('overview per week: points on the pass_rate chart', Number(await attr('[data-testid=chart-pass_rate]', 'data-points')), nonNull(g.weeks || [], 'pass_rate'));
+      checkEq('overview per week: points on the pass_rate chart', Number(await attr('[data-testid=chart-pass_rate]', 'data-points')), nonNull(g.weeks || [], 'pass_rate_ran') + nonNull(g.weeks || [], 'ran_share'));
+      // No change point on a weekly series too short for the method (4 points, docs/dashboard.md).
+      const weekCps = (g.weeks || []).filter((w) => w.change_point && Object.values(w.change_point).some(Boolean)).length;
+      if (W < 4) checkEq('overview per week: no change point on a series of fewer than 4 weeks', weekCps, 0);
+      checkEq('overview per week: change points listed', await count('[data-testid=cp-item]'), (g.weeks || []).reduce((a, w) => a + Object.values(w.change_point || {}).filter(Boolean).length, 0));
       checkEq('overview per week: charts inside their frames', await chartsOverflowing(), '');
       await page.screenshot({ path: path.join(shots, 'overview_weeks.png'), fullPage: false });
       await page.evaluate(() => document.body.removeAttribute('data-ready'));
@@ -366,6 +380,50 @@ async function main() {
       checkEq('case: charts inside their frames', await chartsOverflowing(), '');
       checkEq('case: points on the time chart', Number(await attr('[data-testid=chart-case_time]', 'data-points')), c.time_us.filter((x) => typeof x === 'number').length);
       await page.screenshot({ path: path.join(shots, 'case.png'), fullPage: true });
+    });
+    // The case charts (issue 23): axis labels that differ, status markers, the tolerance line, a
+    // log axis only for positive errors, "—" where nothing was compared.
+    const caseOf = (key) => {
+      const i = index.keys.indexOf(key);
+      const file = readData(site, `${gid}/cases/${Math.floor(i / index.per_file)}`);
+      return file.cases.find((x) => x.key === key);
+    };
+    const findCase = (pred) => {
+      for (let f = 0; f * index.per_file < index.keys.length; f++) {
+        const hit = readData(site, `${gid}/cases/${f}`).cases.find(pred);
+        if (hit) return hit;
+      }
+      return null;
+    };
+    await step('case charts: status markers, tolerance line, distinct labels', async () => {
+      const c = caseOf(caseKey);
+      await go(`#/${gid}/case/${encodeURIComponent(caseKey)}`, 'case');
+      const notPass = c.status.filter((s) => s !== null && s !== 'PASS').length;
+      checkEq('case charts: a status marker per release not PASS (time chart)', Number(await attr('[data-testid=chart-case_time]', 'data-status-markers')), notPass);
+      const labels = String(await attr('[data-testid=chart-case_time]', 'data-y-labels')).split('|');
+      checkEq('case charts: time axis labels differ', new Set(labels).size, labels.length);
+      if (await count('[data-testid=chart-case_errors] canvas')) {
+        check('case charts: the error chart has the tolerance line', String(await attr('[data-testid=chart-case_errors]', 'data-series')).split(',').includes('atol'));
+        checkEq('case charts: status markers on the error chart', Number(await attr('[data-testid=chart-case_errors]', 'data-status-markers')), notPass);
+      }
+    });
+    await step('case charts: no log axis without a positive error', async () => {
+      const exact = findCase((x) => x.max_abs_err.some((v) => v === 0) && x.max_abs_err.concat(x.max_rel_err).every((v) => v === null || v <= 0));
+      if (!exact) { console.log('note: no case with only exact results'); return; }
+      await go(`#/${gid}/case/${encodeURIComponent(exact.key)}`, 'case');
+      checkEq('case charts: an exact case says so instead of a log chart', await count('[data-testid=chart-case_errors] [data-testid=errors-none]'), 1);
+      checkEq('case charts: no error canvas for it', await count('[data-testid=chart-case_errors] canvas'), 0);
+    });
+    await step('case charts: errors not measured show as a dash', async () => {
+      const notCompared = ['ERROR', 'CRASH', 'TIMEOUT', 'UNSUPPORTED', 'SKIP'];
+      const bad = findCase((x) => x.status.some((s, j) => notCompared.includes(s) && x.max_abs_err[j] !== null));
+      check('case charts: no error figure for a release that compared nothing (data)', !bad, bad ? bad.key : '');
+      const c = findCase((x) => x.status.some((s) => notCompared.includes(s)));
+      if (!c) { console.log('note: no case that was not compared in some release'); return; }
+      await go(`#/${gid}/case/${encodeURIComponent(c.key)}`, 'case');
+      const rows = await page.locator('[data-testid=case-history-row]').evaluateAll((trs) => trs.map((tr) => Array.from(tr.children).map((td) => td.textContent)));
+      const wrong = rows.filter((r) => notCompared.includes(r[1]) && (r[4] !== '\u2014' || r[5] !== '\u2014'));
+      checkEq('case charts: a release that compared nothing shows "—" for its errors', wrong.length, 0);
     });
     await step('case: unknown key', async () => {
       await go(`#/${gid}/case/${encodeURIComponent('op/no_such_op/f32/1/contig/eager')}`, 'case');

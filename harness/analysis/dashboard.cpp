@@ -57,10 +57,11 @@ constexpr std::uint8_t kAbsent = 0xff;
 struct Column {
   std::vector<std::uint8_t> status;                      // Status, or kAbsent
   std::vector<bool> fell_back;                           // the case fell back to the CPU on some op
-  std::vector<float> time, abs_err, rel_err;             // NaN: none
+  std::vector<float> time, abs_err, rel_err, atol;       // NaN: none (errors: not compared)
   std::unordered_map<std::uint32_t, std::string> error;  // error texts, by case slot
   std::map<std::string, std::int64_t> fallback_cases;    // op -> cases where it fell back
   std::int64_t fallback_results = 0, graph_breaks = 0, recompiles = 0;
+  std::int64_t breaks_measured = 0;  // results that record graph breaks (compile-path cases)
   std::map<std::string, std::pair<std::int64_t, std::int64_t>> breaks_by_target;  // cases, breaks
 };
 
@@ -146,13 +147,14 @@ class Db {
       col->time.assign(cases.size(), NAN);
       col->abs_err.assign(cases.size(), NAN);
       col->rel_err.assign(cases.size(), NAN);
+      col->atol.assign(cases.size(), NAN);
     }
     std::string ids;
     for (const auto& [run, col] : columns) ids += (ids.empty() ? "" : ",") + std::to_string(run);
     // `+run_id`: no index, a scan.
     Stmt q(db_, path_,
            "SELECT run_id, case_id, status, median_us, sim_time_us, max_abs_err, max_rel_err, fallback_ops, "
-           "graph_breaks, recompiles, error FROM results WHERE +run_id IN (" + ids + ")");
+           "graph_breaks, recompiles, error, atol FROM results WHERE +run_id IN (" + ids + ")");
     std::int64_t last_run = -1;
     Column* col = nullptr;
     while (q.step()) {
@@ -169,8 +171,13 @@ class Db {
       col->status[s] = static_cast<std::uint8_t>(*parsed);
       const double host = q.real(), sim = q.real();
       col->time[s] = static_cast<float>(sim_metric ? sim : host);
-      col->abs_err[s] = static_cast<float>(q.real());
-      col->rel_err[s] = static_cast<float>(q.real());
+      // Errors only of a result whose outputs were compared: a CRASH stores 0, which is no error
+      // measured (the case page shows "—", not 0).
+      const bool compared = *parsed == Status::Pass || *parsed == Status::Fail || *parsed == Status::XFail ||
+                            *parsed == Status::XPass;
+      const double abs_err = q.real(), rel_err = q.real();
+      col->abs_err[s] = compared ? static_cast<float>(abs_err) : NAN;
+      col->rel_err[s] = compared ? static_cast<float>(rel_err) : NAN;
       const std::string ops = q.text();
       if (!ops.empty() && ops != "[]") {
         ++col->fallback_results;
@@ -182,6 +189,7 @@ class Db {
         }
       }
       const double breaks = q.real(), recompiles = q.real();
+      col->breaks_measured += !std::isnan(breaks);
       if (!std::isnan(breaks) && breaks > 0) {
         col->graph_breaks += static_cast<std::int64_t>(breaks);
         auto& t = col->breaks_by_target[cases[s].target];
@@ -191,6 +199,8 @@ class Db {
       if (!std::isnan(recompiles)) col->recompiles += static_cast<std::int64_t>(recompiles);
       std::string error = q.text();
       if (!error.empty()) col->error.emplace(s, std::move(error));
+      const double atol = q.real();
+      col->atol[s] = compared && atol >= 0 ? static_cast<float>(atol) : NAN;
     }
   }
 
@@ -374,14 +384,18 @@ json counts_json(const std::vector<std::int64_t>& counts) {
 // Note [Dashboard aggregates]: everything the overview shows is computed here in one pass over
 // each release's results, held as columns (a status byte and three floats per case and release:
 // 50 releases of 100,000 cases take about 65 MB):
-// - pass rate = PASS / results, fallback rate = results with a fallback op / results;
+// - pass rate = PASS / results; the pass rate of the cases that ran = PASS / (PASS, FAIL, ERROR,
+//   CRASH, TIMEOUT, XPASS), beside the share of results that ran (UNSUPPORTED, SKIP and XFAIL
+//   results did not run to a verdict); fallback rate = results with a fallback op / results;
+//   graph breaks and recompiles are null for a release none of whose results records them;
 // - the speed ratio of a release = the geometric mean of time ratios over the cases both it and
 //   the release before it timed, with a bootstrap interval (the same estimator as compare's suite
 //   geomean); the index chains the ratios, the first release = 1. The time is simulated time
 //   when the group's newest release has it for most cases, else the host median, for every case
 //   and release alike, so that a series never mixes the two;
-// - change points: E-Divisive on the log of the index and on the pass rate, as the weekly report
-//   finds them (at least 4 releases);
+// - change points: E-Divisive on the log of the index, the pass rate of the cases that ran, the
+//   fallback rate and the graph breaks, as the weekly report finds them (Note [Change points on
+//   every series]);
 // - the regressions of a release are compare_runs' verdicts against the release before it, with
 //   the history compare uses, for the newest `compare_pairs` pairs (older ones cost a comparison
 //   each and show null): those are the numbers `gauntlet compare` gives, the gate's numbers.
@@ -451,12 +465,14 @@ class GroupExport {
         packed.time.push_back(c.time[i]);
         packed.abs_err.push_back(c.abs_err[i]);
         packed.rel_err.push_back(c.rel_err[i]);
+        packed.atol.push_back(c.atol[i]);
       }
       for (auto& [i, text] : c.error) packed.error.emplace(to_kept[i], std::move(text));
       c.status = std::move(packed.status);
       c.time = std::move(packed.time);
       c.abs_err = std::move(packed.abs_err);
       c.rel_err = std::move(packed.rel_err);
+      c.atol = std::move(packed.atol);
       c.error = std::move(packed.error);
       for (std::uint8_t st : c.status) summary_.results += st != kAbsent;
     }
@@ -495,18 +511,65 @@ class GroupExport {
       index_[r] =
           index_[r - 1] * (compared_[r] > 0 && std::isfinite(step) && step > 0 ? step : 1.0);
     }
-    speed_cp_.assign(nr, false);
-    pass_cp_.assign(nr, false);
-    if (nr >= 4) {
-      std::vector<double> logs, pass;
+    // Note [Change points on every series]: E-Divisive on each series the overview draws, the
+    // same way, and only on series of at least kMinChangePointSeries points (fewer cannot tell a
+    // step from noise); a series with a gap (graph breaks not measured in some release) gets none.
+    cps_.assign(nr, {});
+    if (nr >= kMinChangePointSeries) {
+      std::vector<double> logs, pass, fallback, breaks;
+      bool breaks_everywhere = true;
       for (std::size_t r = 0; r < nr; ++r) {
         logs.push_back(std::log(index_[r]));
-        pass.push_back(pass_rate(r));
+        pass.push_back(pass_rate_ran(r));
+        fallback.push_back(fallback_rate(r));
+        breaks.push_back(double(cols_[r].graph_breaks));
+        breaks_everywhere = breaks_everywhere && cols_[r].breaks_measured > 0;
       }
-      for (const stats::ChangePoint& cp : stats::e_divisive(logs)) speed_cp_[cp.index] = true;
-      for (const stats::ChangePoint& cp : stats::e_divisive(pass)) pass_cp_[cp.index] = true;
+      auto mark = [&](const std::vector<double>& series, bool ChangePoints::*flag) {
+        for (const stats::ChangePoint& cp : stats::e_divisive(series)) cps_[cp.index].*flag = true;
+      };
+      mark(logs, &ChangePoints::speed);
+      mark(pass, &ChangePoints::pass);
+      mark(fallback, &ChangePoints::fallback);
+      if (breaks_everywhere) mark(breaks, &ChangePoints::breaks);
     }
   }
+
+  struct ChangePoints {
+    bool speed = false, pass = false, fallback = false, breaks = false;
+    ChangePoints& operator|=(const ChangePoints& o) {
+      speed |= o.speed;
+      pass |= o.pass;
+      fallback |= o.fallback;
+      breaks |= o.breaks;
+      return *this;
+    }
+    json to_json() const { return {{"speed", speed}, {"pass", pass}, {"fallback", fallback}, {"breaks", breaks}}; }
+  };
+  static constexpr std::size_t kMinChangePointSeries = 4;
+
+  // Results that ran to a verdict on the op: PASS, FAIL, ERROR, CRASH, TIMEOUT, XPASS (not
+  // UNSUPPORTED, SKIP or XFAIL).
+  static bool ran_to_a_verdict(Status s) {
+    return s == Status::Pass || s == Status::Fail || s == Status::Error || s == Status::Crash ||
+           s == Status::Timeout || s == Status::XPass;
+  }
+  std::int64_t ran(std::size_t r) const {
+    std::int64_t n = 0;
+    for (Status s : kAllStatuses) n += ran_to_a_verdict(s) ? counts_[r][static_cast<std::size_t>(s)] : 0;
+    return n;
+  }
+  // 0 when nothing ran, for the change-point series; pass_rate_ran_json is null then.
+  double pass_rate_ran(std::size_t r) const {
+    const std::int64_t n = ran(r);
+    return n ? double(counts_[r][static_cast<std::size_t>(Status::Pass)]) / double(n) : 0;
+  }
+  json pass_rate_ran_json(std::size_t r) const { return ran(r) ? json(pass_rate_ran(r)) : json(nullptr); }
+  double ran_share(std::size_t r) const { return results_[r] ? double(ran(r)) / double(results_[r]) : 0; }
+  // Graph breaks and recompiles: null where no result of the release records them (an eager-only
+  // suite), not 0.
+  json breaks_json(std::size_t r) const { return cols_[r].breaks_measured ? json(cols_[r].graph_breaks) : json(nullptr); }
+  json recompiles_json(std::size_t r) const { return cols_[r].breaks_measured ? json(cols_[r].recompiles) : json(nullptr); }
 
   double pass_rate(std::size_t r) const {
     return results_[r]
@@ -518,18 +581,26 @@ class GroupExport {
   }
 
   // compare_runs on the newest pairs, a thread per core: each opens the database on its own.
+  // The newest `compare_pairs` releases, and every release at a change point of any series, so
+  // that a change point always leads to its culprits (Note [Release pages]).
   void judge() {
     const std::size_t nr = g_.releases.size();
     judged_.assign(nr, std::nullopt);
     // The latest pair always: it is the latest release's page.
     const std::size_t pairs =
         std::min<std::size_t>(std::max<std::size_t>(static_cast<std::size_t>(o_.compare_pairs), 1), nr ? nr - 1 : 0);
+    std::vector<std::size_t> todo;
+    for (std::size_t r = 1; r < nr; ++r) {
+      const ChangePoints& cp = cps_[r];
+      if (r >= nr - pairs || cp.speed || cp.pass || cp.fallback || cp.breaks) todo.push_back(r);
+    }
     std::vector<std::optional<RunComparison>> done(nr);
     std::vector<std::string> errors(nr);
     std::vector<int> error_codes(nr, kExitBadInput);
-    std::atomic<std::size_t> next{nr - pairs};
+    std::atomic<std::size_t> next{0};
     auto work = [&] {
-      for (std::size_t r; (r = next++) < nr;) {
+      for (std::size_t k; (k = next++) < todo.size();) {
+        const std::size_t r = todo[k];
         try {
           done[r] = compare_runs(db_path_, g_.releases[r].run.id, g_.releases[r - 1].run.id, o_.compare);
         } catch (const CompareError& e) {
@@ -539,10 +610,10 @@ class GroupExport {
       }
     };
     std::vector<std::thread> threads;
-    const std::size_t n = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), pairs);
+    const std::size_t n = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), todo.size());
     for (std::size_t t = 0; t < n; ++t) threads.emplace_back(work);
     for (std::thread& t : threads) t.join();
-    for (std::size_t r = nr - pairs; r < nr; ++r) {
+    for (std::size_t r : todo) {
       if (!errors[r].empty()) raise(errors[r], error_codes[r]);
       std::map<Gate, std::int64_t> counts;
       for (Gate gate : kAllGates) counts[gate] = 0;
@@ -570,18 +641,23 @@ class GroupExport {
             {"cases", results_[r]},
             {"counts", counts_json(counts_[r])},
             {"pass_rate", pass_rate(r)},
+            {"pass_rate_ran", pass_rate_ran_json(r)},
+            {"ran_share", ran_share(r)},
             {"fallback_rate", fallback_rate(r)},
-            {"graph_breaks", cols_[r].graph_breaks},
-            {"recompiles", cols_[r].recompiles},
+            {"graph_breaks", breaks_json(r)},
+            {"recompiles", recompiles_json(r)},
             {"speed", r == 0 ? json(nullptr) : interval_json(speed_[r], compared_[r])},
             {"speed_index", index_[r]},
-            {"change_point", {{"speed", bool(speed_cp_[r])}, {"pass", bool(pass_cp_[r])}}},
+            {"change_point", cps_[r].to_json()},
             {"regressions", judged_[r] ? gates_json(*judged_[r]) : json(nullptr)}};
   }
 
-  // A week's figures are its last release's; releases without a date belong to no week.
+  // A week's figures are its last release's; releases without a date belong to no week. A change
+  // point of a release marks its week, when the weekly series is long enough for one
+  // (kMinChangePointSeries weeks).
   json weeks_json() const {
     json weeks = json::array();
+    std::vector<ChangePoints> week_cps;
     std::string current;
     for (std::size_t r = 0; r < g_.releases.size(); ++r) {
       const Release& rel = g_.releases[r];
@@ -592,24 +668,23 @@ class GroupExport {
                     {"release", rel.run.release},
                     {"releases", 1},
                     {"pass_rate", pass_rate(r)},
+                    {"pass_rate_ran", pass_rate_ran_json(r)},
+                    {"ran_share", ran_share(r)},
                     {"fallback_rate", fallback_rate(r)},
-                    {"graph_breaks", cols_[r].graph_breaks},
-                    {"speed_index", index_[r]},
-                    {"change_point", {{"speed", bool(speed_cp_[r])}, {"pass", bool(pass_cp_[r])}}}};
+                    {"graph_breaks", breaks_json(r)},
+                    {"speed_index", index_[r]}};
       if (w.name == current) {
-        json& last = weeks.back();
-        point["releases"] = last["releases"].get<int>() + 1;
-        // A change point within the week stays marked on the week.
-        point["change_point"]["speed"] =
-            point["change_point"]["speed"].get<bool>() || last["change_point"]["speed"].get<bool>();
-        point["change_point"]["pass"] =
-            point["change_point"]["pass"].get<bool>() || last["change_point"]["pass"].get<bool>();
-        last = std::move(point);
+        point["releases"] = weeks.back()["releases"].get<int>() + 1;
+        weeks.back() = std::move(point);
+        week_cps.back() |= cps_[r];
       } else {
         weeks.push_back(std::move(point));
+        week_cps.push_back(cps_[r]);
         current = w.name;
       }
     }
+    for (std::size_t k = 0; k < weeks.size(); ++k)
+      weeks[k]["change_point"] = (weeks.size() >= kMinChangePointSeries ? week_cps[k] : ChangePoints{}).to_json();
     return weeks;
   }
 
@@ -633,8 +708,8 @@ class GroupExport {
   // regressions, its fixes, the cases failing in both, and the failures grouped by cause (op,
   // status and the error's first line with its numbers blanked: one row, a count and one repro
   // for sixteen cases that fail the same way). latest.js is the newest page, under its old name.
-  // Releases older than the judged pairs (--compare-pairs) have no page; the overview's
-  // `regressions` is null for them and the site says so.
+  // The judged releases are the newest --compare-pairs and every change point's; the others have
+  // no page, the overview's `regressions` is null for them and the site says so.
   void write_release_pages() {
     for (std::size_t r = 1; r < judged_pairs_.size(); ++r) {
       if (!judged_pairs_[r]) continue;
@@ -811,7 +886,7 @@ class GroupExport {
   json breakdown_of(const std::function<const std::string&(std::size_t)>& facet) const {
     const std::size_t nr = g_.releases.size();
     struct Acc {
-      std::vector<std::int64_t> cases, pass, fallback;
+      std::vector<std::int64_t> cases, pass, fallback, ran;
       std::vector<double> log_sum;
       std::vector<std::int64_t> timed;
     };
@@ -822,6 +897,7 @@ class GroupExport {
         a.cases.assign(nr, 0);
         a.pass.assign(nr, 0);
         a.fallback.assign(nr, 0);
+        a.ran.assign(nr, 0);
         a.log_sum.assign(nr, 0);
         a.timed.assign(nr, 0);
       }
@@ -830,6 +906,7 @@ class GroupExport {
         if (s == kAbsent) continue;
         ++a.cases[r];
         a.pass[r] += s == static_cast<std::uint8_t>(Status::Pass);
+        a.ran[r] += ran_to_a_verdict(static_cast<Status>(s));
         a.fallback[r] += cols_[r].fell_back[c];
         if (r > 0) {
           const double q = ratio_or_nan(cols_[r - 1].time[c], cols_[r].time[c]);
@@ -852,6 +929,8 @@ class GroupExport {
         }
         list.push_back({{"cases", a.cases[r]},
                         {"pass_rate", double(a.pass[r]) / double(a.cases[r])},
+                        {"pass_rate_ran", a.ran[r] ? json(double(a.pass[r]) / double(a.ran[r])) : json(nullptr)},
+                        {"ran_share", double(a.ran[r]) / double(a.cases[r])},
                         {"fallback_rate", double(a.fallback[r]) / double(a.cases[r])},
                         {"speed_index", index}});
       }
@@ -988,6 +1067,7 @@ class GroupExport {
         list("time_us", [&](std::size_t r) { append_number(out, cols_[r].time[c]); });
         list("max_abs_err", [&](std::size_t r) { append_number(out, cols_[r].abs_err[c]); });
         list("max_rel_err", [&](std::size_t r) { append_number(out, cols_[r].rel_err[c]); });
+        list("atol", [&](std::size_t r) { append_number(out, cols_[r].atol[c]); });
         list("error", [&](std::size_t r) {
           const auto it = cols_[r].error.find(static_cast<std::uint32_t>(c));
           if (it == cols_[r].error.end()) {
@@ -1019,7 +1099,7 @@ class GroupExport {
   std::vector<std::int64_t> results_, compared_;
   std::vector<stats::Interval> speed_;
   std::vector<double> index_;
-  std::vector<bool> speed_cp_, pass_cp_;
+  std::vector<ChangePoints> cps_;  // per release
   std::vector<std::optional<std::map<Gate, std::int64_t>>> judged_;
   std::vector<std::optional<RunComparison>> judged_pairs_;  // per release: against the one before
 };

@@ -375,5 +375,105 @@ TEST_F(DashboardTest, EveryJudgedReleaseHasAPageWithItsFailuresGroupedByCause) {
   EXPECT_TRUE(fs::exists(dir_ / "site" / "data" / g / "releases" / "6.js"));
 }
 
+// Issue 23's chart defects, in the data: unmeasured graph breaks are null, not 0; the pass rate
+// of the cases that ran beside the share that ran; change points on every series, and none on a
+// weekly series too short for the method.
+TEST_F(DashboardTest, SeriesAreHonestAboutWhatWasMeasuredAndWhatRan) {
+  {
+    // r7: two mm cases UNSUPPORTED, one XFAIL: 3 of 16 did not run to a verdict.
+    auto store = Store::open(db_, Store::OpenMode::ReadWrite);
+    RunInfo info;
+    info.release = "r7";
+    info.backend = "sim";
+    info.backend_version = "sim-1.0";
+    info.suite = "smoke";
+    info.started_at = fmt_date(11, 16);
+    const std::int64_t run = store->begin_run(info);
+    for (int n = 1; n <= 8; ++n) {
+      for (const char* op : {"mm", "add"}) {
+        Outcome o;
+        o.status = std::string(op) == "mm" && n <= 2 ? Status::Unsupported
+                   : std::string(op) == "mm" && n == 3 ? Status::XFail
+                   : std::string(op) == "add" && n >= 7 ? Status::Fail
+                                                       : Status::Pass;
+        o.sim_time_us = o.timing.median_us = 10.0 * n;
+        store->add_result(run, CaseKey::parse(key_of(op, n)), o);
+      }
+    }
+    store->flush();
+    store->finish_run(run, info.started_at);
+  }
+  write();
+  const json overview = read("overview");
+  const json& sim = group(overview, "sim");
+  const json& r = sim["releases"];
+  ASSERT_EQ(r.size(), 7u);
+  for (const json& rel : r) {
+    // No case of this history runs the compile path: not measured, not 0.
+    EXPECT_TRUE(rel["graph_breaks"].is_null()) << rel.dump();
+    EXPECT_TRUE(rel["recompiles"].is_null());
+    for (const char* k : {"speed", "pass", "fallback", "breaks"}) EXPECT_TRUE(rel["change_point"].contains(k)) << k;
+    EXPECT_FALSE(rel["change_point"]["breaks"].get<bool>());
+  }
+  for (const json& w : sim["weeks"]) EXPECT_TRUE(w["graph_breaks"].is_null());
+  // r7: 11 PASS, 2 FAIL, 2 UNSUPPORTED, 1 XFAIL: 11 of 13 that ran; 13 of 16 ran.
+  EXPECT_DOUBLE_EQ(r[6]["pass_rate"].get<double>(), 11.0 / 16.0);
+  EXPECT_DOUBLE_EQ(r[6]["pass_rate_ran"].get<double>(), 11.0 / 13.0);
+  EXPECT_DOUBLE_EQ(r[6]["ran_share"].get<double>(), 13.0 / 16.0);
+  EXPECT_DOUBLE_EQ(r[0]["pass_rate_ran"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(r[0]["ran_share"].get<double>(), 1.0);
+  const json breakdown = read(sim["id"].get<std::string>() + "/breakdown");
+  const json& mm7 = breakdown["by"]["family"]["matmul"][6];
+  EXPECT_DOUBLE_EQ(mm7["pass_rate"].get<double>(), 5.0 / 8.0);
+  EXPECT_DOUBLE_EQ(mm7["pass_rate_ran"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(mm7["ran_share"].get<double>(), 5.0 / 8.0);
+
+  // Twelve releases within one ISO week, with a speed step: change points per release, but the
+  // weekly series has one point, too short for any.
+  {
+    auto store = Store::open(db_, Store::OpenMode::ReadWrite);
+    for (int k = 0; k < 12; ++k) {
+      RunInfo info;
+      info.release = "w" + std::to_string(k);
+      info.backend = "week";
+      info.backend_version = "week-1";
+      info.suite = "smoke";
+      info.started_at = fmt_date(10, 5 + k % 7);  // Monday 5 October to Sunday 11, twice
+      const std::int64_t run = store->begin_run(info);
+      for (int n = 1; n <= 8; ++n) {
+        Outcome o;
+        o.status = Status::Pass;
+        o.sim_time_us = o.timing.median_us = 10.0 * n * (k >= 6 ? 2.0 : 1.0);
+        store->add_result(run, CaseKey::parse(key_of("add", n)), o);
+      }
+      store->flush();
+      store->finish_run(run, info.started_at);
+    }
+  }
+  write();
+  const json overview2 = read("overview");
+  const json& week = group(overview2, "week");
+  ASSERT_EQ(week["releases"].size(), 12u);
+  bool release_cp = false;
+  for (const json& rel : week["releases"]) release_cp = release_cp || rel["change_point"]["speed"].get<bool>();
+  EXPECT_TRUE(release_cp) << "the doubled time is a change point of the release series";
+  ASSERT_EQ(week["weeks"].size(), 1u);
+  for (const char* k : {"speed", "pass", "fallback", "breaks"}) EXPECT_FALSE(week["weeks"][0]["change_point"][k].get<bool>()) << k;
+
+  // A change point's release is judged, and has its page, however few pairs are asked for.
+  DashboardOptions one;
+  one.compare_pairs = 1;
+  write(one);
+  const json overview3 = read("overview");
+  const json& week3 = group(overview3, "week");
+  for (std::size_t r = 1; r + 1 < week3["releases"].size(); ++r) {
+    const json& rel = week3["releases"][r];
+    EXPECT_EQ(!rel["regressions"].is_null(), rel["change_point"]["speed"].get<bool>()) << r;
+    EXPECT_EQ(fs::exists(dir_ / "site" / "data" / week3["id"].get<std::string>() / "releases" / (std::to_string(r) + ".js")),
+              rel["change_point"]["speed"].get<bool>())
+        << r;
+  }
+}
+
 }  // namespace
 }  // namespace gauntlet
