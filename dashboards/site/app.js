@@ -626,6 +626,14 @@
     rows.forEach(function (x, i) {
       cpKinds(x.change_point).forEach(function (kind) { cps.push({ i: i, kind: kind, row: x }); });
     });
+    // The release a change point opens: per week, the week's release that is the change point.
+    var CP_KEYS = { 'speed': 'speed', 'pass rate': 'pass', 'fallback rate': 'fallback', 'graph breaks': 'breaks' };
+    var cpRelease = function (c) {
+      if (!byWeek) return str(c.row.release);
+      var hit = null;
+      releases.forEach(function (rel) { if (rel.week === c.row.week && rel.change_point && rel.change_point[CP_KEYS[c.kind]]) hit = rel; });
+      return str((hit || c.row).release);
+    };
     var cpBox = section('Change points', 'change-points');
     cpBox.setAttribute('data-count', String(cps.length));
     if (!cps.length) cpBox.appendChild(h('p', { class: 'muted' }, 'No change point in these ' + (byWeek ? 'weeks' : 'releases') + '.'));
@@ -640,7 +648,7 @@
         return h('li', { testid: 'cp-item' }, h('span', { class: 'cp-dot', 'aria-hidden': 'true' }, '\u25c6'),
           h('strong', null, c.kind), ' change at ', h('strong', null, labels[c.i]),
           byWeek ? null : ' (' + fmtDate(c.row.started_at) + ')', ': ', what, ' ',
-          h('a', { href: releaseHash(g.id, str(c.row.release)), testid: 'cp-link' }, 'what changed in ' + str(c.row.release) + ' \u2192'));
+          h('a', { href: releaseHash(g.id, cpRelease(c)), testid: 'cp-link' }, 'what changed in ' + cpRelease(c) + ' \u2192'));
       })));
     }
 

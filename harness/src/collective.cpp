@@ -331,6 +331,7 @@ void run_checked(const CaseKey& key, int rank, int port, Backend& backend, const
   store->add("gauntlet/joined", 1);
 
   stage = "first call";
+  const MemoryBaseline memory_baseline(backend);  // Note [Case peak memory] in backend.h
   Call call(key, rank, backend, *pg);
   backend.reset_peak_memory();
   backend.reset_device_time();
@@ -394,7 +395,7 @@ void run_checked(const CaseKey& key, int rank, int port, Backend& backend, const
   }
   if (auto sim = backend.device_time_us()) out.sim_time_us = *sim / reps;
   record_repetitions(out.timing, std::move(samples));
-  out.peak_mem_bytes = backend.memory().peak_bytes;
+  out.peak_mem_bytes = memory_baseline.peak_above(backend);
   const double seconds = (out.sim_time_us ? *out.sim_time_us : out.timing.median_us) / 1e6;
   if (key.target != "barrier" && seconds > 0) {
     out.algbw_gbps = call.bytes() / seconds / 1e9;

@@ -326,6 +326,7 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   // The device: op by op through a fresh compilation unit (its executor takes the settings
   // above), or the backend's compile path (Note [Compile path]).
   trace.step = "moving inputs to the device";
+  const MemoryBaseline memory_baseline(backend, train);  // Note [Case peak memory] in backend.h
   std::vector<at::Tensor> device_inputs;
   for (const at::Tensor& t : inputs) device_inputs.push_back(backend.to_device(t));
   trace.step.clear();
@@ -441,7 +442,7 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
     reps.push_back(us_since(t));
     spent_ms += reps.back() / 1000;
   }
-  out.peak_mem_bytes = backend.memory().peak_bytes;
+  out.peak_mem_bytes = memory_baseline.peak_above(backend);
   out.fallback_ops = backend.take_fallback_ops();
   const bool use_backend = cfg.fallback_source == FallbackSource::Backend ||
                            (cfg.fallback_source == FallbackSource::Auto && backend.reports_fallbacks());

@@ -346,6 +346,7 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
   std::string notes;
   if (weightless) append_note(notes, fmt::format("{} weightless tensors refilled from the case seed", weightless));
   trace.step = "moving the model to the device";
+  const MemoryBaseline memory_baseline(backend);  // Note [Case peak memory] in backend.h
   torch::jit::Module module = load_model_module(*spec, dtype, dtype, backend.device(), seed);
   std::vector<at::Tensor> device_inputs;
   for (const at::Tensor& t : inputs) device_inputs.push_back(backend.to_device(t));
@@ -490,7 +491,7 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
     reps.push_back(us_since(t));
     spent_ms += reps.back() / 1000;
   }
-  out.peak_mem_bytes = backend.memory().peak_bytes;
+  out.peak_mem_bytes = memory_baseline.peak_above(backend);
   out.fallback_ops = backend.take_fallback_ops();
   const bool use_backend = cfg.fallback_source == FallbackSource::Backend ||
                            (cfg.fallback_source == FallbackSource::Auto && backend.reports_fallbacks());
@@ -516,6 +517,7 @@ void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backen
   for (const at::Tensor& t : inputs) golden_inputs.push_back(at::isFloatingType(t.scalar_type()) ? t.to(golden_dtype) : t);
   trace.step = "training the golden on the CPU";
   std::vector<at::Tensor> shapes = call_forward(golden_module, golden_inputs);
+  const MemoryBaseline memory_baseline(backend, /*before_backward=*/true);  // Note [Case peak memory] in backend.h
   std::vector<at::Tensor> t_dev, t_gold;  // the loss targets
   std::vector<bool> in_loss;
   for (std::size_t k = 0; k < shapes.size(); ++k) {
@@ -562,7 +564,7 @@ void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backen
   out.sim_time_us = backend.device_time_us();
   out.timing.first_us = actual.step_us.front();
   record_repetitions(out.timing, std::vector<double>(actual.step_us.begin() + 1, actual.step_us.end()));
-  out.peak_mem_bytes = backend.memory().peak_bytes;
+  out.peak_mem_bytes = memory_baseline.peak_above(backend);
   out.fallback_ops = backend.take_fallback_ops();
   if (!backend.reports_fallbacks() && !backend.device().is_cpu()) out.fallback_ops = std::move(dispatcher_fallbacks);
 

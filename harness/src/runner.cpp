@@ -325,6 +325,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   std::vector<NamedTensor> golden = obtain_golden(def, key, inputs, cfg, out);
 
   trace.step = "moving inputs to the device";
+  const MemoryBaseline memory_baseline(backend, key.mode == Mode::EagerBwd);  // Note [Case peak memory] in backend.h
   std::vector<at::Tensor> device_inputs;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const at::Tensor laid_out = apply_layout(inputs[i], key.layout);
@@ -372,7 +373,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     }
     out.timing.first_us = us_since(t0);
     out.sim_time_us = backend.device_time_us();
-    out.peak_mem_bytes = backend.memory().peak_bytes;
+    out.peak_mem_bytes = memory_baseline.peak_above(backend);
     out.fallback_ops = case_fallbacks(backend, obs.get(), cfg.fallback_source);
     if (detail && obs) detail->decomposed = obs->decomposed_ops();
   }
