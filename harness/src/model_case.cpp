@@ -326,7 +326,7 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   // The device: op by op through a fresh compilation unit (its executor takes the settings
   // above), or the backend's compile path (Note [Compile path]).
   trace.step = "moving inputs to the device";
-  const MemoryBaseline memory_baseline(backend, train);  // Note [Case peak memory] in backend.h
+  const MemoryBaseline memory_baseline(backend);  // Note [Case peak memory] in backend.h
   std::vector<at::Tensor> device_inputs;
   for (const at::Tensor& t : inputs) device_inputs.push_back(backend.to_device(t));
   trace.step.clear();

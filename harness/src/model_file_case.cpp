@@ -517,7 +517,7 @@ void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backen
   for (const at::Tensor& t : inputs) golden_inputs.push_back(at::isFloatingType(t.scalar_type()) ? t.to(golden_dtype) : t);
   trace.step = "training the golden on the CPU";
   std::vector<at::Tensor> shapes = call_forward(golden_module, golden_inputs);
-  const MemoryBaseline memory_baseline(backend, /*before_backward=*/true);  // Note [Case peak memory] in backend.h
+  const MemoryBaseline memory_baseline(backend);  // Note [Case peak memory] in backend.h
   std::vector<at::Tensor> t_dev, t_gold;  // the loss targets
   std::vector<bool> in_loss;
   for (std::size_t k = 0; k < shapes.size(); ++k) {

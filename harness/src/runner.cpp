@@ -325,7 +325,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   std::vector<NamedTensor> golden = obtain_golden(def, key, inputs, cfg, out);
 
   trace.step = "moving inputs to the device";
-  const MemoryBaseline memory_baseline(backend, key.mode == Mode::EagerBwd);  // Note [Case peak memory] in backend.h
+  const MemoryBaseline memory_baseline(backend);  // Note [Case peak memory] in backend.h
   std::vector<at::Tensor> device_inputs;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const at::Tensor laid_out = apply_layout(inputs[i], key.layout);

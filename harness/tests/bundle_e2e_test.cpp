@@ -236,8 +236,10 @@ TEST_F(Bundle, FromTheRecordOfAStoredRun) {
 }
 
 // An expected failure: Gauntlet's XFAIL is the raw FAIL repro.py prints, with the expectation.
+// Bicubic weights computed in bf16 fail on every CPU; bf16 matmul (the case this test used) passes
+// on CPUs with AVX512-BF16, whose kernels accumulate in f32, and its expectation is not strict.
 TEST_F(Bundle, AnExpectedFailureReplaysAsItsRawFail) {
-  const path dir = make("op/matmul/bf16/17x31,31x8/contig/eager", "xfail");
+  const path dir = make("op/interpolate_bicubic/bf16/2x3x8x8/contig/eager", "xfail");
   const nlohmann::json man = manifest(dir);
   ASSERT_EQ(man["gauntlet"]["status"], "XFAIL");
   if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";

@@ -70,30 +70,15 @@ class Backend {
 // tensors an earlier case left alive) does not. That memory depends on which cases reached the
 // worker first, so counting it made one case's peak differ between two identical runs (7,447 of
 // nightly's 78,724 cases did on sim) and compare flag a peak-memory regression no change explained.
-// One holder frees its memory during a later case instead: the autograd engine's thread for the
-// device releases the last backward task it ran (its buffers, its graph) on its own time, or when
-// it runs another, so the next case could see the previous backward case's gradients freed in the
-// middle of its own and have its peak understated by them (4,908 of nightly's cases differed
-// between two runs after the first fix, by up to half their peak; `op/amax/f64/255x256/t/eager-bwd`
-// read 1,117,920 or 595,680 bytes, and always the first in a process of its own). So a backward
-// case, and the first case after one, first runs a one-element backward on the device: the
-// engine's thread is done with everything before it, and holds the same few bytes before every
-// case. Then two nightly runs give the same peak for every case.
+// Backward cases still vary by a tensor or so: the autograd engine's thread for the device lets
+// go of the last backward task it ran (its buffers, its graph) on its own time, so the next case
+// may see the previous backward case's gradients freed in the middle of its own (4,908 of
+// nightly's cases differed between two runs, by up to half their peak, all under compare's 1 MiB
+// floor). Running a one-element backward before each case settles it (0 differ), but on a
+// backend without those kernels it makes fallbacks of ops no case asked for, so it is not done.
 class MemoryBaseline {
  public:
-  explicit MemoryBaseline(const Backend& backend, bool backward = false) {
-    static bool after_backward = false;  // the last case this process ran had a backward pass
-    if ((backward || after_backward) && !backend.device().is_cpu()) {
-      try {
-        at::Tensor x = at::zeros({1}, at::TensorOptions().dtype(at::kFloat).device(backend.device())).requires_grad_();
-        x.sum().backward();
-      } catch (const std::exception&) {
-        // A backend without these ops: its peaks keep what it holds, as before.
-      }
-    }
-    after_backward = backward;
-    held_ = backend.memory().current_bytes;
-  }
+  explicit MemoryBaseline(const Backend& backend) : held_(backend.memory().current_bytes) {}
   // Peak bytes since the last reset_peak_memory(), less what was held at construction.
   std::int64_t peak_above(const Backend& backend) const {
     return std::max<std::int64_t>(0, backend.memory().peak_bytes - held_);
