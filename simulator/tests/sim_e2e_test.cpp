@@ -280,17 +280,17 @@ TEST_F(SimE2E, PeakMemoryIsWhatTheDeviceTensorsNeed) {
 
 // Note [Case peak memory]: a case's peak does not count what its worker holds from the cases it
 // ran before, so it is the same whichever cases came first. The f32 cases of softmax run in one worker
-// after those of the other dtypes in one run, and alone in the other (forward cases: backward ones
-// still vary by a tensor, Note [Case peak memory]).
+// after those of the other dtypes in one run, and alone in the other.
 TEST_F(SimE2E, ACasesPeakMemoryDoesNotDependOnTheCasesItsWorkerRanBefore) {
-  const StoredRun after = run_sim("after", "", "op/softmax/*", "--workers 1");
-  const StoredRun alone = run_sim("alone", "", "op/softmax/f32/*", "--workers 1");
-  ASSERT_GT(alone.by_key.size(), 4u);
+  // Forward cases only: a backward case's gradients may be freed during a later case
+  // (Note [Case peak memory]), which makes a backward history racy on a loaded host.
+  const StoredRun after = run_sim("after", "", "op/softmax/*/eager/*", "--workers 1");
+  const StoredRun alone = run_sim("alone", "", "op/softmax/f32/*/eager/*", "--workers 1");
+  ASSERT_GE(alone.by_key.size(), 4u);
   ASSERT_GT(after.by_key.size(), alone.by_key.size());
   std::size_t measured = 0;
   for (const auto& [key, o] : alone.by_key) {
     ASSERT_TRUE(after.by_key.count(key)) << key;
-    if (key.find("/eager-bwd") != std::string::npos) continue;
     measured += o.peak_mem_bytes > 0;  // 0 for an empty tensor (0x4)
     EXPECT_EQ(after.by_key.at(key).peak_mem_bytes, o.peak_mem_bytes) << key;
   }
