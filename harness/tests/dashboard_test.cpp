@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -86,6 +87,28 @@ class DashboardTest : public ::testing::Test {
     }
     store.flush();
     store.finish_run(run, info.started_at);
+  }
+  // One more sim release of the fixture's 16 cases, dated 2026-11-16, each outcome made by `make`.
+  void add_sim_release(const std::string& release,
+                       const std::function<void(const std::string& op, int n, Outcome& o)>& make) {
+    auto store = Store::open(db_, Store::OpenMode::ReadWrite);
+    RunInfo info;
+    info.release = release;
+    info.backend = "sim";
+    info.backend_version = "sim-1.0";
+    info.suite = "smoke";
+    info.started_at = fmt_date(11, 16);
+    const std::int64_t run = store->begin_run(info);
+    for (int n = 1; n <= 8; ++n) {
+      for (const char* op : {"mm", "add"}) {
+        Outcome o;
+        o.status = Status::Pass;
+        make(op, n, o);
+        store->add_result(run, CaseKey::parse(key_of(op, n)), o);
+      }
+    }
+    store->flush();
+    store->finish_run(run, info.started_at);
   }
   static std::string fmt_date(int month, int day) {
     char buf[32];
@@ -295,33 +318,16 @@ TEST(DashboardScript, EscapesMarkupAndLineSeparators) {
 // Note [Release pages]: every judged release has a page against the release before it, with its
 // failures grouped by op, status and error (numbers aside), its fixes and what still fails.
 TEST_F(DashboardTest, EveryJudgedReleaseHasAPageWithItsFailuresGroupedByCause) {
-  {
-    // r7: add n=6 fails anew and n=7 still fails, both with errors that differ in numbers only;
-    // n=8 (the hostile key) is fixed.
-    auto store = Store::open(db_, Store::OpenMode::ReadWrite);
-    RunInfo info;
-    info.release = "r7";
-    info.backend = "sim";
-    info.backend_version = "sim-1.0";
-    info.suite = "smoke";
-    info.started_at = fmt_date(11, 16);
-    const std::int64_t run = store->begin_run(info);
-    for (int n = 1; n <= 8; ++n) {
-      for (const char* op : {"mm", "add"}) {
-        Outcome o;
-        o.status = Status::Pass;
-        o.sim_time_us = 10.0 * n * (std::string(op) == "mm" ? 1.3 : 1.0);
-        o.timing.median_us = 10.0 * n;
-        if (std::string(op) == "add" && (n == 6 || n == 7)) {
-          o.status = Status::Fail;
-          o.error = n == 6 ? "out0: max_abs_err 0.75 at [3, 1] (atol 1e-05)\nmore" : "out0: max_abs_err 2.5e-3 at [0, 12] (atol 1e-05)";
-        }
-        store->add_result(run, CaseKey::parse(key_of(op, n)), o);  // add n=8: the hostile key
-      }
+  // r7: add n=6 fails anew and n=7 still fails, both with errors that differ in numbers only;
+  // n=8 (the hostile key) is fixed.
+  add_sim_release("r7", [](const std::string& op, int n, Outcome& o) {
+    o.sim_time_us = 10.0 * n * (op == "mm" ? 1.3 : 1.0);
+    o.timing.median_us = 10.0 * n;
+    if (op == "add" && (n == 6 || n == 7)) {
+      o.status = Status::Fail;
+      o.error = n == 6 ? "out0: max_abs_err 0.75 at [3, 1] (atol 1e-05)\nmore" : "out0: max_abs_err 2.5e-3 at [0, 12] (atol 1e-05)";
     }
-    store->flush();
-    store->finish_run(run, info.started_at);
-  }
+  });
   write();
   const json overview = read("overview");
   const json& sim = group(overview, "sim");
@@ -379,30 +385,14 @@ TEST_F(DashboardTest, EveryJudgedReleaseHasAPageWithItsFailuresGroupedByCause) {
 // of the cases that ran beside the share that ran; change points on every series, and none on a
 // weekly series too short for the method.
 TEST_F(DashboardTest, SeriesAreHonestAboutWhatWasMeasuredAndWhatRan) {
-  {
-    // r7: two mm cases UNSUPPORTED, one XFAIL: 3 of 16 did not run to a verdict.
-    auto store = Store::open(db_, Store::OpenMode::ReadWrite);
-    RunInfo info;
-    info.release = "r7";
-    info.backend = "sim";
-    info.backend_version = "sim-1.0";
-    info.suite = "smoke";
-    info.started_at = fmt_date(11, 16);
-    const std::int64_t run = store->begin_run(info);
-    for (int n = 1; n <= 8; ++n) {
-      for (const char* op : {"mm", "add"}) {
-        Outcome o;
-        o.status = std::string(op) == "mm" && n <= 2 ? Status::Unsupported
-                   : std::string(op) == "mm" && n == 3 ? Status::XFail
-                   : std::string(op) == "add" && n >= 7 ? Status::Fail
-                                                       : Status::Pass;
-        o.sim_time_us = o.timing.median_us = 10.0 * n;
-        store->add_result(run, CaseKey::parse(key_of(op, n)), o);
-      }
-    }
-    store->flush();
-    store->finish_run(run, info.started_at);
-  }
+  // r7: two mm cases UNSUPPORTED, one XFAIL: 3 of 16 did not run to a verdict.
+  add_sim_release("r7", [](const std::string& op, int n, Outcome& o) {
+    o.status = op == "mm" && n <= 2 ? Status::Unsupported
+               : op == "mm" && n == 3 ? Status::XFail
+               : op == "add" && n >= 7 ? Status::Fail
+                                       : Status::Pass;
+    o.sim_time_us = o.timing.median_us = 10.0 * n;
+  });
   write();
   const json overview = read("overview");
   const json& sim = group(overview, "sim");
