@@ -999,12 +999,13 @@
         if (!c) throw DataError('data/' + caseFileName(g, n) + '.js does not hold the case ' + key + ' that the index places there.');
         var fam = arr(ix.families)[arr(ix.family)[i]];
         var latestStatus = arr(ix.status)[i];
-        return renderCase(g, out, c, cf, fam, latestStatus);
+        return renderCase(g, out, c, cf, fam, latestStatus, r.params.get('release'));
       });
     });
   }
 
-  function renderCase(g, out, c, cf, family, latestStatus) {
+  // `release`: the release to mark in the history (a status grid cell's), or null.
+  function renderCase(g, out, c, cf, family, latestStatus, release) {
     var rels = arr(cf.releases);
     var at = function (a, j) { var v = arr(a)[j]; return v === undefined ? null : v; };
     out.appendChild(h('p', { class: 'crumb' }, h('a', { href: hashFor(g.id, 'cases') }, 'Cases'), ' / case'));
@@ -1039,7 +1040,11 @@
       { label: 'max_abs_err', cls: 'num', cell: function (x) { return fmtErr(at(c.max_abs_err, x.j)); } },
       { label: 'max_rel_err', cls: 'num', cell: function (x) { return fmtErr(at(c.max_rel_err, x.j)); } },
       { label: 'Error', cls: 'errtext', cell: function (x) { var e = at(c.error, x.j); return e === null ? '' : h('pre', { class: 'err' }, String(e)); } },
-    ], rows, { testid: 'case-history-table', rowProps: function (x) { return { testid: 'case-history-row', class: at(c.status, x.j) === null ? 'absent' : null }; } }));
+    ], rows, { testid: 'case-history-table', rowProps: function (x) {
+      var marked = release !== null && release !== undefined && str(x.rel) === release;
+      return { testid: 'case-history-row', 'data-release': str(x.rel), 'data-marked': marked ? 'true' : null,
+        class: [at(c.status, x.j) === null ? 'absent' : '', marked ? 'marked' : ''].join(' ').trim() || null };
+    } }));
     out.appendChild(hsec);
 
     return function () {
@@ -1163,6 +1168,177 @@
         timer = setTimeout(function () { f.q = search.value; f.page = 0; run(); }, 150);
       });
       run();
+    });
+  }
+
+  // Status grid: cases x the newest releases, one coloured cell per result (Note [Status grid] in
+  // harness/analysis/dashboard.cpp). The statuses are strings with a character per case slot;
+  // only the rows in view are in the page (GRID_ROW px each, redrawn on scroll), so 100,000
+  // cases cost what 60 do. Each cell links to its case page at that release.
+  var GRID_ROW = 18;
+  function viewGrid(g, r, out, seq) {
+    out.appendChild(h('h1', null, 'Status grid', h('span', { class: 'sub' }, ' ' + g.backend + ' / ' + g.suite)));
+    var wait = h('p', { class: 'loading' }, 'Loading the statuses\u2026');
+    out.appendChild(wait);
+    return Promise.all([loadData(g.id + '/cases/index'), loadData(g.id + '/grid')]).then(function (both) {
+      if (seq !== state.seq) return null;
+      wait.remove();
+      var ix = both[0], gd = both[1];
+      var keys = arr(ix.keys), fams = arr(ix.families), famOf = arr(ix.family);
+      var names = arr(gd.releases), cols = arr(gd.status), codes = gd.codes || {};
+      var dtypes = arr(gd.dtypes), dtypeOf = arr(gd.dtype), modes = arr(gd.modes), modeOf = arr(gd.mode);
+      var absent = typeof gd.absent === 'string' ? gd.absent : '-';
+      var n = keys.length, m = cols.length;
+      if (cols.some(function (c) { return typeof c !== 'string' || c.length !== n; }) || names.length !== m)
+        throw DataError('data/' + g.id + '/grid.js does not hold a status for each of the ' + n + ' cases of data/' + g.id + '/cases/index.js in each release.');
+      var first = isNum(gd.first) ? gd.first : 0;
+      var groupRels = arr(g.releases);
+      var nameOf = function (code) { return code === absent ? null : str(codes[code]) || '?'; };
+      var cls = function (code) { var s = nameOf(code); return 'sg-c sg-' + (s ? s.toLowerCase().replace(/[^a-z]/g, '') : 'absent'); };
+
+      var p = r.params;
+      var f = { q: p.get('q') || '', family: p.get('family') || '', dtype: p.get('dtype') || '', mode: p.get('mode') || '',
+        status: p.get('status') || '', where: p.get('where') === 'any' ? 'any' : 'latest', changed: p.get('changed') === '1' };
+      var latest = m ? cols[m - 1] : '';
+      var present = {};
+      Object.keys(codes).concat([absent]).forEach(function (c) { present[c] = cols.some(function (col) { return col.indexOf(c) >= 0; }); });
+      var statusCodes = Object.keys(codes).filter(function (c) { return present[c]; }).sort(function (a, b) { return str(codes[a]) < str(codes[b]) ? -1 : 1; });
+      var statusNames = statusCodes.map(function (c) { return str(codes[c]); });
+      if (present[absent]) statusNames.push('(absent)');
+
+      var search = h('input', { type: 'search', placeholder: 'Search keys (substring, any case)', testid: 'grid-search', 'aria-label': 'Search case keys', value: f.q, class: 'wide' });
+      var changedBox = h('input', { type: 'checkbox', testid: 'grid-changed' });
+      changedBox.checked = f.changed;
+      var whereSel = h('select', { testid: 'grid-where', 'aria-label': 'Status in' },
+        h('option', { value: 'latest' }, 'the latest release'), h('option', { value: 'any' }, 'any release'));
+      whereSel.value = f.where;
+      var countBox = h('span', { class: 'count', testid: 'grid-count' });
+      var sec = section(null, 'grid-section');
+      sec.appendChild(h('div', { class: 'filters' },
+        h('label', { class: 'filter search' }, h('span', null, 'Key'), search),
+        selectBox('Family', 'grid-family', uniqueSorted(fams), f.family, function (v) { f.family = v; run(); }),
+        selectBox('Dtype', 'grid-dtype', uniqueSorted(dtypes), f.dtype, function (v) { f.dtype = v; run(); }),
+        selectBox('Mode', 'grid-mode', uniqueSorted(modes), f.mode, function (v) { f.mode = v; run(); }),
+        selectBox('Status', 'grid-status', statusNames, f.status, function (v) { f.status = v; run(); }),
+        h('label', { class: 'filter' }, h('span', null, 'in'), whereSel),
+        h('label', { class: 'filter check', title: 'cases whose status is not the same in every release shown (absent releases aside)' }, changedBox, h('span', null, 'status changed')),
+        countBox));
+      sec.appendChild(h('p', { class: 'legend' }, statusCodes.map(function (c) {
+        return h('span', { class: 'sg-legend' }, h('span', { class: cls(c) }), str(codes[c]));
+      }), h('span', { class: 'sg-legend' }, h('span', { class: cls(absent) }), 'not run'),
+      m < groupRels.length ? h('span', { class: 'muted' }, ' The newest ' + m + ' of ' + groupRels.length + ' releases.') : null));
+
+      // The header: a column per release, linked to its page where it has one.
+      var head = h('div', { class: 'sg-head' }, h('div', { class: 'sg-key sg-keyh' }, fmtInt(n) + ' cases \u00d7 ' + m + ' releases'),
+        names.map(function (nm, j) {
+          var rel = groupRels[first + j];
+          var label = h('span', null, str(nm));
+          return rel && rel.regressions ? h('a', { class: 'sg-rel', href: releaseHash(g.id, str(nm)), title: str(nm) + ': what changed', testid: 'grid-release' }, label)
+            : h('span', { class: 'sg-rel', title: str(nm), testid: 'grid-release' }, label);
+        }));
+      var body = h('div', { class: 'sg-body' });
+      var scroller = h('div', { class: 'sg', testid: 'grid', tabindex: '0', 'aria-label': 'Case statuses by release' }, head, body);
+      sec.appendChild(scroller);
+      var none = h('p', { class: 'muted', testid: 'no-grid-rows', hidden: true }, 'No case matches.');
+      sec.appendChild(none);
+      out.appendChild(sec);
+
+      var hits = new Int32Array(0), drawn = [-1, -1];
+      var relQuery = names.map(function (nm) { return '?' + new URLSearchParams({ release: str(nm) }).toString(); });
+      var row = function (i) {
+        var key = str(keys[i]);
+        var el = h('div', { class: 'sg-row', testid: 'grid-row', 'data-key': key },
+          h('a', { class: 'sg-key', href: caseHash(g.id, key), title: key }, key));
+        for (var j = 0; j < m; j++) {
+          var code = cols[j].charAt(i), st = nameOf(code);
+          el.appendChild(h('a', { class: cls(code), testid: 'grid-cell', 'data-status': st || '', 'data-release': str(names[j]),
+            href: caseHash(g.id, key) + relQuery[j],
+            title: str(names[j]) + ': ' + (st || 'not run') }));
+        }
+        return el;
+      };
+      var draw = function (force) {
+        var top = Math.max(0, scroller.scrollTop - head.offsetHeight);
+        var view = scroller.clientHeight || 600;
+        var lo = Math.max(0, Math.floor(top / GRID_ROW) - 10);
+        var hi = Math.min(hits.length, Math.ceil((top + view) / GRID_ROW) + 10);
+        if (!force && lo === drawn[0] && hi === drawn[1]) return;
+        drawn = [lo, hi];
+        var frag = document.createDocumentFragment();
+        for (var k = lo; k < hi; k++) {
+          var el = row(hits[k]);
+          el.style.top = (k * GRID_ROW) + 'px';
+          frag.appendChild(el);
+        }
+        clear(body);
+        body.appendChild(frag);
+        scroller.setAttribute('data-drawn', String(hi - lo));
+      };
+      var pending = 0;
+      scroller.addEventListener('scroll', function () {
+        if (pending) return;
+        pending = requestAnimationFrame(function () { pending = 0; draw(false); });
+      });
+
+      var run = function () {
+        var params = new URLSearchParams();
+        ['q', 'family', 'dtype', 'mode', 'status'].forEach(function (k2) { if (f[k2]) params.set(k2, f[k2]); });
+        if (f.status && f.where === 'any') params.set('where', 'any');
+        if (f.changed) params.set('changed', '1');
+        replaceQuery(params);
+        var q = f.q.toLowerCase();
+        var lk = q ? lowered(ix) : null;
+        var famIdx = f.family ? fams.indexOf(f.family) : -2;
+        var dIdx = f.dtype ? dtypes.indexOf(f.dtype) : -2, mIdx = f.mode ? modes.indexOf(f.mode) : -2;
+        var want = null;
+        if (f.status) {
+          want = f.status === '(absent)' ? absent : null;
+          Object.keys(codes).forEach(function (c) { if (str(codes[c]) === f.status) want = c; });
+          if (want === null) want = '\u0000';  // a status no case has
+        }
+        var out2 = new Int32Array(n), count = 0;
+        for (var i = 0; i < n; i++) {
+          if (lk && lk[i].indexOf(q) < 0) continue;
+          if (famIdx !== -2 && famOf[i] !== famIdx) continue;
+          if (dIdx !== -2 && dtypeOf[i] !== dIdx) continue;
+          if (mIdx !== -2 && modeOf[i] !== mIdx) continue;
+          if (want !== null) {
+            if (f.where === 'any') {
+              var hit = false;
+              for (var j2 = 0; j2 < m && !hit; j2++) hit = cols[j2].charAt(i) === want;
+              if (!hit) continue;
+            } else if (latest.charAt(i) !== want) continue;
+          }
+          if (f.changed) {
+            var seen = '', changed = false;
+            for (var j3 = 0; j3 < m && !changed; j3++) {
+              var c3 = cols[j3].charAt(i);
+              if (c3 === absent) continue;
+              if (seen && c3 !== seen) changed = true;
+              seen = c3;
+            }
+            if (!changed) continue;
+          }
+          out2[count++] = i;
+        }
+        hits = out2.subarray(0, count);
+        countBox.textContent = fmtInt(count) + (count === n ? ' cases' : ' of ' + fmtInt(n) + ' cases');
+        countBox.setAttribute('data-count', String(count));
+        scroller.setAttribute('data-rows', String(count));
+        body.style.height = (count * GRID_ROW) + 'px';
+        scroller.hidden = count === 0;
+        none.hidden = count !== 0;
+        scroller.scrollTop = 0;
+        draw(true);
+      };
+      var timer = null;
+      search.addEventListener('input', function () {
+        clearTimeout(timer);
+        timer = setTimeout(function () { f.q = search.value; run(); }, 150);
+      });
+      whereSel.addEventListener('change', function () { f.where = whereSel.value; run(); });
+      changedBox.addEventListener('change', function () { f.changed = changedBox.checked; run(); });
+      return run;  // drawn once the view is in the page (the scroller's height is known then)
     });
   }
 
@@ -1304,6 +1480,7 @@
     release: viewRelease,
     case: viewCase,
     cases: viewCases,
+    grid: viewGrid,
     breakdown: viewBreakdown,
     coverage: viewCoverage,
   };
@@ -1398,8 +1575,9 @@
       main.appendChild(out);
       if (typeof draw === 'function') draw();
       window.scrollTo(0, 0);
-      if (view === 'overview') {
-        try { performance.mark('overview-ready'); } catch (e) { /* no User Timing */ }
+      // load_time.mjs measures these: navigation start to a view drawn and taking input.
+      if (view === 'overview' || view === 'grid') {
+        try { performance.mark(view + '-ready'); } catch (e) { /* no User Timing */ }
       }
       setReady(view);
     };

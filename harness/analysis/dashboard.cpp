@@ -416,6 +416,7 @@ class GroupExport {
     write_breakdown();
     write_coverage();
     const std::int64_t files = write_cases();
+    write_grid();
     json overview = {{"id", g_.id},
                      {"backend", g_.backend},
                      {"suite", g_.suite},
@@ -1084,6 +1085,71 @@ class GroupExport {
     return files;
   }
 
+  // Note [Status grid]: data/<g>/grid.js holds the status of every case in the newest
+  // `grid_releases` releases: one string per release with a character per case slot (the slots of
+  // cases/index.js, whose keys and families it shares), and each case's dtype and mode as indices
+  // into lists of names. 50 releases of 100,000 cases are 5 MB the browser parses as 50 strings,
+  // not as 5 million JSON values; the page draws only the rows in view (dashboards/site/app.js,
+  // viewGrid).
+  static char status_code(Status s) {
+    switch (s) {
+      case Status::Pass: return 'P';
+      case Status::Fail: return 'F';
+      case Status::Error: return 'E';
+      case Status::Crash: return 'C';
+      case Status::Timeout: return 'T';
+      case Status::Unsupported: return 'U';
+      case Status::Skip: return 'S';
+      case Status::XFail: return 'x';
+      case Status::XPass: return 'X';
+    }
+    return '?';
+  }
+  static constexpr char kAbsentCode = '-';
+
+  void write_grid() {
+    const std::size_t nr = g_.releases.size();
+    const std::size_t shown = std::min<std::size_t>(nr, static_cast<std::size_t>(o_.grid_releases));
+    const std::size_t first = nr - shown;
+    std::string out = fmt::format("{{\"schema_version\":{},\"group\":", kSchemaVersion);
+    append_string(out, g_.id);
+    out += fmt::format(",\"first\":{},\"releases\":", first);
+    json names = json::array();
+    for (std::size_t r = first; r < nr; ++r) names.push_back(g_.releases[r].run.release);
+    out += dump(names);
+    json codes = json::object();
+    for (Status s : kAllStatuses) codes[std::string(1, status_code(s))] = status_name(s);
+    out += ",\"codes\":" + dump(codes) + ",\"absent\":\"" + kAbsentCode + '"';
+    // dtype and mode: names sorted, then an index per case.
+    const auto facet = [&](const char* list, const char* field, auto&& value) {
+      std::map<std::string_view, int> ids;
+      for (const CaseRow& c : cases_) ids.emplace(value(c), 0);
+      json all = json::array();
+      int next = 0;
+      for (auto& [v, id] : ids) {
+        id = next++;
+        all.push_back(v);
+      }
+      out += fmt::format(",\"{}\":{},\"{}\":[", list, dump(all), field);
+      for (std::size_t c = 0; c < cases_.size(); ++c) {
+        if (c) out += ',';
+        out += std::to_string(ids[value(cases_[c])]);
+      }
+      out += ']';
+    };
+    facet("dtypes", "dtype", [](const CaseRow& c) -> std::string_view { return c.dtype; });
+    facet("modes", "mode", [](const CaseRow& c) -> std::string_view { return c.mode; });
+    out += ",\"status\":[";
+    for (std::size_t r = first; r < nr; ++r) {
+      if (r != first) out += ',';
+      out += '"';
+      for (std::uint8_t s : cols_[r].status) out += s == kAbsent ? kAbsentCode : status_code(static_cast<Status>(s));
+      out += '"';
+    }
+    out += "]}";
+    w_.write(name("grid"), out);
+  }
+
   Db& db_;
   const std::string& db_path_;
   Group& g_;
@@ -1135,6 +1201,7 @@ DashboardSummary write_dashboard_data(const std::string& db_path, const std::str
                                       const DashboardOptions& options) {
   if (options.per_file < 1) raise("per_file must be at least 1");
   if (options.compare_pairs < 0) raise("--compare-pairs must not be negative");
+  if (options.grid_releases < 1) raise("--grid-releases must be at least 1");
   Db db(db_path);
   const std::vector<RunRow> runs = db.runs();
   std::vector<Group> groups = select_groups(runs, options);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -384,6 +385,78 @@ TEST_F(DashboardTest, EveryJudgedReleaseHasAPageWithItsFailuresGroupedByCause) {
 // Issue 23's chart defects, in the data: unmeasured graph breaks are null, not 0; the pass rate
 // of the cases that ran beside the share that ran; change points on every series, and none on a
 // weekly series too short for the method.
+// Note [Status grid]: a string per release with a character per case slot of cases/index.js.
+TEST_F(DashboardTest, TheStatusGridHoldsEveryCasesStatusInTheNewestReleases) {
+  {
+    // c3: only mm/1 ran; the other 15 cases of cpu are absent from it.
+    auto store = Store::open(db_, Store::OpenMode::ReadWrite);
+    RunInfo info;
+    info.release = "c3";
+    info.backend = "cpu";
+    info.backend_version = "cpu-1.0";
+    info.suite = "smoke";
+    info.started_at = fmt_date(10, 19);
+    const std::int64_t run = store->begin_run(info);
+    Outcome o;
+    o.status = Status::Unsupported;
+    store->add_result(run, CaseKey::parse(key_of("mm", 1)), o);
+    store->flush();
+    store->finish_run(run, info.started_at);
+  }
+  DashboardOptions o;
+  o.grid_releases = 4;
+  write(o);
+  const json overview = read("overview");
+  const json& sim = group(overview, "sim");
+  const std::string id = sim["id"];
+  const json grid = read(id + "/grid");
+  const json index = read(id + "/cases/index");
+  const std::size_t n = index["keys"].size();
+  ASSERT_EQ(n, 16u);
+  // The newest 4 of 6 releases, oldest first.
+  EXPECT_EQ(grid["first"], 2);
+  EXPECT_EQ(grid["releases"], json({"r3", "r4", "r5", "r6"}));
+  ASSERT_EQ(grid["status"].size(), 4u);
+  EXPECT_EQ(grid["codes"].size(), 9u);
+  std::map<std::string, char> code;
+  for (const auto& [c, name] : grid["codes"].items()) {
+    ASSERT_EQ(c.size(), 1u);
+    EXPECT_TRUE(code.emplace(name.get<std::string>(), c[0]).second) << "one code per status";
+  }
+  EXPECT_EQ(grid["absent"], "-");
+  for (const json& col : grid["status"]) ASSERT_EQ(col.get<std::string>().size(), n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string key = index["keys"][i];
+    std::string want = "PPPP";
+    if (key == key_of("add", 7)) want = {'P', 'P', 'P', code.at("FAIL")};
+    if (key.find("<script>") != std::string::npos) want = {'P', 'P', 'P', code.at("FAIL")};  // add 8
+    std::string got;
+    for (const json& col : grid["status"]) got += col.get<std::string>()[i];
+    for (char& ch : want) ch = ch == 'P' ? code.at("PASS") : ch;
+    EXPECT_EQ(got, want) << key;
+  }
+  EXPECT_EQ(grid["dtypes"], json({"f32"}));
+  EXPECT_EQ(grid["modes"], json({"eager"}));
+  EXPECT_EQ(grid["dtype"], json(std::vector<int>(n, 0)));
+  EXPECT_EQ(grid["mode"], json(std::vector<int>(n, 0)));
+
+  // cpu: three releases, fewer than 4; c3 ran one case.
+  const json& cpu = group(overview, "cpu");
+  const json cgrid = read(cpu["id"].get<std::string>() + "/grid");
+  const json cindex = read(cpu["id"].get<std::string>() + "/cases/index");
+  EXPECT_EQ(cgrid["first"], 0);
+  EXPECT_EQ(cgrid["releases"], json({"c1", "c2", "c3"}));
+  const std::string c3 = cgrid["status"][2];
+  ASSERT_EQ(c3.size(), cindex["keys"].size());
+  for (std::size_t i = 0; i < c3.size(); ++i) {
+    EXPECT_EQ(c3[i], cindex["keys"][i] == key_of("mm", 1) ? code.at("UNSUPPORTED") : '-') << cindex["keys"][i];
+  }
+
+  DashboardOptions none;
+  none.grid_releases = 0;
+  EXPECT_THROW(write(none), DashboardError);
+}
+
 TEST_F(DashboardTest, SeriesAreHonestAboutWhatWasMeasuredAndWhatRan) {
   // r7: two mm cases UNSUPPORTED, one XFAIL: 3 of 16 did not run to a verdict.
   add_sim_release("r7", [](const std::string& op, int n, Outcome& o) {

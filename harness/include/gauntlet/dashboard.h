@@ -28,6 +28,7 @@ struct DashboardOptions {
   CompareOptions compare;        // how regressions are judged (the latest pairs, with compare_runs)
   int compare_pairs = 8;         // the newest pairs of releases judged by compare_runs (at least 1)
   int per_file = 500;            // cases per lazy case file
+  int grid_releases = 50;        // the newest releases in the status grid (grid.js)
   int max_regressions = 5000;    // regressions listed in latest.js (all are counted)
   // The op family of a case ("unary", "model", ...), from the op table; "" when unknown.
   std::function<std::string(std::string_view kind, std::string_view target)> family;

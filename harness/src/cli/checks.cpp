@@ -107,6 +107,7 @@ void add_value_checks(CLI::App& app) {
       {"--warmup", integer_at_least(0)},
       {"--top", integer_at_least(0)},
       {"--compare-pairs", integer_at_least(1)},
+      {"--grid-releases", integer_at_least(1)},
       {"--min-samples", integer_at_least(1)},
       {"--confirm-rounds", integer_at_least(1)},
       {"--shards", integer_at_least(1)},

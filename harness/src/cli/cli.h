@@ -238,6 +238,7 @@ struct DashboardCommandOptions {
   std::string db, out, since, backend, suite;
   std::string metric = "auto";
   int compare_pairs = 8;
+  int grid_releases = 50;
 };
 int dashboard(const DashboardCommandOptions& o);
 struct ConfirmOptions {

@@ -51,6 +51,7 @@ int dashboard(const DashboardCommandOptions& o) {
   opt.backend = o.backend;
   opt.suite = o.suite;
   opt.compare_pairs = o.compare_pairs;
+  opt.grid_releases = o.grid_releases;
   opt.family = family_of;
   opt.gauntlet_version = GAUNTLET_VERSION_STRING;
   opt.generated_at = utc_now();

@@ -267,6 +267,8 @@ int main(int argc, char** argv) {
   dash->add_option("--metric", dso.metric, "regressions judged on: auto | sim | host (as compare)")->capture_default_str();
   dash->add_option("--compare-pairs", dso.compare_pairs, "newest release pairs judged by compare (regression counts)")
       ->capture_default_str();
+  dash->add_option("--grid-releases", dso.grid_releases, "newest releases in the status grid (cases x releases)")
+      ->capture_default_str();
 
   cli::BenchOptions be;
   auto* bench = app.add_subcommand("bench", "time a suite's cases with Google Benchmark and store them as a run");
