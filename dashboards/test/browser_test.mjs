@@ -583,6 +583,15 @@ async function main() {
       const want = ['family', 'dtype', 'mode'].reduce((s, d) => s + Object.keys((bd.by || {})[d] || {}).length, 0);
       checkEq('breakdown: rows (family + dtype + mode values)', await count('[data-testid=breakdown-row]'), want);
       checkEq('breakdown: sparklines (two per row)', await count('[data-testid=breakdown-row] [data-testid=sparkline]'), 2 * want);
+      // The fallback rate of each op family in the latest release, as breakdown.js has it (the
+      // cumsum fault makes one non-zero), never "—".
+      const fam = (bd.by || {}).family || {};
+      const famNames = Object.keys(fam).sort();
+      const pct = (x) => (x * 100).toFixed(2) + '%';
+      const wantFb = famNames.map((nm) => { const e = fam[nm][fam[nm].length - 1]; return e ? pct(e.fallback_rate) : '\u2014'; });
+      const gotFb = await page.locator('[data-testid=breakdown-family] [data-testid=breakdown-row]').evaluateAll((rows) => rows.map((r) => r.children[5].textContent));
+      checkEq('breakdown: the fallback rate of each family', JSON.stringify(gotFb), JSON.stringify(wantFb));
+      check('breakdown: some family falls back', gotFb.some((x) => x !== '0.00%' && x !== '\u2014'), JSON.stringify(gotFb));
       if (want) {
         await page.locator('[data-testid=breakdown-row]').first().click();
         checkEq('breakdown: a row opens its releases', await count('[data-testid=breakdown-detail] tbody tr'), bd.releases.length);

@@ -538,5 +538,48 @@ TEST_F(DashboardTest, SeriesAreHonestAboutWhatWasMeasuredAndWhatRan) {
   }
 }
 
+
+// The case: the fallback rate steps from 14.9% to 18.4% while pass rate and speed hold;
+// the fallback series gets its change point like any other (Note [Change points on every series]).
+TEST_F(DashboardTest, AFallbackStepIsAChangePointOfItsOwnSeries) {
+  {
+    auto store = Store::open(db_, Store::OpenMode::ReadWrite);
+    for (int k = 0; k < 10; ++k) {
+      RunInfo info;
+      info.release = "f" + std::to_string(k);
+      info.backend = "fb";
+      info.backend_version = "fb-1";
+      info.suite = "smoke";
+      info.started_at = fmt_date(10, 1 + 3 * k);
+      const std::int64_t run = store->begin_run(info);
+      for (int n = 0; n < 1000; ++n) {
+        Outcome o;
+        o.status = Status::Pass;
+        o.sim_time_us = o.timing.median_us = 10.0 + n % 7;
+        if (n < (k < 5 ? 149 : 184)) o.fallback_ops = {"aten::cumsum"};
+        store->add_result(run, CaseKey::parse(key_of("add", n + 1)), o);
+      }
+      store->flush();
+      store->finish_run(run, info.started_at);
+    }
+  }
+  write();
+  const json overview = read("overview");
+  const json& fb = group(overview, "fb");
+  ASSERT_EQ(fb["releases"].size(), 10u);
+  for (std::size_t r = 0; r < 10; ++r) {
+    const json& rel = fb["releases"][r];
+    EXPECT_DOUBLE_EQ(rel["fallback_rate"].get<double>(), r < 5 ? 0.149 : 0.184);
+    EXPECT_EQ(rel["change_point"]["fallback"].get<bool>(), r == 5) << r;
+    EXPECT_FALSE(rel["change_point"]["pass"].get<bool>()) << r;
+    EXPECT_FALSE(rel["change_point"]["speed"].get<bool>()) << r;
+  }
+  // The change point's release has its page, which names the new fallback.
+  const json page = read(fb["id"].get<std::string>() + "/releases/5");
+  ASSERT_EQ(page["new_fallbacks"].size(), 1u);
+  EXPECT_EQ(page["new_fallbacks"][0]["op"], "aten::cumsum");
+  EXPECT_EQ(page["new_fallbacks"][0]["cases"], 35);
+}
+
 }  // namespace
 }  // namespace gauntlet
