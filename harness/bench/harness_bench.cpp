@@ -18,6 +18,7 @@
 #include "gauntlet/catalog.h"
 #include "gauntlet/compare.h"
 #include "gauntlet/glob.h"
+#include "gauntlet/outcome_json.h"
 #include "gauntlet/regress.h"
 #include "gauntlet/reports.h"
 #include "gauntlet/runner.h"
@@ -193,6 +194,43 @@ const bool kRegistered = [] {
   }
   return true;
 }();
+
+// The worker protocol per result (Note [One field table]): the worker writes its outcome with
+// to_json_text, the orchestrator reads the line with parse_worker_message. A typical op case:
+// PASS, 10 timing samples, a tolerance profile, no error. Items are results.
+Outcome typical_outcome() {
+  Outcome o;
+  o.key = "op/add/f32/64x64,64x64/contig/eager";
+  o.rtol = 1.3e-6;
+  o.atol = 1e-5;
+  o.tolerance_profile = "default";
+  o.metrics.max_abs_err = 2.384185791015625e-07;
+  o.metrics.max_rel_err = 1.1920928955078125e-07;
+  o.metrics.numel = 4096;
+  o.metrics.max_ulp = 1;
+  o.metrics.worst = "out0[1234]";
+  std::vector<double> samples;
+  for (int i = 0; i < 10; ++i) samples.push_back(12.5 + 0.37 * i);
+  record_repetitions(o.timing, samples);
+  o.timing.first_us = 40.25;
+  o.timing.golden_us = 18.5;
+  o.peak_mem_bytes = 49152;
+  o.sim_time_us = 3.5;
+  o.work_items = 4096;
+  return o;
+}
+void BM_OutcomeJsonWrite(benchmark::State& state) {
+  const Outcome o = typical_outcome();
+  for (auto _ : state) benchmark::DoNotOptimize(to_json_text(o));
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_OutcomeJsonWrite);
+void BM_OutcomeJsonRead(benchmark::State& state) {
+  const std::string line = R"({"type":"result","key":"k","outcome":)" + to_json_text(typical_outcome()) + "}";
+  for (auto _ : state) benchmark::DoNotOptimize(parse_worker_message(line));
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_OutcomeJsonRead);
 
 // Ingestion into SQLite: what the orchestrator does with every result (batched transactions,
 // INSERT OR IGNORE of the case, INSERT OR REPLACE of the result). Items are rows.

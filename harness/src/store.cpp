@@ -14,6 +14,7 @@
 #include <system_error>
 #include <utility>
 
+#include "gauntlet/outcome_fields.h"
 #include "gauntlet/samples.h"
 #include "gauntlet/sqlite.h"
 
@@ -152,12 +153,21 @@ constexpr std::string_view kRunColumns =
     "threads, suite, filter, shard, started_at, finished_at, config_json, gauntlet_version, price_per_device_hour";
 constexpr std::string_view kCaseColumns =
     "id, key, kind, target, dtype, mode, layout, shapes, args";
-constexpr std::string_view kResultColumns =
-    "run_id, case_id, status, attempt, rtol, atol, tolerance_profile, max_abs_err, max_rel_err, "
-    "mismatches, numel, mismatch_frac, max_ulp, nan_inf_ok, worst, error, reason, first_us, "
-    "median_us, p10_us, p90_us, reps, peak_mem_bytes, fallback_ops, golden_source, golden_entry, "
-    "golden_us, sim_time_us, device_slot, flaky, samples, algbw_gbps, busbw_gbps, graph_breaks, recompiles, "
-    "compile_ms, regions, work_items, cv, executed_ops";
+// The columns of `results`: the run and the case, then each stored field of the field table
+// (Note [One field table] in gauntlet/outcome_fields.h).
+const std::string& result_columns() {
+  static const std::string columns = [] {
+    std::string out = "run_id, case_id";
+    const Outcome o;
+    fields::visit_fields(o, [&](const fields::Field& f, const auto&) {
+      if (f.has(fields::kJsonOnly)) return;
+      out += ", ";
+      out += f.column;
+    });
+    return out;
+  }();
+  return columns;
+}
 
 // ---- Errors and SQLite helpers (gauntlet/sqlite.h), raising StoreError
 
@@ -336,21 +346,34 @@ double opt_int(const std::optional<std::int64_t>& v) {
   return v ? static_cast<double>(*v) : std::numeric_limits<double>::quiet_NaN();
 }
 
+// One field of the table bound (Note [One field table]). `o` is pending until the batch commits,
+// so its strings bind without copies.
+void bind_field(Stmt& s, const fields::Field&, const std::string& v) { s.bind(fixed(v)); }
+void bind_field(Stmt& s, const fields::Field&, Status v) { s.bind(sqlite::Static{status_name(v)}); }
+void bind_field(Stmt& s, const fields::Field&, int v) { s.bind(v); }
+void bind_field(Stmt& s, const fields::Field&, bool v) { s.bind(int{v}); }
+void bind_field(Stmt& s, const fields::Field& f, std::int64_t v) {
+  if (f.has(fields::kZeroIsNull)) {
+    s.bind(v > 0 ? static_cast<double>(v) : std::numeric_limits<double>::quiet_NaN());
+  } else {
+    s.bind(v);
+  }
+}
+void bind_field(Stmt& s, const fields::Field&, double v) { s.bind(v); }
+void bind_field(Stmt& s, const fields::Field&, const std::optional<double>& v) {
+  s.bind(v.value_or(std::numeric_limits<double>::quiet_NaN()));
+}
+void bind_field(Stmt& s, const fields::Field&, const std::optional<std::int64_t>& v) { s.bind(opt_int(v)); }
+void bind_field(Stmt& s, const fields::Field&, const std::vector<std::string>& v) { s.bind(ops_json(v)); }
+void bind_field(Stmt& s, const fields::Field&, const std::vector<double>& v) {
+  s.bind(sqlite::Blob{pack_samples(v)});
+}
+
 void bind_result(Stmt& s, std::int64_t run_id, std::int64_t case_id, const Outcome& o) {
-  const Metrics& m = o.metrics;
-  const Timing& t = o.timing;
-  // `o` is pending until the batch commits, so its strings bind without copies.
-  s.bind(run_id, case_id, sqlite::Static{status_name(o.status)}, o.attempt, o.rtol, o.atol,
-         fixed(o.tolerance_profile), m.max_abs_err, m.max_rel_err, m.mismatches, m.numel, m.mismatch_frac(),
-         m.max_ulp, int{m.nan_inf_ok}, fixed(m.worst), fixed(o.error), fixed(o.reason), t.first_us, t.median_us,
-         t.p10_us, t.p90_us, t.reps, o.peak_mem_bytes, ops_json(o.fallback_ops), fixed(o.golden_source),
-         fixed(o.golden_entry), t.golden_us, o.sim_time_us.value_or(std::numeric_limits<double>::quiet_NaN()),
-         fixed(o.device_slot), int{o.flaky}, sqlite::Blob{pack_samples(t.samples_us)},
-         o.algbw_gbps.value_or(std::numeric_limits<double>::quiet_NaN()),
-         o.busbw_gbps.value_or(std::numeric_limits<double>::quiet_NaN()), opt_int(o.graph_breaks),
-         opt_int(o.recompiles), o.compile_ms.value_or(std::numeric_limits<double>::quiet_NaN()), opt_int(o.regions),
-         o.work_items > 0 ? static_cast<double>(o.work_items) : std::numeric_limits<double>::quiet_NaN(), t.cv,
-         ops_json(o.executed_ops));
+  s.bind(run_id, case_id);
+  fields::visit_fields(o, [&](const fields::Field& f, const auto& v) {
+    if (!f.has(fields::kJsonOnly)) bind_field(s, f, v);
+  });
 }
 
 Status read_status(Stmt& s) {
@@ -372,56 +395,52 @@ std::vector<std::string> read_ops(Stmt& s, std::string_view column) {
   return ops.get<std::vector<std::string>>();
 }
 
-// Reads "cases.key, <kResultColumns>".
+// One field of the table read (Note [One field table]); NULL reads as NaN, or as the default
+// for kNullIsDefault fields and optionals.
+void read_field(Stmt& s, const fields::Field&, std::string& v) { v = s.text(); }
+void read_field(Stmt& s, const fields::Field&, Status& v) { v = read_status(s); }
+void read_field(Stmt& s, const fields::Field&, int& v) { v = static_cast<int>(s.int64()); }
+void read_field(Stmt& s, const fields::Field&, bool& v) { v = s.int64() != 0; }
+void read_field(Stmt& s, const fields::Field& f, std::int64_t& v) {
+  if (!f.has(fields::kNullIsDefault)) {
+    v = s.int64();
+  } else if (const double d = s.real(); !std::isnan(d)) {
+    v = static_cast<std::int64_t>(d);
+  }
+}
+void read_field(Stmt& s, const fields::Field& f, double& v) {
+  const double d = s.real();
+  if (!(f.has(fields::kNullIsDefault) && std::isnan(d))) v = d;
+}
+void read_field(Stmt& s, const fields::Field&, std::optional<double>& v) {
+  if (const double d = s.real(); !std::isnan(d)) v = d;
+}
+void read_field(Stmt& s, const fields::Field&, std::optional<std::int64_t>& v) {
+  if (const double d = s.real(); !std::isnan(d)) v = static_cast<std::int64_t>(d);
+}
+void read_field(Stmt& s, const fields::Field& f, std::vector<std::string>& v) { v = read_ops(s, f.column); }
+void read_field(Stmt& s, const fields::Field&, std::vector<double>& v) { v = unpack_samples(s.blob()); }
+
+// Reads "cases.key, <result_columns()>".
 StoredResult read_result(Stmt& s) {
   StoredResult r;
   Outcome& o = r.outcome;
   o.key = s.text();
   r.run_id = s.int64();
   r.case_id = as_unsigned(s.int64());
-  o.status = read_status(s);
-  o.attempt = static_cast<int>(s.int64());
-  o.rtol = s.real();
-  o.atol = s.real();
-  o.tolerance_profile = s.text();
-  o.metrics.max_abs_err = s.real();
-  o.metrics.max_rel_err = s.real();
-  o.metrics.mismatches = s.int64();
-  o.metrics.numel = s.int64();
-  s.skip();  // mismatch_frac: derived, stored only for queries
-  o.metrics.max_ulp = s.real();
-  o.metrics.nan_inf_ok = s.int64() != 0;
-  o.metrics.worst = s.text();
-  o.error = s.text();
-  o.reason = s.text();
-  o.timing.first_us = s.real();
-  o.timing.median_us = s.real();
-  o.timing.p10_us = s.real();
-  o.timing.p90_us = s.real();
-  o.timing.reps = static_cast<int>(s.int64());
-  o.peak_mem_bytes = s.int64();
-  o.fallback_ops = read_ops(s, "fallback_ops");
-  o.golden_source = s.text();
-  o.golden_entry = s.text();
-  o.timing.golden_us = s.real();
-  if (const double sim = s.real(); !std::isnan(sim)) o.sim_time_us = sim;
-  o.device_slot = s.text();
-  o.flaky = s.int64() != 0;
-  o.timing.samples_us = unpack_samples(s.blob());
-  if (const double v = s.real(); !std::isnan(v)) o.algbw_gbps = v;
-  if (const double v = s.real(); !std::isnan(v)) o.busbw_gbps = v;
-  if (const double v = s.real(); !std::isnan(v)) o.graph_breaks = static_cast<std::int64_t>(v);
-  if (const double v = s.real(); !std::isnan(v)) o.recompiles = static_cast<std::int64_t>(v);
-  if (const double v = s.real(); !std::isnan(v)) o.compile_ms = v;
-  if (const double v = s.real(); !std::isnan(v)) o.regions = static_cast<std::int64_t>(v);
-  if (const double v = s.real(); !std::isnan(v)) o.work_items = static_cast<std::int64_t>(v);
-  if (const double v = s.real(); !std::isnan(v)) o.timing.cv = v;
-  o.executed_ops = read_ops(s, "executed_ops");
+  fields::visit_fields(o, [&](const fields::Field& f, auto&& member) {
+    if (f.has(fields::kJsonOnly)) return;
+    if (f.has(fields::kDerived)) {
+      s.skip();  // stored only for queries
+      return;
+    }
+    read_field(s, f, member);
+  });
   return r;
 }
 
 std::string select_results(std::string_view where) {
-  return "SELECT cases.key, " + std::string(kResultColumns) +
+  return "SELECT cases.key, " + result_columns() +
          " FROM results JOIN cases ON cases.id = results.case_id WHERE " + std::string(where) +
          " ORDER BY cases.key";
 }
@@ -637,7 +656,7 @@ void Store::flush() {
   Transaction tx(db_, path_);
   Stmt insert_case(db_, path_, insert_sql("INSERT OR IGNORE", "cases", kCaseColumns));
   // REPLACE: a case run again in the same run (a retry) supersedes its earlier result.
-  Stmt insert_result(db_, path_, insert_sql("INSERT OR REPLACE", "results", kResultColumns));
+  Stmt insert_result(db_, path_, insert_sql("INSERT OR REPLACE", "results", result_columns()));
   // In case-id order: ids are hashes, so arrival order scatters the inserts over the whole
   // b-trees of cases and of the results' primary key; sorted, a batch walks them once.
   std::vector<const Pending*> rows;
