@@ -266,7 +266,10 @@ std::vector<RunRef> history_runs(const std::vector<RunRef>& runs, const RunRef& 
   return out;
 }
 
-// The time a case is judged on, and which metric that is (Note [Speed metric]).
+// Note [Speed metric]: a case's time is its simulated time (sim_time_us) under --metric sim, and
+// under auto when both runs have one for it; otherwise the host median (median_us). A case is
+// judged on one metric in both runs, never a simulated time against a host time, and a time that
+// is not positive is no time. docs/regressions.md "The metric".
 struct Timed {
   double value = kNaN;
   bool sim = false;
@@ -490,8 +493,11 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
   for (const Row& r : base) ++c.baseline_counts[r.status];
   for (const Row& r : cand) ++c.candidate_counts[r.status];
 
-  // Noise bands from history (Note [Noise bands]): per case, log ratios between consecutive
-  // releases of the metric it is judged on.
+  // Note [Noise bands]: a case with at least three earlier times in the history gets a band from
+  // its own past: the log ratios of its time between consecutive releases (on the metric it is
+  // judged on), centred on their median, +-3 x 1.4826 x MAD wide (stats::noise_band). A change
+  // counts only outside it, on top of the minimum effect and the test. docs/regressions.md
+  // "Noise bands".
   const std::vector<RunRef> history = opt.history > 0 ? history_runs(runs, c.baseline, opt.history) : std::vector<RunRef>{};
   std::vector<RunRows> past_runs;
   for (const RunRef& h : history) past_runs.push_back(db.rows(h.id));
@@ -878,7 +884,11 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
     }
   }
 
-  // The suite's speed: the geomean over the cases both runs timed (Note [Fixed denominator]).
+  // Note [Fixed denominator]: the suite's speed is the geometric mean of per-case time ratios
+  // over the cases both runs timed, each on its own metric (Note [Speed metric]). Numerator and
+  // denominator hold the same cases, so cases added, removed or no longer timed change the count
+  // (`compared`), never the ratio: a release that stops running its slowest cases does not read
+  // as faster.
   c.speed.metric = sim_judged >= host_judged ? "sim" : "host";
   c.speed.compared = static_cast<std::int64_t>(ratios.size());
   if (!ratios.empty()) c.speed.geomean = stats::bootstrap_geomean(ratios, opt.bootstrap_resamples);

@@ -96,8 +96,9 @@ std::string full_name(const c10::OperatorName& op) {
   return op.overload_name.empty() ? op.name : op.name + "." + op.overload_name;
 }
 
-// The facts a fault rule matches on (Note [Fault rules]): the first tensor input's dtype and the
-// largest input's element count.
+// Note [Fault rules]: a fault rule (fault_spec.h, GAUNTLET_SIM_FAULTS) matches an op call on the
+// op's name, the dtype of its first tensor input and the largest input's element count; these are
+// those facts for a call.
 void call_facts(const std::vector<c10::IValue>& inputs, std::string* dtype, std::int64_t* numel) {
   for (const c10::IValue& v : inputs) {
     if (!v.isTensor() || !v.toTensor().defined()) continue;

@@ -149,7 +149,7 @@ void print_summary(const Store& store, const std::string& db_path, long long run
                  cost);
     }
   }
-  // Identical failures are one entry (Note [Grouped failures]): three or more results with the same
+  // Note [Grouped failures]: identical failures are one entry: three or more results with the same
   // status and the same first line of error (or reason) print once, with their count, the first
   // case's repro command and where to see each; `show --json` lists every result.
   std::map<std::pair<std::string, std::string>, std::vector<const StoredResult*>> groups;
