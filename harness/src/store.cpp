@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 
 #include "gauntlet/outcome_fields.h"
@@ -146,11 +147,44 @@ ALTER TABLE results ADD COLUMN executed_ops TEXT NOT NULL DEFAULT '[]';
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration step per schema version");
 
+// The run record's field table (Note [One field table]): every column of `runs` but the id, in
+// the order of run_columns(), bind_run and read_run.
+template <class R, class F>
+void visit_run_fields(R& r, F&& f) {
+  f("release", r.release);
+  f("build_id", r.build_id);
+  f("backend", r.backend);
+  f("backend_version", r.backend_version);
+  f("torch_version", r.torch_version);
+  f("host", r.host);
+  f("cpu", r.cpu);
+  f("blas", r.blas);
+  f("build_config", r.build_config);
+  f("threads", r.threads);
+  f("suite", r.suite);
+  f("filter", r.filter);
+  f("shard", r.shard);
+  f("started_at", r.started_at);
+  f("finished_at", r.finished_at);
+  f("config_json", r.config_json);
+  f("gauntlet_version", r.gauntlet_version);
+  f("price_per_device_hour", r.price_per_device_hour);
+}
+
+// "release, build_id, ..." (sep ", ") or "release = ?, build_id = ?, ..." (sep " = ?, ").
+std::string run_columns(std::string_view suffix = "") {
+  std::string out;
+  const RunInfo r;
+  visit_run_fields(r, [&](std::string_view column, const auto&) {
+    if (!out.empty()) out += ", ";
+    out += column;
+    out += suffix;
+  });
+  return out;
+}
+
 // Column lists shared by the INSERT and SELECT statements; the bind_* and read_* functions below
 // follow the same order.
-constexpr std::string_view kRunColumns =
-    "release, build_id, backend, backend_version, torch_version, host, cpu, blas, build_config, "
-    "threads, suite, filter, shard, started_at, finished_at, config_json, gauntlet_version, price_per_device_hour";
 constexpr std::string_view kCaseColumns =
     "id, key, kind, target, dtype, mode, layout, shapes, args";
 // The columns of `results`: the run and the case, then each stored field of the field table
@@ -264,33 +298,30 @@ void configure_writer(sqlite3* db, const std::string& path) {
 // ---- Rows
 
 void bind_run(Stmt& s, const RunInfo& r) {
-  s.bind(r.release, r.build_id, r.backend, r.backend_version, r.torch_version, r.host, r.cpu,
-         r.blas, r.build_config, r.threads, r.suite, r.filter, r.shard, r.started_at, r.finished_at,
-         r.config_json, r.gauntlet_version, r.price_per_device_hour.value_or(std::numeric_limits<double>::quiet_NaN()));
+  visit_run_fields(r, [&](std::string_view, const auto& v) {
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, std::optional<double>>) {
+      s.bind(v.value_or(std::numeric_limits<double>::quiet_NaN()));
+    } else {
+      s.bind(v);
+    }
+  });
 }
 
-// Reads "id, <kRunColumns>".
+// Reads "id, <run_columns()>".
 RunInfo read_run(Stmt& s) {
   RunInfo r;
   r.id = s.int64();
-  r.release = s.text();
-  r.build_id = s.text();
-  r.backend = s.text();
-  r.backend_version = s.text();
-  r.torch_version = s.text();
-  r.host = s.text();
-  r.cpu = s.text();
-  r.blas = s.text();
-  r.build_config = s.text();
-  r.threads = static_cast<int>(s.int64());
-  r.suite = s.text();
-  r.filter = s.text();
-  r.shard = s.text();
-  r.started_at = s.text();
-  r.finished_at = s.text();
-  r.config_json = s.text();
-  r.gauntlet_version = s.text();
-  if (const double v = s.real(); !std::isnan(v)) r.price_per_device_hour = v;
+  visit_run_fields(r, [&](std::string_view, auto& v) {
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, std::optional<double>>) {
+      if (const double d = s.real(); !std::isnan(d)) v = d;
+    } else if constexpr (std::is_same_v<T, int>) {
+      v = static_cast<int>(s.int64());
+    } else {
+      v = s.text();
+    }
+  });
   return r;
 }
 
@@ -545,13 +576,13 @@ void Store::migrate() {
 // NOLINTNEXTLINE(performance-unnecessary-value-param): the signature is store.h's.
 std::int64_t Store::begin_run(RunInfo info) {
   if (info.id > 0) {  // a run id the caller chose (gauntlet run --run-id)
-    Stmt insert(db_, path_, insert_sql("INSERT", "runs", "id, " + std::string(kRunColumns)));
+    Stmt insert(db_, path_, insert_sql("INSERT", "runs", "id, " + run_columns()));
     insert.bind(info.id);
     bind_run(insert, info);
     insert.exec();
     return info.id;
   }
-  Stmt insert(db_, path_, insert_sql("INSERT", "runs", kRunColumns));
+  Stmt insert(db_, path_, insert_sql("INSERT", "runs", run_columns()));
   bind_run(insert, info);
   insert.exec();
   return sqlite3_last_insert_rowid(db_);
@@ -566,18 +597,7 @@ std::set<std::string> Store::finished_keys(std::int64_t run_id) const {
 }
 
 void Store::update_run(const RunInfo& info) {
-  std::string sql = "UPDATE runs SET ";
-  std::string_view cols = kRunColumns;
-  bool first = true;
-  while (!cols.empty()) {
-    const std::size_t comma = cols.find(',');
-    std::string_view col = cols.substr(0, comma);
-    while (!col.empty() && col.front() == ' ') col.remove_prefix(1);
-    sql += (first ? "" : ", ") + std::string(col) + " = ?";
-    first = false;
-    cols = comma == std::string_view::npos ? std::string_view() : cols.substr(comma + 1);
-  }
-  sql += " WHERE id = ?";
+  const std::string sql = "UPDATE runs SET " + run_columns(" = ?") + " WHERE id = ?";
   Stmt update(db_, path_, sql);
   bind_run(update, info);
   update.bind(info.id);
@@ -679,7 +699,7 @@ void Store::flush() {
 }
 
 std::vector<RunInfo> Store::runs() const {
-  Stmt query(db_, path_, "SELECT id, " + std::string(kRunColumns) + " FROM runs ORDER BY id");
+  Stmt query(db_, path_, "SELECT id, " + run_columns() + " FROM runs ORDER BY id");
   std::vector<RunInfo> out;
   while (query.step()) {
     out.push_back(read_run(query));
@@ -688,7 +708,7 @@ std::vector<RunInfo> Store::runs() const {
 }
 
 std::optional<RunInfo> Store::run(std::int64_t id) const {
-  Stmt query(db_, path_, "SELECT id, " + std::string(kRunColumns) + " FROM runs WHERE id = ?");
+  Stmt query(db_, path_, "SELECT id, " + run_columns() + " FROM runs WHERE id = ?");
   query.bind(id);
   if (!query.step()) {
     return std::nullopt;

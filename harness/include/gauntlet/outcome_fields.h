@@ -7,9 +7,10 @@
 // encoding (a double travels as JSON "nan"/"inf"/"-inf" when not finite and as SQL NULL when NaN;
 // an optional is JSON null / SQL NULL when absent; a list of strings is a JSON array, stored as
 // its JSON text; the samples are a JSON array, stored as float32 bytes; a Status is its name);
-// the flags say the rest. OutcomeFields.EveryFieldRoundTrips fills every field through this
-// table, so a new field is tested without a new test. Anchor: Google Benchmark's
-// BenchmarkReporter::Run, one plain struct written in one place.
+// the flags say the rest. StoreTest.EveryFieldOfTheFieldTableRoundTripsThroughJsonAndSqlite
+// fills every field through this table, so a new field is tested without a new test. Anchor:
+// Google Benchmark's BenchmarkReporter::Run, one plain struct written in one place. The run
+// record has its own table, visit_run_fields in store.cpp (its only reader and writer).
 #pragma once
 
 #include <string_view>

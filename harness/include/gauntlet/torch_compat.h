@@ -27,7 +27,7 @@ inline bool is_dtype_not_implemented(const c10::Error& e) { return says_dtype_no
 
 // c10::Error's constructor fetches a C++ backtrace (symbolised with dladdr over libtorch's
 // symbols: milliseconds an error) for what() to print. Gauntlet keeps what_without_backtrace()
-// only, so processes that run cases fetch none (Note [Freed memory kept] in cli/common.cpp says
+// only, so processes that run cases fetch none (Note [Freed memory kept] in runner.cpp says
 // where). 1.13 takes a std::function<std::string()>; 2.x adds a lazy Backtrace overload beside it.
 inline void fetch_no_error_backtraces() {
   c10::SetStackTraceFetcher(std::function<std::string()>([] { return std::string(); }));
