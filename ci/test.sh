@@ -8,6 +8,10 @@ cd "$(dirname "$0")/.."
 
 bash ci/setup.sh
 
+# Layering rules the compiler cannot check (no SQL on the results database outside the store, no
+# torch in the torch-free targets): a second, before the build.
+bash ci/check_layers.sh
+
 BUILD_DIR=${BUILD_DIR:-build/dev}
 JOBS=${JOBS:-$(nproc)}
 start=$(date +%s)

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <cctype>
@@ -19,7 +18,7 @@
 
 #include "gauntlet/dates.h"
 #include "gauntlet/reports.h"
-#include "gauntlet/sqlite.h"
+#include "gauntlet/store_reader.h"
 #include "gauntlet/stats.h"
 
 namespace gauntlet {
@@ -33,23 +32,12 @@ constexpr int kSchemaVersion = 1;
 
 void raise(const std::string& message, int exit_code = kExitBadInput) { throw DashboardError(message, exit_code); }
 
-class Stmt : public sqlite::Stmt {
- public:
-  Stmt(sqlite3* db, const std::string& path, std::string_view sql)
-      : sqlite::Stmt(raise, db, path, sql) {}
-};
-
 // ---- What is read from the database
 
 struct RunRow {
   RunRef ref;
   std::int64_t day = 0;  // days since the epoch of started_at
   bool dated = false;
-};
-
-struct CaseRow {
-  std::int64_t id = 0;
-  std::string key, kind, target, dtype, mode;
 };
 
 // A release's results, one slot per case of the group (Note [Dashboard aggregates]).
@@ -76,14 +64,14 @@ class SlotMap {
     values_.assign(cap, kEmpty);
     mask_ = cap - 1;
   }
-  void insert(std::int64_t id, std::uint32_t slot) {
+  void insert(std::uint64_t id, std::uint32_t slot) {
     std::size_t i = static_cast<std::size_t>(id) & mask_;
     while (values_[i] != kEmpty && keys_[i] != id) i = (i + 1) & mask_;
     keys_[i] = id;
     values_[i] = slot;
   }
   // The slot of `id`, or kEmpty.
-  std::uint32_t find(std::int64_t id) const {
+  std::uint32_t find(std::uint64_t id) const {
     for (std::size_t i = static_cast<std::size_t>(id) & mask_;; i = (i + 1) & mask_) {
       if (values_[i] == kEmpty || keys_[i] == id) return values_[i];
     }
@@ -91,21 +79,18 @@ class SlotMap {
   static constexpr std::uint32_t kEmpty = 0xffffffffu;
 
  private:
-  std::vector<std::int64_t> keys_;
+  std::vector<std::uint64_t> keys_;
   std::vector<std::uint32_t> values_;
   std::size_t mask_ = 0;
 };
 
 class Db {
  public:
-  explicit Db(const std::string& path) : path_(path), db_(sqlite::open_results_readonly(raise, path)) {}
-  ~Db() { sqlite3_close(db_); }
-  Db(const Db&) = delete;
-  Db& operator=(const Db&) = delete;
+  explicit Db(const std::string& path) : path_(path), reader_(path, raise) {}
 
   std::vector<RunRow> runs() {
     std::vector<RunRow> out;
-    for (RunRef& ref : read_runs(db_, path_, raise)) {
+    for (RunRef& ref : reader_.runs()) {
       RunRow r;
       r.ref = std::move(ref);
       if (const auto d = dates::parse_date(r.ref.started_at.substr(0, 10))) {
@@ -119,29 +104,19 @@ class Db {
 
   // Every case of the database, sorted by key.
   std::vector<CaseRow> cases() {
-    Stmt q(db_, path_, "SELECT id, key, kind, target, dtype, mode FROM cases");
-    std::vector<CaseRow> out;
-    while (q.step()) {
-      CaseRow c;
-      c.id = q.int64();
-      c.key = q.text();
-      c.kind = q.text();
-      c.target = q.text();
-      c.dtype = q.text();
-      c.mode = q.text();
-      out.push_back(std::move(c));
-    }
+    std::vector<CaseRow> out = reader_.cases();
     std::sort(out.begin(), out.end(), [](const CaseRow& a, const CaseRow& b) { return a.key < b.key; });
     return out;
   }
 
   // The results of the runs `columns` names (run id -> its column) into those columns, sized for
-  // `cases` (whose positions `slot` gives), in one pass over the results table in storage order:
-  // runs are stored one after another, so this reads the file sequentially, where a lookup per
-  // run through the (run_id, case_id) index jumps to a random page for every row.
+  // `cases` (whose positions `slot` gives), in one pass over the results table in storage order
+  // (Note [One reader of results] in harness/store/store_reader.cpp).
   void fill(const std::map<std::int64_t, Column*>& columns, const SlotMap& slot, const std::vector<CaseRow>& cases,
             bool sim_metric) {
+    ResultScan scan;
     for (const auto& [run, col] : columns) {
+      scan.runs.push_back(run);
       col->status.assign(cases.size(), kAbsent);
       col->fell_back.assign(cases.size(), false);
       col->time.assign(cases.size(), NAN);
@@ -149,36 +124,30 @@ class Db {
       col->rel_err.assign(cases.size(), NAN);
       col->atol.assign(cases.size(), NAN);
     }
-    std::string ids;
-    for (const auto& [run, col] : columns) ids += (ids.empty() ? "" : ",") + std::to_string(run);
-    // `+run_id`: no index, a scan.
-    Stmt q(db_, path_,
-           "SELECT run_id, case_id, status, median_us, sim_time_us, max_abs_err, max_rel_err, fallback_ops, "
-           "graph_breaks, recompiles, error, atol FROM results WHERE +run_id IN (" + ids + ")");
+    scan.columns = {"status", "median_us", "sim_time_us", "max_abs_err", "max_rel_err", "fallback_ops",
+                    "graph_breaks", "recompiles", "error", "atol"};
     std::int64_t last_run = -1;
     Column* col = nullptr;
-    while (q.step()) {
-      const std::int64_t run = q.int64();
+    reader_.scan(scan, [&](ResultRow& q) {
+      const std::int64_t run = q.run_id();
       if (run != last_run) {
         col = columns.at(run);
         last_run = run;
       }
-      const std::uint32_t s = slot.find(q.int64());
+      const std::uint32_t s = slot.find(q.case_id());
       if (s == SlotMap::kEmpty) raise(fmt::format("{}: a result of run {} has no case", path_, run));
-      const std::string status = q.text();
-      const auto parsed = parse_status(status);
-      if (!parsed) raise(fmt::format("{}: unknown status '{}' in results of run {}", path_, status, run));
-      col->status[s] = static_cast<std::uint8_t>(*parsed);
+      const Status status = q.status();
+      col->status[s] = static_cast<std::uint8_t>(status);
       const double host = q.real(), sim = q.real();
       col->time[s] = static_cast<float>(sim_metric ? sim : host);
       // Errors only of a result whose outputs were compared: a CRASH stores 0, which is no error
       // measured (the case page shows "—", not 0).
-      const bool compared = *parsed == Status::Pass || *parsed == Status::Fail || *parsed == Status::XFail ||
-                            *parsed == Status::XPass;
+      const bool compared = status == Status::Pass || status == Status::Fail || status == Status::XFail ||
+                            status == Status::XPass;
       const double abs_err = q.real(), rel_err = q.real();
       col->abs_err[s] = compared ? static_cast<float>(abs_err) : NAN;
       col->rel_err[s] = compared ? static_cast<float>(rel_err) : NAN;
-      const std::string ops = q.text();
+      const std::string_view ops = q.text();
       if (!ops.empty() && ops != "[]") {
         ++col->fallback_results;
         col->fell_back[s] = true;
@@ -197,26 +166,23 @@ class Db {
         t.second += static_cast<std::int64_t>(breaks);
       }
       if (!std::isnan(recompiles)) col->recompiles += static_cast<std::int64_t>(recompiles);
-      std::string error = q.text();
-      if (!error.empty()) col->error.emplace(s, std::move(error));
+      if (const std::string_view error = q.text(); !error.empty()) col->error.emplace(s, std::string(error));
       const double atol = q.real();
       col->atol[s] = compared && atol >= 0 ? static_cast<float>(atol) : NAN;
-    }
+    });
   }
 
   // Which time the group's series use: simulated time when its newest release has it for most
   // of the cases it timed (Note [Dashboard aggregates]).
   bool mostly_sim(std::int64_t run) {
-    Stmt q(db_, path_, "SELECT COUNT(sim_time_us), COUNT(median_us) FROM results WHERE run_id = ?");
-    q.bind(run);
-    if (!q.step()) return false;
-    const std::int64_t sim = q.int64(), host = q.int64();
+    const std::vector<std::int64_t> n = reader_.counts_set(run, {"sim_time_us", "median_us"});
+    const std::int64_t sim = n[0], host = n[1];
     return sim > 0 && sim * 2 >= host;
   }
 
  private:
   std::string path_;
-  sqlite3* db_ = nullptr;
+  StoreReader reader_;
 };
 
 // ---- JSON

@@ -1,7 +1,6 @@
 #include "gauntlet/regress.h"
 
 #include <fmt/format.h>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <cmath>
@@ -17,7 +16,7 @@
 #include <unordered_set>
 
 #include "gauntlet/samples.h"
-#include "gauntlet/sqlite.h"
+#include "gauntlet/store_reader.h"
 
 namespace gauntlet {
 
@@ -26,11 +25,6 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 void raise(const std::string& message, int exit_code = kExitBadInput) { throw CompareError(message, exit_code); }
-
-class Stmt : public sqlite::Stmt {
- public:
-  Stmt(sqlite3* db, const std::string& path, std::string_view sql) : sqlite::Stmt(raise, db, path, sql) {}
-};
 
 // Note [How a case compares]: one result per case per run, read a column at a time into this
 // compact record (the error text and the key are read later, only for findings), then the two
@@ -130,59 +124,34 @@ std::string percent(double ratio) { return fmt::format("{:+.1f}%", (ratio - 1) *
 class CompareDb {
  public:
   // The same one-line errors as the store's (docs/database.md): compare only reads.
-  explicit CompareDb(const std::string& path) : path_(path), db_(sqlite::open_results_readonly(raise, path)) {
-    Stmt has_tables(db_, path_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('runs', 'results')");
-    if (!has_tables.step() || has_tables.int64() != 2) raise(path + ": not a Gauntlet database");
-    // Read through SQLite's page cache, not a map of the file (Note [Reading a million results]).
-    sqlite3_exec(db_, "PRAGMA mmap_size = 0", nullptr, nullptr, nullptr);
-    Stmt version(db_, path_, "PRAGMA user_version");
-    version.step();
-    schema_ = version.int64();
-  }
-  ~CompareDb() { sqlite3_close(db_); }
-  CompareDb(const CompareDb&) = delete;
-  CompareDb& operator=(const CompareDb&) = delete;
+  explicit CompareDb(const std::string& path) : reader_(path, raise) {}
 
-  std::vector<RunRef> runs() { return read_runs(db_, path_, raise); }
+  std::vector<RunRef> runs() { return reader_.runs(); }
 
   // Note [Reading a million results]: compare reads two whole runs (and the history's); two runs
   // of 1,000,000 results took 7.5 s and 1,208 MiB end to end, now 3.9 s and 570 MiB
   // (ci/compare_bench.sh; the binary's start, libtorch's, is 0.6-0.8 s and 165 MiB of either),
   // with the same findings and reports:
-  //  - a run's results are read in the order they lie in the table (rowid), not through the
-  //    primary key's index: its rows were written together, so their rowid range is one
-  //    sequential stretch of pages, where the index's case-id order seeks the b-tree once a row
-  //    (2.7 s against ~1 s for 1,000,000 rows). `+run_id` keeps the planner off the index; rows of
-  //    other runs inside the range (runs written at the same time) are skipped by the filter.
-  //    Then sorted by case id, unsigned, for the merge join;
+  //  - a run's results are read in the order they lie in the table, through SQLite's page cache
+  //    (Note [One reader of results] in harness/store/store_reader.cpp), then sorted by case id,
+  //    unsigned, for the merge join;
   //  - the two runs are read side by side, each on a connection of its own;
-  //  - through SQLite's page cache (mmap_size 0): each page is read once, and a mapped file's
-  //    pages count in the process's memory (1,106 MiB with the map, no faster);
+  //  - only the columns a detector needs;
   //  - a row is a fixed record (120 bytes); its texts (fallback ops when not "[]", the samples)
   //    go to the run's TextArena, and a host-timed case's samples are unpacked only when it is
   //    judged, into one reused buffer.
   RunRows rows(std::int64_t run) {
-    // samples exist from schema 4 on; graph_breaks, recompiles, compile_ms from schema 1.
-    const std::string samples = schema_ >= 4 ? "samples" : "NULL";
-    const std::string work = schema_ >= 7 ? "work_items" : "NULL";
-    Stmt range(db_, path_, "SELECT min(rowid), max(rowid), count(*) FROM results WHERE run_id = ?");
-    range.bind(run);
-    range.step();
-    const std::int64_t lo = range.int64(), hi = range.int64(), count = range.int64();
-    Stmt q(db_, path_,
-           "SELECT case_id, status, max_abs_err, atol, first_us, median_us, sim_time_us, compile_ms, peak_mem_bytes, "
-           "graph_breaks, recompiles, fallback_ops, " + samples + ", " + work +
-           " FROM results WHERE rowid BETWEEN ? AND ? AND +run_id = ?");
-    q.bind(lo, hi, run);
     RunRows out;
-    out.rows.reserve(static_cast<std::size_t>(count));
-    while (q.step()) {
+    ResultScan scan;
+    scan.runs = {run};
+    scan.columns = {"status",     "max_abs_err",  "atol",         "first_us",   "median_us",
+                    "sim_time_us", "compile_ms",  "peak_mem_bytes", "graph_breaks", "recompiles",
+                    "fallback_ops", "samples",    "work_items"};
+    scan.on_size = [&](std::int64_t n) { out.rows.reserve(static_cast<std::size_t>(n)); };
+    reader_.scan(scan, [&](ResultRow& q) {
       Row& r = out.rows.emplace_back();
-      r.case_id = static_cast<std::uint64_t>(q.int64());
-      const std::string_view status = q.text_view();
-      const auto parsed = parse_status(status);
-      if (!parsed) raise(fmt::format("{}: unknown status '{}' in results", path_, status));
-      r.status = *parsed;
+      r.case_id = q.case_id();
+      r.status = q.status();
       r.max_abs_err = q.real();
       r.atol = q.real();
       r.first_us = q.real();
@@ -193,37 +162,27 @@ class CompareDb {
       const double breaks = q.real(), recompiles = q.real();
       r.graph_breaks = std::isnan(breaks) ? -1 : static_cast<std::int32_t>(breaks);
       r.recompiles = std::isnan(recompiles) ? -1 : static_cast<std::int32_t>(recompiles);
-      if (const std::string_view ops = q.text_view(); ops != "[]") r.fallback_ops = out.texts.add(ops);
-      r.samples = out.texts.add(q.blob_view());
+      if (const std::string_view ops = q.text(); ops != "[]") r.fallback_ops = out.texts.add(ops);
+      r.samples = out.texts.add(q.blob());
       if (const double w = q.real(); w > 0) r.work_items = static_cast<std::int64_t>(w);
-    }
+    });
     std::sort(out.rows.begin(), out.rows.end(), [](const Row& a, const Row& b) { return a.case_id < b.case_id; });
     return out;
   }
 
   // The model cases' ids: their work items are samples (Note [Throughput and cost]).
   std::unordered_set<std::uint64_t> model_cases() {
-    Stmt q(db_, path_, "SELECT id FROM cases WHERE kind = 'model'");
-    std::unordered_set<std::uint64_t> out;
-    while (q.step()) out.insert(static_cast<std::uint64_t>(q.int64()));
-    return out;
+    const std::vector<std::uint64_t> ids = reader_.case_ids("model");
+    return {ids.begin(), ids.end()};
   }
 
   std::string key(std::uint64_t case_id) {
-    Stmt q(db_, path_, "SELECT key FROM cases WHERE id = ?");
-    q.bind(static_cast<std::int64_t>(case_id));
-    return q.step() ? q.text() : fmt::format("<case {:016x}>", case_id);
+    return reader_.key(case_id).value_or(fmt::format("<case {:016x}>", case_id));
   }
-  std::string error(std::int64_t run, std::uint64_t case_id) {
-    Stmt q(db_, path_, "SELECT error FROM results WHERE run_id = ? AND case_id = ?");
-    q.bind(run, static_cast<std::int64_t>(case_id));
-    return q.step() ? q.text() : "";
-  }
+  std::string error(std::int64_t run, std::uint64_t case_id) { return reader_.error(run, case_id); }
 
  private:
-  std::string path_;
-  sqlite3* db_ = nullptr;
-  std::int64_t schema_ = 0;
+  StoreReader reader_;
 };
 
 // ---- Choosing the runs
@@ -430,27 +389,6 @@ double cost_per_million(std::optional<double> price_per_device_hour, std::int64_
   const double tp = throughput_per_s(work_items, time_us);
   if (!price_per_device_hour || std::isnan(tp)) return kNaN;
   return *price_per_device_hour * 1e6 / 3600 / tp;
-}
-
-std::vector<RunRef> read_runs(sqlite3* db, const std::string& path, void (*fail)(const std::string&, int)) {
-  // runs.price_per_device_hour exists from schema 7 on.
-  const bool priced = sqlite::user_version(fail, db, path) >= 7;
-  sqlite::Stmt q(fail, db, path,
-                 std::string("SELECT id, release, backend, backend_version, suite, started_at, ") +
-                     (priced ? "price_per_device_hour" : "NULL") + " FROM runs ORDER BY id");
-  std::vector<RunRef> out;
-  while (q.step()) {
-    RunRef r;
-    r.id = q.int64();
-    r.release = q.text();
-    r.backend = q.text();
-    r.backend_version = q.text();
-    r.suite = q.text();
-    r.started_at = q.text();
-    if (const double price = q.real(); price > 0) r.price_per_device_hour = price;
-    out.push_back(std::move(r));
-  }
-  return out;
 }
 
 RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id, std::optional<std::int64_t> baseline_id,

@@ -1,7 +1,6 @@
 #include "gauntlet/weekly.h"
 
 #include <fmt/format.h>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +11,7 @@
 
 #include "gauntlet/dates.h"
 #include "gauntlet/reports.h"
-#include "gauntlet/sqlite.h"
+#include "gauntlet/store_reader.h"
 #include "gauntlet/stats.h"
 
 namespace gauntlet {
@@ -24,12 +23,6 @@ using dates::days_from_civil;
 using dates::parse_date;
 
 void raise(const std::string& message, int exit_code = kExitBadInput) { throw WeeklyError(message, exit_code); }
-
-class Stmt : public sqlite::Stmt {
- public:
-  Stmt(sqlite3* db, const std::string& path, std::string_view sql)
-      : sqlite::Stmt(raise, db, path, sql) {}
-};
 
 std::int64_t date_or_raise(const std::string& what, const std::string& s) {
   const auto days = parse_date(s);
@@ -47,14 +40,11 @@ struct RunRow {
 
 class WeeklyDb {
  public:
-  explicit WeeklyDb(const std::string& path) : path_(path), db_(sqlite::open_results_readonly(raise, path)) {}
-  ~WeeklyDb() { sqlite3_close(db_); }
-  WeeklyDb(const WeeklyDb&) = delete;
-  WeeklyDb& operator=(const WeeklyDb&) = delete;
+  explicit WeeklyDb(const std::string& path) : reader_(path, raise) {}
 
   std::vector<RunRow> runs() {
     std::vector<RunRow> out;
-    for (RunRef& ref : read_runs(db_, path_, raise)) {
+    for (RunRef& ref : reader_.runs()) {
       RunRow r;
       r.ref = std::move(ref);
       // ISO 8601 UTC ("2026-11-29T23:44:35Z"): the date is its first ten characters.
@@ -67,19 +57,10 @@ class WeeklyDb {
 
   // Counts by status and results with fallbacks, in one pass over the run's results.
   void fill(WeeklyRelease& rel) {
-    Stmt q(db_, path_,
-           "SELECT status, COUNT(*), SUM(fallback_ops NOT IN ('', '[]')) FROM results WHERE run_id "
-           "= ? GROUP BY status");
-    q.bind(rel.run.id);
-    while (q.step()) {
-      const std::string name = q.text();
-      const std::int64_t n = q.int64();
-      const std::int64_t fallbacks = q.int64();
-      const auto status = parse_status(name);
-      if (!status) raise(fmt::format("{}: unknown status '{}' in results", path_, name));
-      rel.counts[*status] += n;
-      rel.cases += n;
-      rel.fallback_cases += fallbacks;
+    for (const auto& [status, tally] : reader_.status_tally(rel.run.id)) {
+      rel.counts[status] += tally.results;
+      rel.cases += tally.results;
+      rel.fallback_cases += tally.with_fallbacks;
     }
     if (rel.cases > 0) {
       const auto pass = rel.counts.find(Status::Pass);
@@ -89,8 +70,7 @@ class WeeklyDb {
   }
 
  private:
-  std::string path_;
-  sqlite3* db_ = nullptr;
+  StoreReader reader_;
 };
 
 // Note [Weekly window]: a run belongs to the window when the date of its start (UTC) is within

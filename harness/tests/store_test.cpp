@@ -1,4 +1,5 @@
 #include "gauntlet/store.h"
+#include "gauntlet/store_reader.h"
 
 #include "gauntlet/outcome_fields.h"
 #include "gauntlet/outcome_json.h"
@@ -15,6 +16,7 @@
 #include <set>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 namespace gauntlet {
 namespace {
@@ -424,6 +426,97 @@ TEST_F(StoreTest, ResultsAreOrderedByKeyAndScopedToTheirRun) {
   EXPECT_EQ(store->results(second)[0].outcome.status, Status::Crash);
   EXPECT_FALSE(store->result(second, kAdd).has_value());
   EXPECT_TRUE(store->results(second + 1).empty());
+}
+
+// Note [One reader of results]: the analysis commands' reader (gauntlet/store_reader.h).
+void throw_error(const std::string& message, int exit_code) { throw Error(message, exit_code); }
+
+TEST_F(StoreTest, TheReaderScansNamedColumnsOfOneOrSeveralRunsInStorageOrder) {
+  {
+    auto store = Store::open(file("g.db"), Mode::ReadWrite);
+    const std::int64_t first = store->begin_run(sample_run());
+    RunInfo later = sample_run();
+    later.release = "2.6.0";
+    later.price_per_device_hour.reset();
+    const std::int64_t second = store->begin_run(later);
+    Outcome slow = with_status(Status::Fail);
+    slow.timing.median_us = 12.5;
+    slow.fallback_ops = {"aten::mul"};
+    slow.error = "max_abs_err 0.5";
+    store->add_result(first, key(kSub), Outcome{});
+    store->add_result(first, key(kMul), slow);
+    store->add_result(second, key(kAdd), with_status(Status::Crash));
+    store->flush();
+  }
+  StoreReader reader(file("g.db"), throw_error);
+  const std::vector<RunRef> runs = reader.runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].release, "2.5.0");
+  EXPECT_EQ(runs[0].price_per_device_hour, 1.75);
+  EXPECT_EQ(runs[1].release, "2.6.0");
+  EXPECT_FALSE(runs[1].price_per_device_hour.has_value());
+
+  // One run: its rows in the order they were written, only the columns asked for, in that order.
+  std::int64_t told = -1;
+  std::vector<std::tuple<std::int64_t, std::uint64_t, Status, double, std::string>> rows;
+  ResultScan one;
+  one.runs = {runs[0].id};
+  one.columns = {"status", "median_us", "fallback_ops"};
+  one.on_size = [&](std::int64_t n) { told = n; };
+  reader.scan(one, [&](ResultRow& r) {
+    const Status status = r.status();
+    const double median = r.real();
+    rows.emplace_back(r.run_id(), r.case_id(), status, median, std::string(r.text()));
+  });
+  EXPECT_EQ(told, 2);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(std::get<1>(rows[0]), key(kSub).id());
+  EXPECT_EQ(std::get<2>(rows[0]), Status::Pass);
+  EXPECT_EQ(std::get<1>(rows[1]), key(kMul).id());
+  EXPECT_EQ(std::get<2>(rows[1]), Status::Fail);
+  EXPECT_EQ(std::get<3>(rows[1]), 12.5);
+  EXPECT_EQ(std::get<4>(rows[1]), R"(["aten::mul"])");
+
+  // Several runs in one pass, each row naming its run.
+  ResultScan both;
+  both.runs = {runs[0].id, runs[1].id};
+  both.on_size = [&](std::int64_t n) { told = n; };
+  std::map<std::int64_t, int> per_run;
+  reader.scan(both, [&](ResultRow& r) { ++per_run[r.run_id()]; });
+  EXPECT_EQ(told, 3);
+  EXPECT_EQ(per_run, (std::map<std::int64_t, int>{{runs[0].id, 2}, {runs[1].id, 1}}));
+
+  // The queries the reports make.
+  EXPECT_EQ(reader.key(key(kMul).id()), kMul);
+  EXPECT_FALSE(reader.key(12345).has_value());
+  EXPECT_EQ(reader.error(runs[0].id, key(kMul).id()), "max_abs_err 0.5");
+  EXPECT_EQ(reader.error(runs[1].id, key(kMul).id()), "");
+  const auto tally = reader.status_tally(runs[0].id);
+  ASSERT_EQ(tally.size(), 2u);
+  EXPECT_EQ(tally.at(Status::Fail).results, 1);
+  EXPECT_EQ(tally.at(Status::Fail).with_fallbacks, 1);
+  EXPECT_EQ(tally.at(Status::Pass).with_fallbacks, 0);
+  EXPECT_EQ(reader.counts_set(runs[0].id, {"median_us", "sim_time_us"}), (std::vector<std::int64_t>{2, 0}));  // 0 is a time, no sim time is NULL
+  EXPECT_EQ(reader.cases().size(), 3u);
+  EXPECT_TRUE(reader.case_ids("model").empty());
+
+  // Every column of the table can be named; a name that is not one is the caller's bug.
+  ResultScan all;
+  all.runs = {runs[1].id};
+  all.columns.assign(result_column_names().begin() + 2, result_column_names().end());
+  int n = 0;
+  reader.scan(all, [&](ResultRow&) { ++n; });
+  EXPECT_EQ(n, 1);
+  ResultScan bad;
+  bad.runs = {runs[0].id};
+  bad.columns = {"status; DROP TABLE results"};
+  try {
+    reader.scan(bad, [](ResultRow&) {});
+    ADD_FAILURE() << "no error for a column that does not exist";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitInternal);
+    EXPECT_EQ(std::string(e.what()), file("g.db") + ": results has no column 'status; DROP TABLE results'");
+  }
 }
 
 TEST_F(StoreTest, StatusCountsGroupByStatus) {

@@ -1,6 +1,7 @@
 // Regression detection: a candidate run judged against a baseline run, and against the history of
-// releases before it (docs/regressions.md). No torch: the database is read through
-// gauntlet/sqlite.h, a column at a time, so that two runs of a million results compare in seconds.
+// releases before it (docs/regressions.md). No torch: the database is read through the store's
+// reader (gauntlet/store_reader.h), only the columns each detector needs, so that two runs of a
+// million results compare in seconds.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +15,7 @@
 #include "gauntlet/outcome.h"
 #include "gauntlet/stats.h"
 #include "gauntlet/error.h"
-
-struct sqlite3;
+#include "gauntlet/store_reader.h"
 
 namespace gauntlet {
 
@@ -125,13 +125,6 @@ struct CompareOptions {
   int bootstrap_resamples = 2000;
 };
 
-// A run as the comparison names it.
-struct RunRef {
-  std::int64_t id = 0;
-  std::string release, backend, backend_version, suite, started_at;
-  std::optional<double> price_per_device_hour;  // runs.price_per_device_hour (schema 7)
-};
-
 // Note [Throughput and cost]: what a case processes per call (samples of a model case, elements
 // of the others) over the time a call takes on the metric it is judged on; and, from the run's
 // price of a device-hour, what a million of them cost: price · time / 3600 s / items · 10^6.
@@ -196,10 +189,6 @@ struct RunComparison {
   // Regressions that fail the gates asked for (after waivers), by gate.
   std::map<Gate, std::int64_t> gating_counts() const;
 };
-
-// Every run of an open results database (sqlite::open_results_readonly), oldest first; errors go
-// through `fail` (one line, the caller's error type). Shared by compare, report and dashboard.
-std::vector<RunRef> read_runs(sqlite3* db, const std::string& path, void (*fail)(const std::string&, int));
 
 // Compares run `candidate` (0: the latest run) with `baseline` (none: the previous release of
 // the same backend and suite, Note [Automatic baseline]) in the database at `db_path`, opened

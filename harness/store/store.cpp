@@ -18,6 +18,7 @@
 #include "gauntlet/outcome_fields.h"
 #include "gauntlet/samples.h"
 #include "gauntlet/sqlite.h"
+#include "gauntlet/store_reader.h"
 
 namespace gauntlet {
 
@@ -188,16 +189,14 @@ std::string run_columns(std::string_view suffix = "") {
 constexpr std::string_view kCaseColumns =
     "id, key, kind, target, dtype, mode, layout, shapes, args";
 // The columns of `results`: the run and the case, then each stored field of the field table
-// (Note [One field table] in gauntlet/outcome_fields.h).
+// (Note [One field table] in gauntlet/outcome_fields.h; result_column_names in store_reader.cpp).
 const std::string& result_columns() {
   static const std::string columns = [] {
-    std::string out = "run_id, case_id";
-    const Outcome o;
-    fields::visit_fields(o, [&](const fields::Field& f, const auto&) {
-      if (f.has(fields::kJsonOnly)) return;
-      out += ", ";
-      out += f.column;
-    });
+    std::string out;
+    for (const std::string_view c : result_column_names()) {
+      if (!out.empty()) out += ", ";
+      out += c;
+    }
     return out;
   }();
   return columns;
