@@ -82,6 +82,15 @@ class Reader {
     return std::vector<YAML::Node>(n.begin(), n.end());
   }
 
+  // The entries of a field that holds a list (none when the field is empty). Iterating a mapping
+  // as a list yields invalid nodes that throw on first use (fuzzing found it: `xfail:` followed
+  // by an indented mapping), so anything else is refused here.
+  std::vector<YAML::Node> entries(const YAML::Node& n, const char* what) const {
+    if (!n || n.IsNull()) return {};
+    if (!n.IsSequence()) fail(n, fmt::format("field '{}' must be a list", what));
+    return std::vector<YAML::Node>(n.begin(), n.end());
+  }
+
   void only_fields(const YAML::Node& map, std::initializer_list<const char*> allowed, const char* what) const {
     if (!map.IsMap()) fail(map, fmt::format("{} must be a mapping", what));
     for (const auto& kv : map) {
@@ -145,7 +154,7 @@ std::vector<std::vector<Shape>> read_shapes(const Reader& r, const YAML::Node& l
         if (inputs < 1 || inputs > 16) r.fail(entry["inputs"], "inputs must be an integer from 1 to 16");
       }
       std::vector<std::vector<std::int64_t>> axes;
-      for (const auto& axis : entry["grid"]) {
+      for (const YAML::Node& axis : r.entries(entry["grid"], "grid")) {
         if (!axis.IsSequence()) r.fail(axis, "each grid axis must be a list of sizes");
         std::vector<std::int64_t> sizes;
         for (const auto& s : axis) {
@@ -807,8 +816,7 @@ Expectations Expectations::load(const std::string& file) {
   if (root.IsNull()) return ex;
   r.only_fields(root, {"skip", "xfail"}, "an expectations file");
   for (const char* section : {"skip", "xfail"}) {
-    if (!root[section]) continue;
-    for (const auto& e : root[section]) {
+    for (const YAML::Node& e : r.entries(root[section], section)) {
       r.only_fields(e, {"match", "backend", "reason", "strict"}, "an expectation entry");
       if (!e["match"]) r.fail(e, fmt::format("{} entry without 'match'", section));
       if (!e["reason"] || r.scalar(e["reason"], "reason").empty()) {
@@ -849,7 +857,7 @@ ToleranceTable ToleranceTable::load(const std::string& file) {
   YAML::Node root = r.load();
   if (root.IsNull()) return t;
   r.only_fields(root, {"rules"}, "a tolerances file");
-  for (const auto& n : root["rules"]) {
+  for (const YAML::Node& n : r.entries(root["rules"], "rules")) {
     r.only_fields(n, {"ops", "families", "dtypes", "modes", "backend", "rtol", "atol", "atol_per_sqrt_k", "why"},
                   "a tolerance rule");
     Rule rule;

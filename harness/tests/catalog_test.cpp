@@ -504,6 +504,25 @@ TEST_F(CatalogTest, ExpectationsNeedAReason) {
   }
 }
 
+// Fuzzing found these (issue 21): a mapping where a list belongs was iterated as a list and threw
+// yaml-cpp's InvalidNode (an internal error) instead of naming the field.
+TEST_F(CatalogTest, AMappingWhereAListBelongsIsRefusedNamingTheField) {
+  const std::string expectations = write("expectations.yaml", "xfail:\n  match: \"op/*\"\n  reason: r\n");
+  try {
+    Expectations::load(expectations);
+    FAIL() << "loaded xfail given as a mapping";
+  } catch (const CatalogError& e) {
+    EXPECT_TRUE(at_line(e.what(), expectations, 2, "field 'xfail' must be a list")) << e.what();
+  }
+  const std::string tolerances = write("tolerances.yaml", "rules:\n  ops: add\n  rtol: 0.1\n");
+  try {
+    ToleranceTable::load(tolerances);
+    FAIL() << "loaded rules given as a mapping";
+  } catch (const CatalogError& e) {
+    EXPECT_TRUE(at_line(e.what(), tolerances, 2, "field 'rules' must be a list")) << e.what();
+  }
+}
+
 TEST_F(CatalogTest, ExpectationsLookup) {
   std::string file = write("expectations.yaml",
                            "# comment\n"
