@@ -8,9 +8,11 @@ cd "$(dirname "$0")/.."
 
 bash ci/setup.sh
 
-# Layering rules the compiler cannot check (no SQL on the results database outside the store, no
-# torch in the torch-free targets): a second, before the build.
+# Before the build, in seconds: the layering rules the compiler cannot check (no SQL on the
+# results database outside the store, no torch in the torch-free targets), and the format of every
+# C++ file (.clang-format; ci/check_format.sh --fix formats them).
 bash ci/check_layers.sh
+bash ci/check_format.sh
 
 BUILD_DIR=${BUILD_DIR:-build/dev}
 JOBS=${JOBS:-$(nproc)}

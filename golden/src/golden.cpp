@@ -32,7 +32,8 @@ std::vector<NamedTensor> execute(const OpDef& def, const CaseKey& key, std::vect
   for (std::size_t k = 0; k < outs.size(); ++k) {
     if (!outs[k].requires_grad()) continue;
     // Only the output's shape matters to the seed: no read of device memory here.
-    at::Tensor seed = make_grad_output(key, k, at::empty(outs[k].sizes(), at::TensorOptions().dtype(to_scalar_type(key.dtype))));
+    at::Tensor seed =
+        make_grad_output(key, k, at::empty(outs[k].sizes(), at::TensorOptions().dtype(to_scalar_type(key.dtype))));
     diff_outs.push_back(outs[k]);
     seeds.push_back(seed.to(outs[k].options()));
   }
@@ -48,8 +49,7 @@ std::vector<NamedTensor> execute(const OpDef& def, const CaseKey& key, std::vect
   return named;
 }
 
-std::vector<NamedTensor> compute_golden(const OpDef& def, const CaseKey& key,
-                                        const std::vector<at::Tensor>& inputs) {
+std::vector<NamedTensor> compute_golden(const OpDef& def, const CaseKey& key, const std::vector<at::Tensor>& inputs) {
   std::vector<at::Tensor> up;
   up.reserve(inputs.size());
   for (const auto& t : inputs) {

@@ -13,19 +13,18 @@
 // object (docs/golden.md). The entry row and the manifest name the key.
 #include "gauntlet/golden_store.h"
 
-#include "gauntlet/host.h"
-#include "gauntlet/sqlite.h"
-
 #include <dlfcn.h>
 #include <link.h>
 #include <sqlite3.h>
 #include <unistd.h>
 #include <zstd.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "gauntlet/host.h"
+#include "gauntlet/sqlite.h"
 
+#define XXH_INLINE_ALL
 #include <torch/version.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -155,15 +154,14 @@ std::string file_uri(const std::string& path, std::string_view query) {
 }
 
 bool valid_object_name(std::string_view s) {
-  return s.size() == 32 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
+  return s.size() == 32 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 bool valid_release_name(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '_' || c == '-';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-';
   });
 }
 
@@ -198,8 +196,7 @@ Contents inspect(sqlite3* db, const std::string& path) {
 }
 
 void migrate(sqlite3* db, const std::string& path) {
-  sqlite::migrate(raise, db, path, kMigrations, kLayoutVersion, "layout_version",
-                  "golden store layout");
+  sqlite::migrate(raise, db, path, kMigrations, kLayoutVersion, "layout_version", "golden store layout");
 }
 
 // ---- Objects
@@ -271,8 +268,8 @@ std::optional<std::string> read_object(const std::string& path, const GoldenEntr
   }
   // A zstd block of at most 128 KiB costs at least 3 bytes: a larger claim is a damaged header.
   if (size > static_cast<unsigned long long>(compressed.size()) * 65536ULL) {
-    return "zstd frame claims " + std::to_string(size) + " bytes, more than " +
-           std::to_string(compressed.size()) + " compressed bytes can hold";
+    return "zstd frame claims " + std::to_string(size) + " bytes, more than " + std::to_string(compressed.size()) +
+           " compressed bytes can hold";
   }
   std::string payload(static_cast<std::size_t>(size), '\0');
   // One decompression context per thread: ZSTD_decompress would allocate one per call.
@@ -298,9 +295,8 @@ std::optional<std::string> read_object(const std::string& path, const GoldenEntr
   if (eol == std::string::npos) {
     return "header line is not terminated";
   }
-  const json header =
-      json::parse(payload.begin() + static_cast<std::ptrdiff_t>(kMagic.size()),
-                  payload.begin() + static_cast<std::ptrdiff_t>(eol), nullptr, false);
+  const json header = json::parse(payload.begin() + static_cast<std::ptrdiff_t>(kMagic.size()),
+                                  payload.begin() + static_cast<std::ptrdiff_t>(eol), nullptr, false);
   if (header.is_discarded() || !header.is_object()) {
     return "header is not a JSON object";
   }
@@ -312,14 +308,12 @@ std::optional<std::string> read_object(const std::string& path, const GoldenEntr
   const auto reference = str_field("reference");
   const auto mv = header.find("method_version");
   const auto outs = header.find("outputs");
-  if (!reference || mv == header.end() || !mv->is_number_integer() || outs == header.end() ||
-      !outs->is_array()) {
+  if (!reference || mv == header.end() || !mv->is_number_integer() || outs == header.end() || !outs->is_array()) {
     return "header lacks method_version, reference or outputs";
   }
   if (mv->get<std::int64_t>() != e.method_version || *reference != e.reference) {
-    return "object was made by method version " + std::to_string(mv->get<std::int64_t>()) + " on " +
-           *reference + ", entry says method version " + std::to_string(e.method_version) + " on " +
-           e.reference;
+    return "object was made by method version " + std::to_string(mv->get<std::int64_t>()) + " on " + *reference +
+           ", entry says method version " + std::to_string(e.method_version) + " on " + e.reference;
   }
 
   struct Out {
@@ -360,8 +354,7 @@ std::optional<std::string> read_object(const std::string& path, const GoldenEntr
   }
   const std::size_t data = payload.size() - eol - 1;
   if (total != data) {
-    return "outputs' shapes need " + std::to_string(total) + " bytes, object holds " +
-           std::to_string(data);
+    return "outputs' shapes need " + std::to_string(total) + " bytes, object holds " + std::to_string(data);
   }
   if (outputs) {
     outputs->clear();
@@ -380,8 +373,7 @@ std::optional<std::string> read_object(const std::string& path, const GoldenEntr
 
 // Atomically replaces `path` with `data`: a temporary file in the same folder, then rename().
 void write_atomically(const std::string& path, const std::string& data) {
-  static thread_local std::mt19937_64 rng{std::random_device{}() ^
-                                          (static_cast<std::uint64_t>(::getpid()) << 32)};
+  static thread_local std::mt19937_64 rng{std::random_device{}() ^ (static_cast<std::uint64_t>(::getpid()) << 32)};
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, "%08llx", static_cast<unsigned long long>(rng() & 0xffffffffULL));
   const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + suffix;
@@ -419,8 +411,7 @@ std::string make_payload(const std::string& key, int method_version, const std::
       throw GoldenStoreError("golden of " + key + ": output " + o.name + " is undefined");
     }
     if (o.value.layout() != at::kStrided || o.value.is_quantized()) {
-      throw GoldenStoreError("golden of " + key + ": output " + o.name +
-                             " is not a dense, unquantized tensor");
+      throw GoldenStoreError("golden of " + key + ": output " + o.name + " is not a dense, unquantized tensor");
     }
     at::Tensor t = o.value.detach().to(at::kCPU).resolve_conj().resolve_neg().contiguous();
     header["outputs"].push_back(
@@ -456,8 +447,8 @@ GoldenEntry read_entry(sqlite::Stmt& s) {  // kEntryColumns, in order
 constexpr std::string_view kEntryColumns =
     "case_id, key, method_version, reference, object, bytes, created_at, compute_us, raw_bytes";
 
-std::optional<GoldenEntry> find_entry(sqlite3* db, const std::string& path, const std::string& key,
-                                      int method_version, const std::string& reference) {
+std::optional<GoldenEntry> find_entry(sqlite3* db, const std::string& path, const std::string& key, int method_version,
+                                      const std::string& reference) {
   Stmt s(db, path,
          "SELECT " + std::string(kEntryColumns) +
              " FROM entries WHERE case_id = ? AND method_version = ? AND reference = ?");
@@ -508,8 +499,7 @@ std::string reference_identity() {
 
 // ---- GoldenStore
 
-GoldenStore::GoldenStore(std::string dir, sqlite3* db, Mode mode)
-    : dir_(std::move(dir)), db_(db), mode_(mode) {}
+GoldenStore::GoldenStore(std::string dir, sqlite3* db, Mode mode) : dir_(std::move(dir)), db_(db), mode_(mode) {}
 
 GoldenStore::~GoldenStore() { sqlite3_close_v2(db_); }
 
@@ -549,8 +539,8 @@ std::unique_ptr<GoldenStore> GoldenStore::open(const std::string& dir, Mode mode
   }
 
   sqlite3* db = nullptr;
-  const int flags = writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI
-                             : SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
+  const int flags =
+      writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI : SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
   const std::string uri = file_uri(index, writable ? "mode=rwc" : "mode=ro");
   const int rc = sqlite3_open_v2(uri.c_str(), &db, flags, nullptr);
   std::unique_ptr<GoldenStore> store(new GoldenStore(dir, db, mode));  // closes db on every way out
@@ -576,9 +566,8 @@ std::unique_ptr<GoldenStore> GoldenStore::open(const std::string& dir, Mode mode
     }
     migrate(db, index);
   } else if (version < kLayoutVersion) {
-    fail(index, "golden store layout version " + std::to_string(version) +
-                    " is older than this gauntlet (" + std::to_string(kLayoutVersion) +
-                    "); open it for writing to migrate");
+    fail(index, "golden store layout version " + std::to_string(version) + " is older than this gauntlet (" +
+                    std::to_string(kLayoutVersion) + "); open it for writing to migrate");
   }
   return store;
 }
@@ -587,8 +576,8 @@ std::string GoldenStore::object_path(const std::string& object) const {
   return (fs::path(dir_) / "objects" / object.substr(0, 2) / (object + ".zst")).string();
 }
 
-GoldenLookup GoldenStore::get(const std::string& key, int method_version,
-                              const std::string& reference, const std::string& release) const {
+GoldenLookup GoldenStore::get(const std::string& key, int method_version, const std::string& reference,
+                              const std::string& release) const {
   const std::string index = index_path(dir_);
   GoldenLookup r;
   if (release.empty()) {
@@ -644,9 +633,8 @@ GoldenLookup GoldenStore::get(const std::string& key, int method_version,
   return r;
 }
 
-GoldenEntry GoldenStore::put(const std::string& key, int method_version,
-                             const std::string& reference, const std::vector<NamedTensor>& outputs,
-                             double compute_us) {
+GoldenEntry GoldenStore::put(const std::string& key, int method_version, const std::string& reference,
+                             const std::vector<NamedTensor>& outputs, double compute_us) {
   if (mode_ != Mode::ReadWrite) {
     fail(dir_, "golden store is open read-only (cannot put " + key + ")");
   }
@@ -686,8 +674,8 @@ GoldenEntry GoldenStore::put(const std::string& key, int method_version,
   const std::string index = index_path(dir_);
   Stmt(db_, index,
        "INSERT OR REPLACE INTO entries(" + std::string(kEntryColumns) + ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)")
-      .bind(as_signed(e.case_id), e.key, e.method_version, e.reference, e.object, e.bytes,
-            e.created_at, e.compute_us, e.raw_bytes)
+      .bind(as_signed(e.case_id), e.key, e.method_version, e.reference, e.object, e.bytes, e.created_at, e.compute_us,
+            e.raw_bytes)
       .exec();
   return e;
 }
@@ -712,9 +700,10 @@ std::optional<GoldenEntry> GoldenStore::find(const std::string& key, int method_
     return hit->second;
   }
   if (!find_stmt_) {
-    find_stmt_ = std::make_unique<sqlite::Stmt>(raise, db_, index_path(dir_),
-                                        "SELECT " + std::string(kEntryColumns) +
-                                            " FROM entries WHERE case_id = ? AND method_version = ? AND reference = ?");
+    find_stmt_ =
+        std::make_unique<sqlite::Stmt>(raise, db_, index_path(dir_),
+                                       "SELECT " + std::string(kEntryColumns) +
+                                           " FROM entries WHERE case_id = ? AND method_version = ? AND reference = ?");
   }
   sqlite::Stmt& s = *find_stmt_;
   s.bind(as_signed(key_id(key)), method_version, reference);
@@ -725,16 +714,14 @@ std::optional<GoldenEntry> GoldenStore::find(const std::string& key, int method_
   return e;
 }
 
-bool GoldenStore::contains_valid(const std::string& key, int method_version,
-                                 const std::string& reference) const {
+bool GoldenStore::contains_valid(const std::string& key, int method_version, const std::string& reference) const {
   auto e = find_entry(db_, index_path(dir_), key, method_version, reference);
   return e && !check(*e);
 }
 
 std::vector<GoldenEntry> GoldenStore::entries() const {
   Stmt s(db_, index_path(dir_),
-         "SELECT " + std::string(kEntryColumns) +
-             " FROM entries ORDER BY key, method_version, reference");
+         "SELECT " + std::string(kEntryColumns) + " FROM entries ORDER BY key, method_version, reference");
   std::vector<GoldenEntry> out;
   while (s.step()) {
     out.push_back(read_entry(s));
@@ -764,8 +751,8 @@ std::vector<NamedTensor> GoldenStore::load(const GoldenEntry& e) const {
   return outputs;
 }
 
-std::size_t GoldenStore::freeze(const std::string& release, const std::vector<std::string>& keys,
-                                int method_version, const std::string& reference) {
+std::size_t GoldenStore::freeze(const std::string& release, const std::vector<std::string>& keys, int method_version,
+                                const std::string& reference) {
   if (mode_ != Mode::ReadWrite) {
     fail(dir_, "golden store is open read-only (cannot freeze release " + release + ")");
   }
@@ -802,16 +789,14 @@ std::size_t GoldenStore::freeze(const std::string& release, const std::vector<st
   if (!missing.empty()) {
     fail(dir_, "cannot freeze release " + release + ": " + std::to_string(missing.size()) + " of " +
                    std::to_string(seen.size()) + " keys have no golden (method version " +
-                   std::to_string(method_version) + ", reference " + reference +
-                   "), first: " + missing.front());
+                   std::to_string(method_version) + ", reference " + reference + "), first: " + missing.front());
   }
 
   const std::string created_at = utc_now();
   Stmt(db_, index,
        "INSERT INTO manifests(release, created_at, method_version, reference, count) "
        "VALUES(?, ?, ?, ?, ?)")
-      .bind(release, created_at, method_version, reference,
-            static_cast<std::int64_t>(frozen.size()))
+      .bind(release, created_at, method_version, reference, static_cast<std::int64_t>(frozen.size()))
       .exec();
   Stmt insert(db_, index, "INSERT INTO manifest_entries(release, key, object) VALUES(?, ?, ?)");
   json manifest;
@@ -845,8 +830,7 @@ std::vector<std::string> GoldenStore::releases() const {
   return out;
 }
 
-std::pair<std::size_t, std::size_t> GoldenStore::gc(const std::vector<std::string>& live_keys,
-                                                   int method_version) {
+std::pair<std::size_t, std::size_t> GoldenStore::gc(const std::vector<std::string>& live_keys, int method_version) {
   if (mode_ != Mode::ReadWrite) {
     fail(dir_, "golden store is open read-only (cannot gc)");
   }
@@ -868,8 +852,7 @@ std::pair<std::size_t, std::size_t> GoldenStore::gc(const std::vector<std::strin
         }
       }
     }
-    Stmt del(db_, index,
-             "DELETE FROM entries WHERE case_id = ? AND method_version = ? AND reference = ?");
+    Stmt del(db_, index, "DELETE FROM entries WHERE case_id = ? AND method_version = ? AND reference = ?");
     for (const GoldenEntry& e : dead) {
       del.bind(as_signed(e.case_id), e.method_version, e.reference).exec();
     }

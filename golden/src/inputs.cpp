@@ -43,31 +43,48 @@ std::int64_t index_bound(const CaseKey& key, const OpSpec& spec, const InputSpec
 // Values that must propagate: NaN, +-Inf, -0, a denormal and values near overflow.
 double special_value(std::uint64_t r, DType d) {
   double max = d == DType::F16 ? 65504.0 : d == DType::BF16 ? 3.38e38 : d == DType::F32 ? 3.40e38 : 1.79e308;
-  double denorm = d == DType::F16 ? 5.96e-8 * 3 : d == DType::BF16 ? 9.2e-41 * 3
-                : d == DType::F32 ? 1.4e-45 * 3 : 4.9e-324 * 3;
+  double denorm = d == DType::F16    ? 5.96e-8 * 3
+                  : d == DType::BF16 ? 9.2e-41 * 3
+                  : d == DType::F32  ? 1.4e-45 * 3
+                                     : 4.9e-324 * 3;
   switch (r % 7) {
-    case 0: return std::numeric_limits<double>::quiet_NaN();
-    case 1: return std::numeric_limits<double>::infinity();
-    case 2: return -std::numeric_limits<double>::infinity();
-    case 3: return -0.0;
-    case 4: return denorm;
-    case 5: return 0.9 * max;
-    default: return -0.9 * max;
+    case 0:
+      return std::numeric_limits<double>::quiet_NaN();
+    case 1:
+      return std::numeric_limits<double>::infinity();
+    case 2:
+      return -std::numeric_limits<double>::infinity();
+    case 3:
+      return -0.0;
+    case 4:
+      return denorm;
+    case 5:
+      return 0.9 * max;
+    default:
+      return -0.9 * max;
   }
 }
 
 at::ScalarType input_type(const InputSpec& in, DType case_dtype) {
   switch (in.domain) {
-    case Domain::Index: case Domain::UniqueIndex: case Domain::Class: return at::kLong;
-    case Domain::Mask: return at::kBool;
-    default: break;
+    case Domain::Index:
+    case Domain::UniqueIndex:
+    case Domain::Class:
+      return at::kLong;
+    case Domain::Mask:
+      return at::kBool;
+    default:
+      break;
   }
   switch (in.type) {
-    case InputType::Int64: return at::kLong;
-    case InputType::Bool: return at::kBool;
+    case InputType::Int64:
+      return at::kLong;
+    case InputType::Bool:
+      return at::kBool;
     case InputType::Float32IfInt:
       return is_floating(case_dtype) ? to_scalar_type(case_dtype) : at::kFloat;
-    case InputType::CaseDType: break;
+    case InputType::CaseDType:
+      break;
   }
   return to_scalar_type(case_dtype);
 }
@@ -83,7 +100,8 @@ at::Tensor unique_index(const Shape& shape, std::int64_t dim, std::int64_t bound
   std::vector<std::int64_t> perm(static_cast<std::size_t>(bound));
   for (std::int64_t l = 0; l < lines; ++l) {
     for (std::int64_t k = 0; k < bound; ++k) perm[static_cast<std::size_t>(k)] = k;
-    for (std::int64_t k = bound - 1; k > 0; --k) std::swap(perm[static_cast<std::size_t>(k)], perm[static_cast<std::size_t>(rng.below(k + 1))]);
+    for (std::int64_t k = bound - 1; k > 0; --k)
+      std::swap(perm[static_cast<std::size_t>(k)], perm[static_cast<std::size_t>(rng.below(k + 1))]);
     for (std::int64_t k = 0; k < len; ++k) p[l * len + k] = perm[static_cast<std::size_t>(k % bound)];
   }
   return moved.movedim(-1, dim).contiguous();
@@ -121,8 +139,10 @@ std::vector<at::Tensor> make_inputs(const CaseKey& key, const OpSpec& spec) {
     if (in.domain == Domain::UniqueIndex) {
       std::int64_t bound = index_bound(key, spec, in);
       std::int64_t dim = 0;
-      if (auto it = key.args.find("dim"); it != key.args.end()) dim = std::stoll(it->second);
-      else if (const ArgSpec* a = spec.arg("dim")) dim = std::stoll(a->default_value);
+      if (auto it = key.args.find("dim"); it != key.args.end())
+        dim = std::stoll(it->second);
+      else if (const ArgSpec* a = spec.arg("dim"))
+        dim = std::stoll(a->default_value);
       // The dim names an axis of the indexed tensor; a 1-d index (index_add, index_put)
       // is the index along that axis itself.
       dim = shape.size() <= 1 ? 0 : normalize_dim(dim, shape.size());
@@ -136,7 +156,8 @@ std::vector<at::Tensor> make_inputs(const CaseKey& key, const OpSpec& spec) {
     // rounding to nearest even): the same values without an array of doubles and a cast kernel.
     if (!special && (type == at::kFloat || type == at::kDouble || type == at::kBFloat16 || type == at::kHalf) &&
         in.domain != Domain::Index && in.domain != Domain::Class && in.domain != Domain::Mask) {
-      const double lo = in.domain == Domain::Prob ? 0.02 : in.lo, span = in.domain == Domain::Prob ? 0.96 : in.hi - in.lo;
+      const double lo = in.domain == Domain::Prob ? 0.02 : in.lo,
+                   span = in.domain == Domain::Prob ? 0.96 : in.hi - in.lo;
       // Never all zeros (below): the first element becomes hi (or lo) when every value drew 0.
       const double first_if_all_zero = in.hi != 0.0 ? in.hi : in.lo;
       const bool check_zeros = in.domain == Domain::Real || in.domain == Domain::Positive;
@@ -236,10 +257,7 @@ at::Tensor make_grad_output(const CaseKey& key, std::size_t output_index, const 
   SplitMix64 rng(key.id() ^ (0x9a9a'0000'0000'0001ULL * (output_index + 101)));
   std::vector<double> values(static_cast<std::size_t>(like.numel()));
   for (auto& v : values) v = -1.0 + 2.0 * rng.uniform();
-  return at::from_blob(values.data(), {like.numel()}, at::kDouble)
-      .clone()
-      .to(like.scalar_type())
-      .reshape(like.sizes());
+  return at::from_blob(values.data(), {like.numel()}, at::kDouble).clone().to(like.scalar_type()).reshape(like.sizes());
 }
 
 std::uint64_t fingerprint(const std::vector<at::Tensor>& tensors) {

@@ -4,8 +4,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <cctype>
 #include <atomic>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -18,8 +18,8 @@
 
 #include "gauntlet/dates.h"
 #include "gauntlet/reports.h"
-#include "gauntlet/store_reader.h"
 #include "gauntlet/stats.h"
+#include "gauntlet/store_reader.h"
 
 namespace gauntlet {
 
@@ -124,8 +124,8 @@ class Db {
       col->rel_err.assign(cases.size(), NAN);
       col->atol.assign(cases.size(), NAN);
     }
-    scan.columns = {"status", "median_us", "sim_time_us", "max_abs_err", "max_rel_err", "fallback_ops",
-                    "graph_breaks", "recompiles", "error", "atol"};
+    scan.columns = {"status",       "median_us",    "sim_time_us", "max_abs_err", "max_rel_err",
+                    "fallback_ops", "graph_breaks", "recompiles",  "error",       "atol"};
     std::int64_t last_run = -1;
     Column* col = nullptr;
     reader_.scan(scan, [&](ResultRow& q) {
@@ -142,8 +142,8 @@ class Db {
       col->time[s] = static_cast<float>(sim_metric ? sim : host);
       // Errors only of a result whose outputs were compared: a CRASH stores 0, which is no error
       // measured (the case page shows "—", not 0).
-      const bool compared = status == Status::Pass || status == Status::Fail || status == Status::XFail ||
-                            status == Status::XPass;
+      const bool compared =
+          status == Status::Pass || status == Status::Fail || status == Status::XFail || status == Status::XPass;
       const double abs_err = q.real(), rel_err = q.real();
       col->abs_err[s] = compared ? static_cast<float>(abs_err) : NAN;
       col->rel_err[s] = compared ? static_cast<float>(rel_err) : NAN;
@@ -317,9 +317,7 @@ class Writer {
     const fs::path path = data_ / (name + ".js");
     std::error_code ec;
     fs::create_directories(path.parent_path(), ec);
-    if (ec)
-      raise(fmt::format("{}: cannot create directory: {}", path.parent_path().string(),
-                        ec.message()));
+    if (ec) raise(fmt::format("{}: cannot create directory: {}", path.parent_path().string(), ec.message()));
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     const std::string script = dashboard_script(name, json_text);
     out << script;
@@ -475,8 +473,7 @@ class GroupExport {
       // 200 resamples: an interval per release for the chart, not a verdict (compare's is).
       if (!ratios.empty()) speed_[r] = stats::bootstrap_geomean(ratios, 200);
       const double step = speed_[r].estimate;
-      index_[r] =
-          index_[r - 1] * (compared_[r] > 0 && std::isfinite(step) && step > 0 ? step : 1.0);
+      index_[r] = index_[r - 1] * (compared_[r] > 0 && std::isfinite(step) && step > 0 ? step : 1.0);
     }
     // Note [Change points on every series]: E-Divisive on each series the overview draws, the
     // same way, and only on series of at least kMinChangePointSeries points (fewer cannot tell a
@@ -518,8 +515,8 @@ class GroupExport {
   // Results that ran to a verdict on the op: PASS, FAIL, ERROR, CRASH, TIMEOUT, XPASS (not
   // UNSUPPORTED, SKIP or XFAIL).
   static bool ran_to_a_verdict(Status s) {
-    return s == Status::Pass || s == Status::Fail || s == Status::Error || s == Status::Crash ||
-           s == Status::Timeout || s == Status::XPass;
+    return s == Status::Pass || s == Status::Fail || s == Status::Error || s == Status::Crash || s == Status::Timeout ||
+           s == Status::XPass;
   }
   std::int64_t ran(std::size_t r) const {
     std::int64_t n = 0;
@@ -535,13 +532,15 @@ class GroupExport {
   double ran_share(std::size_t r) const { return results_[r] ? double(ran(r)) / double(results_[r]) : 0; }
   // Graph breaks and recompiles: null where no result of the release records them (an eager-only
   // suite), not 0.
-  json breaks_json(std::size_t r) const { return cols_[r].breaks_measured ? json(cols_[r].graph_breaks) : json(nullptr); }
-  json recompiles_json(std::size_t r) const { return cols_[r].breaks_measured ? json(cols_[r].recompiles) : json(nullptr); }
+  json breaks_json(std::size_t r) const {
+    return cols_[r].breaks_measured ? json(cols_[r].graph_breaks) : json(nullptr);
+  }
+  json recompiles_json(std::size_t r) const {
+    return cols_[r].breaks_measured ? json(cols_[r].recompiles) : json(nullptr);
+  }
 
   double pass_rate(std::size_t r) const {
-    return results_[r]
-               ? double(counts_[r][static_cast<std::size_t>(Status::Pass)]) / double(results_[r])
-               : 0;
+    return results_[r] ? double(counts_[r][static_cast<std::size_t>(Status::Pass)]) / double(results_[r]) : 0;
   }
   double fallback_rate(std::size_t r) const {
     return results_[r] ? double(cols_[r].fallback_results) / double(results_[r]) : 0;
@@ -728,10 +727,8 @@ class GroupExport {
       regressions.push_back(std::move(row));
     }
     json fallbacks = json::array();
-    std::vector<std::pair<std::string, std::int64_t>> sorted(new_fallbacks.begin(),
-                                                             new_fallbacks.end());
-    std::stable_sort(sorted.begin(), sorted.end(),
-                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::vector<std::pair<std::string, std::int64_t>> sorted(new_fallbacks.begin(), new_fallbacks.end());
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     for (const auto& [op, n] : sorted) fallbacks.push_back({{"op", op}, {"cases", n}});
     // Note [Throughput and cost] in regress.h: compare's figures, per unit.
     json throughput = json::array();
@@ -757,8 +754,8 @@ class GroupExport {
       if (s == kAbsent || !is_failure(static_cast<Status>(s))) return;
       const auto e = cols_[r].error.find(i);
       const std::string message = e == cols_[r].error.end() ? "" : first_line(e->second);
-      Cause& cause = causes[{cases_[i].target, std::string(status_name(static_cast<Status>(s))),
-                             blank_numbers(message)}];
+      Cause& cause =
+          causes[{cases_[i].target, std::string(status_name(static_cast<Status>(s))), blank_numbers(message)}];
       if (cause.count++ == 0) {
         cause.first = i;
         cause.message = message;
@@ -913,16 +910,11 @@ class GroupExport {
   }
 
   void write_breakdown() {
-    json by = {
-        {"family", breakdown_of([&](std::size_t c) -> const std::string& { return family_[c]; })},
-        {"dtype",
-         breakdown_of([&](std::size_t c) -> const std::string& { return cases_[c].dtype; })},
-        {"mode",
-         breakdown_of([&](std::size_t c) -> const std::string& { return cases_[c].mode; })}};
-    w_.write(name("breakdown"), dump({{"schema_version", kSchemaVersion},
-                                      {"group", g_.id},
-                                      {"releases", release_names()},
-                                      {"by", by}}));
+    json by = {{"family", breakdown_of([&](std::size_t c) -> const std::string& { return family_[c]; })},
+               {"dtype", breakdown_of([&](std::size_t c) -> const std::string& { return cases_[c].dtype; })},
+               {"mode", breakdown_of([&](std::size_t c) -> const std::string& { return cases_[c].mode; })}};
+    w_.write(name("breakdown"),
+             dump({{"schema_version", kSchemaVersion}, {"group", g_.id}, {"releases", release_names()}, {"by", by}}));
   }
 
   void write_coverage() {
@@ -945,17 +937,15 @@ class GroupExport {
     }
     // Largest in the latest release first, then by name.
     std::vector<std::pair<std::string, std::vector<std::int64_t>>> op_rows(ops.begin(), ops.end());
-    std::stable_sort(op_rows.begin(), op_rows.end(), [](const auto& a, const auto& b) {
-      return a.second.back() > b.second.back();
-    });
+    std::stable_sort(op_rows.begin(), op_rows.end(),
+                     [](const auto& a, const auto& b) { return a.second.back() > b.second.back(); });
     json fallback = json::array(), breaks = json::array();
     for (const auto& [op, v] : op_rows) fallback.push_back({{"op", op}, {"cases", v}});
     std::vector<std::string> target_names;
     for (const auto& [t, v] : targets) target_names.push_back(t);
-    std::stable_sort(target_names.begin(), target_names.end(),
-                     [&](const std::string& a, const std::string& b) {
-                       return targets[a].first.back() > targets[b].first.back();
-                     });
+    std::stable_sort(target_names.begin(), target_names.end(), [&](const std::string& a, const std::string& b) {
+      return targets[a].first.back() > targets[b].first.back();
+    });
     for (const std::string& t : target_names) {
       breaks.push_back({{"target", t}, {"cases", targets[t].first}, {"breaks", targets[t].second}});
     }
@@ -1006,8 +996,7 @@ class GroupExport {
     for (std::size_t first = 0; first < cases_.size(); first += per, ++files) {
       std::string out = fmt::format("{{\"schema_version\":{},\"group\":", kSchemaVersion);
       append_string(out, g_.id);
-      out += fmt::format(",\"file\":{},\"first\":{},\"releases\":{},\"cases\":[", files, first,
-                         releases);
+      out += fmt::format(",\"file\":{},\"first\":{},\"releases\":{},\"cases\":[", files, first, releases);
       for (std::size_t c = first; c < std::min(first + per, cases_.size()); ++c) {
         if (c != first) out += ',';
         out += "{\"key\":";
@@ -1059,15 +1048,24 @@ class GroupExport {
   // viewGrid).
   static char status_code(Status s) {
     switch (s) {
-      case Status::Pass: return 'P';
-      case Status::Fail: return 'F';
-      case Status::Error: return 'E';
-      case Status::Crash: return 'C';
-      case Status::Timeout: return 'T';
-      case Status::Unsupported: return 'U';
-      case Status::Skip: return 'S';
-      case Status::XFail: return 'x';
-      case Status::XPass: return 'X';
+      case Status::Pass:
+        return 'P';
+      case Status::Fail:
+        return 'F';
+      case Status::Error:
+        return 'E';
+      case Status::Crash:
+        return 'C';
+      case Status::Timeout:
+        return 'T';
+      case Status::Unsupported:
+        return 'U';
+      case Status::Skip:
+        return 'S';
+      case Status::XFail:
+        return 'x';
+      case Status::XPass:
+        return 'X';
     }
     return '?';
   }
@@ -1123,8 +1121,8 @@ class GroupExport {
   Writer& w_;
   DashboardSummary& summary_;
 
-  std::vector<CaseRow> cases_;  // the cases some release ran, sorted by key: the case slots
-  std::vector<std::string> family_;    // per slot
+  std::vector<CaseRow> cases_;       // the cases some release ran, sorted by key: the case slots
+  std::vector<std::string> family_;  // per slot
   bool sim_ = false;
   std::vector<Column> cols_;  // per release
   std::vector<std::vector<std::int64_t>> counts_;

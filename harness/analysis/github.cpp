@@ -159,7 +159,8 @@ std::string compare_step_summary(const RunComparison& c, const ReportOptions& o,
       out += fmt::format("| {} | {} | {} | {} |\n", markdown_code(f.key), change_name(f.change),
                          markdown_text(f.detail), markdown_code(repro_command(c, f)));
     }
-    if (shown < gating.size()) out += fmt::format("\n... and {} more (see the compare reports)\n", gating.size() - shown);
+    if (shown < gating.size())
+      out += fmt::format("\n... and {} more (see the compare reports)\n", gating.size() - shown);
     out += "\n";
   }
   out += fmt::format("Known failures (failing in both runs; not regressions, not gating): {}.\n\n",

@@ -13,8 +13,8 @@ namespace gauntlet {
 // A table of at most `top` rows, then "... and N more (<more>)"; "None." when there are no rows.
 // The line after a table is separated by a blank line, else GitHub would read it as one more row.
 template <class T, class RowFn>
-void md_table(std::string& out, std::string_view header, const std::vector<const T*>& rows, int top, std::string_view more,
-              RowFn row) {
+void md_table(std::string& out, std::string_view header, const std::vector<const T*>& rows, int top,
+              std::string_view more, RowFn row) {
   if (rows.empty()) {
     out += "None.\n\n";
     return;

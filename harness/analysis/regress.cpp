@@ -9,9 +9,9 @@
 #include <future>
 #include <limits>
 #include <memory>
-#include <string_view>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -95,9 +95,7 @@ int badness(Status s) {
   return 0;
 }
 // Statuses whose timings mean something: the case ran to the end.
-bool timed(Status s) {
-  return s == Status::Pass || s == Status::Fail || s == Status::XFail || s == Status::XPass;
-}
+bool timed(Status s) { return s == Status::Pass || s == Status::Fail || s == Status::XFail || s == Status::XPass; }
 
 std::set<std::string> ops_of(std::string_view json_text) {
   std::set<std::string> out;
@@ -144,9 +142,9 @@ class CompareDb {
     RunRows out;
     ResultScan scan;
     scan.runs = {run};
-    scan.columns = {"status",     "max_abs_err",  "atol",         "first_us",   "median_us",
-                    "sim_time_us", "compile_ms",  "peak_mem_bytes", "graph_breaks", "recompiles",
-                    "fallback_ops", "samples",    "work_items"};
+    scan.columns = {"status",       "max_abs_err", "atol",           "first_us",     "median_us",
+                    "sim_time_us",  "compile_ms",  "peak_mem_bytes", "graph_breaks", "recompiles",
+                    "fallback_ops", "samples",     "work_items"};
     scan.on_size = [&](std::int64_t n) { out.rows.reserve(static_cast<std::size_t>(n)); };
     reader_.scan(scan, [&](ResultRow& q) {
       Row& r = out.rows.emplace_back();
@@ -328,8 +326,8 @@ void sort_findings(std::vector<Finding>& findings) {
 // them (Note [Host drift]): the median ratio between consecutive runs over the host-timed cases,
 // chained; and tested at the stricter case_history_host_significance: they are noisy, and a
 // million series are tested at once. Simulated time has no drift: a release that slows every
-// case shows a shift on every case (and on the suite's index, Note [Suite history]). The candidate alone can never be a segment (min_size 2):
-// the change at the candidate itself is the comparison's, judged above; a shift is history,
+// case shows a shift on every case (and on the suite's index, Note [Suite history]). The candidate alone can never be a
+// segment (min_size 2): the change at the candidate itself is the comparison's, judged above; a shift is history,
 // reported for the record and never gating (docs/regressions.md#shifts-in-case-histories).
 constexpr std::size_t kCaseHistoryMin = 6;
 
@@ -391,8 +389,8 @@ double cost_per_million(std::optional<double> price_per_device_hour, std::int64_
   return *price_per_device_hour * 1e6 / 3600 / tp;
 }
 
-RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id, std::optional<std::int64_t> baseline_id,
-                        const CompareOptions& opt) {
+RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id,
+                           std::optional<std::int64_t> baseline_id, const CompareOptions& opt) {
   CompareDb db(db_path);
   const std::vector<RunRef> runs = db.runs();
   if (runs.empty()) raise(db_path + ": no runs");
@@ -405,8 +403,9 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
   } else {
     auto prev = previous_release(runs, c.candidate);
     if (!prev) {
-      raise(fmt::format("{}: no baseline for run {}: no earlier release of backend '{}' on suite '{}' (pass --baseline RUN)",
-                        db_path, c.candidate.id, c.candidate.backend, c.candidate.suite));
+      raise(fmt::format(
+          "{}: no baseline for run {}: no earlier release of backend '{}' on suite '{}' (pass --baseline RUN)", db_path,
+          c.candidate.id, c.candidate.backend, c.candidate.suite));
     }
     c.baseline = *prev;
   }
@@ -436,7 +435,8 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
   // judged on), centred on their median, +-3 x 1.4826 x MAD wide (stats::noise_band). A change
   // counts only outside it, on top of the minimum effect and the test. docs/regressions.md
   // "Noise bands".
-  const std::vector<RunRef> history = opt.history > 0 ? history_runs(runs, c.baseline, opt.history) : std::vector<RunRef>{};
+  const std::vector<RunRef> history =
+      opt.history > 0 ? history_runs(runs, c.baseline, opt.history) : std::vector<RunRef>{};
   std::vector<RunRows> past_runs;
   for (const RunRef& h : history) past_runs.push_back(db.rows(h.id));
   std::vector<std::vector<Row>*> past;
@@ -453,7 +453,8 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
   runs_in_order.push_back(&base);
   runs_in_order.push_back(&cand);
   const bool case_histories = past.size() + 2 >= kCaseHistoryMin;
-  const std::vector<double> host_drift = case_histories ? host_drift_index(runs_in_order, opt.metric) : std::vector<double>{};
+  const std::vector<double> host_drift =
+      case_histories ? host_drift_index(runs_in_order, opt.metric) : std::vector<double>{};
 
   struct Pending {
     std::uint64_t case_id;
@@ -517,9 +518,10 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
       const std::string before = time ? us_text(shift->before) : fmt::format("{:.3g}", shift->before);
       const std::string after = time ? us_text(shift->after) : fmt::format("{:.3g}", shift->after);
       add(k.case_id, change, shift->before, shift->after, shift->after / shift->before, shift->p_value,
-          fmt::format("{} {} -> {} ({}) since release {}, over {} releases", what, before, after,
-                      time ? percent(shift->after / shift->before) : fmt::format("{:.1f}x", shift->after / shift->before),
-                      releases[at[shift->index]], values.size()));
+          fmt::format(
+              "{} {} -> {} ({}) since release {}, over {} releases", what, before, after,
+              time ? percent(shift->after / shift->before) : fmt::format("{:.1f}x", shift->after / shift->before),
+              releases[at[shift->index]], values.size()));
     };
     // Error, over the releases the case passed in (floored as in Note [Error growth]).
     if (b.status == Status::Pass && k.status == Status::Pass) {
@@ -591,8 +593,7 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
       // Failing in both runs, and no worse: a known failure (KnownFailure in regress.h).
       known.push_back({k.case_id, b.status, k.status});
     } else if (badness(k.status) == 0 && badness(b.status) > 0) {
-      add(k.case_id, Change::Fixed, 0, 0, 0, -1,
-          fmt::format("{} -> {}", status_name(b.status), status_name(k.status)));
+      add(k.case_id, Change::Fixed, 0, 0, 0, -1, fmt::format("{} -> {}", status_name(b.status), status_name(k.status)));
     } else if (b.status == Status::Pass && k.status == Status::Pass && k.atol >= 0) {
       // Note [Error growth]: a passing case whose max_abs_err grew more than error_growth times;
       // errors under 1% of the absolute tolerance are too small to judge (exact kernels give 0).
@@ -638,7 +639,8 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
     }
     if (b.peak_mem > 0 && k.peak_mem > b.peak_mem * (1 + opt.memory_growth) &&
         k.peak_mem - b.peak_mem >= opt.memory_min_bytes) {
-      add(k.case_id, Change::PeakMemory, double(b.peak_mem), double(k.peak_mem), double(k.peak_mem) / double(b.peak_mem), -1,
+      add(k.case_id, Change::PeakMemory, double(b.peak_mem), double(k.peak_mem),
+          double(k.peak_mem) / double(b.peak_mem), -1,
           fmt::format("peak memory {} -> {} bytes ({})", b.peak_mem, k.peak_mem,
                       percent(double(k.peak_mem) / double(b.peak_mem))));
     }
@@ -662,7 +664,8 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
       w.ratios.push_back(tp_k / tp_b);
     }
     if (!tk.sim) {
-      if (static_cast<int>(b.samples.size() / 4) < opt.min_samples || static_cast<int>(k.samples.size() / 4) < opt.min_samples) {
+      if (static_cast<int>(b.samples.size() / 4) < opt.min_samples ||
+          static_cast<int>(k.samples.size() / 4) < opt.min_samples) {
         ++c.speed.unjudged;
         continue;
       }
@@ -718,7 +721,8 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
     if (series.size() >= 5 && sigma == 0) min_change = 0;
     for (const OneSample& o : series) {
       const double ratio = o.cand / o.base / drift;
-      if (ratio > 1 + opt.coverage_growth && std::log(ratio) > opt.noise_k * sigma && o.cand / drift - o.base >= min_change) {
+      if (ratio > 1 + opt.coverage_growth && std::log(ratio) > opt.noise_k * sigma &&
+          o.cand / drift - o.base >= min_change) {
         const std::string drift_text = drift != 1 ? fmt::format(", {} after drift", percent(ratio)) : "";
         const std::string noise_text =
             sigma > 0 ? fmt::format(", noise ±{:.1f}%", (std::exp(opt.noise_k * sigma) - 1) * 100) : "";
@@ -803,7 +807,8 @@ RunComparison compare_runs(const std::string& db_path, std::int64_t candidate_id
           ratio = low;  // its direction decides the finding's; the re-runs give its figures
         }
       }
-      if (sigma > 0) noise_text = fmt::format(", between-run noise ±{:.1f}%", (std::exp(opt.noise_k * sigma) - 1) * 100);
+      if (sigma > 0)
+        noise_text = fmt::format(", between-run noise ±{:.1f}%", (std::exp(opt.noise_k * sigma) - 1) * 100);
     }
     std::string band_text;
     if (std::isfinite(sc.band.half_width)) {

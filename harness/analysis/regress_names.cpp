@@ -14,11 +14,10 @@ namespace {
 constexpr std::string_view kGateNames[] = {"accuracy", "speed", "coverage"};
 static_assert(std::size(kGateNames) == std::size(kAllGates));
 
-constexpr std::string_view kChangeNames[] = {
-    "status-change", "error-growth", "xpass",     "new-fallback", "graph-breaks",
-    "recompiles",    "compile-time", "first-run", "peak-memory",  "missing",
-    "slower",        "faster",       "fixed",     "new",          "error-shift",
-    "speed-shift"};
+constexpr std::string_view kChangeNames[] = {"status-change", "error-growth", "xpass",        "new-fallback",
+                                             "graph-breaks",  "recompiles",   "compile-time", "first-run",
+                                             "peak-memory",   "missing",      "slower",       "faster",
+                                             "fixed",         "new",          "error-shift",  "speed-shift"};
 static_assert(std::size(kChangeNames) == static_cast<std::size_t>(kLastChange) + 1);
 
 constexpr std::string_view kMetricNames[] = {"auto", "sim", "host"};
@@ -26,8 +25,7 @@ static_assert(std::size(kMetricNames) == static_cast<std::size_t>(Metric::Host) 
 
 bool iequals(std::string_view a, std::string_view b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) ==
-           std::tolower(static_cast<unsigned char>(y));
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
   });
 }
 

@@ -27,12 +27,10 @@ constexpr std::string_view kStatusNames[] = {"PASS",        "FAIL", "ERROR", "CR
 static_assert(std::size(kStatusNames) == std::size(kAllStatuses));
 std::string_view status_text(Status s) { return kStatusNames[static_cast<unsigned>(s)]; }
 
-constexpr Change kAllChanges[] = {Change::StatusChange, Change::ErrorGrowth, Change::XPass,
-                                  Change::NewFallback,  Change::GraphBreaks, Change::Recompiles,
-                                  Change::CompileTime,  Change::FirstRun,    Change::PeakMemory,
-                                  Change::Missing,      Change::Slower,      Change::Faster,
-                                  Change::Fixed,        Change::New,         Change::ErrorShift,
-                                  Change::SpeedShift};
+constexpr Change kAllChanges[] = {Change::StatusChange, Change::ErrorGrowth, Change::XPass,       Change::NewFallback,
+                                  Change::GraphBreaks,  Change::Recompiles,  Change::CompileTime, Change::FirstRun,
+                                  Change::PeakMemory,   Change::Missing,     Change::Slower,      Change::Faster,
+                                  Change::Fixed,        Change::New,         Change::ErrorShift,  Change::SpeedShift};
 static_assert(std::size(kAllChanges) == static_cast<std::size_t>(kLastChange) + 1);
 
 // The changes in the order findings are sorted: by gate, then by change.
@@ -187,9 +185,7 @@ std::string shell_word(std::string_view s) {
   return plain ? std::string(s) : shell_quote(s);
 }
 
-std::string plural(std::int64_t n, std::string_view noun) {
-  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
-}
+std::string plural(std::int64_t n, std::string_view noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
 
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
   std::string out;
@@ -304,9 +300,7 @@ std::vector<Gate> normalized(const std::vector<Gate>& gates) {
   return out;
 }
 
-bool asked(const std::vector<Gate>& gates, Gate g) {
-  return std::find(gates.begin(), gates.end(), g) != gates.end();
-}
+bool asked(const std::vector<Gate>& gates, Gate g) { return std::find(gates.begin(), gates.end(), g) != gates.end(); }
 
 // Fails the build: see "gating" at the top of reports.h.
 bool gates_build(const Finding& f, const std::vector<Gate>& gates) {
@@ -336,9 +330,7 @@ std::string gate_list(const std::vector<Gate>& gates) {
   return names.empty() ? "none" : join(names, ",");
 }
 
-std::string run_title(const RunRef& r) {
-  return r.release.empty() ? fmt::format("run {}", r.id) : r.release;
-}
+std::string run_title(const RunRef& r) { return r.release.empty() ? fmt::format("run {}", r.id) : r.release; }
 
 std::string show_command(const ReportOptions& o, std::int64_t run) {
   return fmt::format("gauntlet show --db {} --run {}", shell_word(o.db_path), run);
@@ -355,17 +347,16 @@ void md_regressions(std::string& out, const RunComparison& c, const Rows& rows, 
       "| Case | Change | Detail | Baseline → Candidate | Ratio | p | Waiver | Repro |\n"
       "|---|---|---|---|--:|--:|---|---|\n";
   md_table(out, kHeader, rows, top, kSeeJson, [&c](const Finding& f) {
-    return fmt::format(
-        "| {} | {} | {} | {} | {} | {} | {} | {} |\n", md_code(f.key), change_name(f.change),
-        md_text(f.detail), values_text(f), ratio_text(f.ratio), p_text(f.p_value),
-        f.waiver ? md_text(waiver_text(*f.waiver)) : "", md_code(repro_command(c, f)));
+    return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", md_code(f.key), change_name(f.change),
+                       md_text(f.detail), values_text(f), ratio_text(f.ratio), p_text(f.p_value),
+                       f.waiver ? md_text(waiver_text(*f.waiver)) : "", md_code(repro_command(c, f)));
   });
 }
 
 void md_header(std::string& out, const RunComparison& c, const ReportOptions& o) {
   const RunRef &b = c.baseline, &k = c.candidate;
-  out += fmt::format("# gauntlet compare: {} vs {} ({}, {})\n\n", md_text(run_title(k)),
-                     md_text(run_title(b)), md_text(k.backend), md_text(k.suite));
+  out += fmt::format("# gauntlet compare: {} vs {} ({}, {})\n\n", md_text(run_title(k)), md_text(run_title(b)),
+                     md_text(k.backend), md_text(k.suite));
   out += "| | Baseline | Candidate |\n|---|---|---|\n";
   auto row = [&out](std::string_view what, const std::string& x, const std::string& y) {
     out += fmt::format("| {} | {} | {} |\n", what, x, y);
@@ -416,8 +407,8 @@ void md_counts(std::string& out, const RunComparison& c, const std::vector<Gate>
       gate_cell += " (not asked)";
     }
     const bool reg = is_regression(ch);
-    out += fmt::format("| {} | {} | {} | {} | {} |\n", change_name(ch), gate_cell, n,
-                       reg ? std::to_string(w) : "—", reg ? std::to_string(g) : "—");
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", change_name(ch), gate_cell, n, reg ? std::to_string(w) : "—",
+                       reg ? std::to_string(g) : "—");
   }
   out += "\n";
 }
@@ -434,10 +425,9 @@ void md_speed(std::string& out, const SpeedSummary& s) {
       ratio += fmt::format(" [{:.3f}, {:.3f}]", g.lo, g.hi);
     }
     const double pct = std::abs(g.estimate - 1) * 100;
-    const std::string direction =
-        fmt::format("{:.1f}", pct) == "0.0"
-            ? "no change"
-            : fmt::format("{:.1f}% {}", pct, g.estimate > 1 ? "slower" : "faster");
+    const std::string direction = fmt::format("{:.1f}", pct) == "0.0"
+                                      ? "no change"
+                                      : fmt::format("{:.1f}% {}", pct, g.estimate > 1 ? "slower" : "faster");
     out += fmt::format(
         "Metric: {} time. Geomean of candidate / baseline over the {} both runs timed: "
         "**{}** (95% confidence interval), {}.",
@@ -455,8 +445,7 @@ void md_speed(std::string& out, const SpeedSummary& s) {
   }
   out += "| Release | Index | |\n|---|--:|---|\n";
   for (const SpeedSummary::Point& p : s.history) {
-    out += fmt::format("| {} | {:.3f} | {} |\n", md_text(p.release), p.index,
-                       p.change_point ? "**change point**" : "");
+    out += fmt::format("| {} | {:.3f} | {} |\n", md_text(p.release), p.index, p.change_point ? "**change point**" : "");
   }
   out +=
       "\nIndex: the chained geomean of release-to-release ratios, the oldest release = 1; a change "
@@ -580,8 +569,7 @@ GateVerdict gate_verdict(const RunComparison& c, const std::vector<Gate>& gates_
   }
   std::vector<std::string> reasons;
   for (Gate g : gates) {
-    if (failing[g] > 0)
-      reasons.push_back(plural(failing[g], std::string(gate_name(g)) + " regression"));
+    if (failing[g] > 0) reasons.push_back(plural(failing[g], std::string(gate_name(g)) + " regression"));
   }
   std::vector<std::string> notes;
   if (waived_n > 0) notes.push_back(fmt::format("{} waived", waived_n));
@@ -602,8 +590,8 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
   md_header(out, c, o);
 
   const GateVerdict verdict = gate_verdict(c, gates);
-  out += fmt::format("**{}** (exit code {}): {}\n\n", verdict.exit_code ? "FAIL" : "PASS",
-                     verdict.exit_code, md_text(verdict.summary));
+  out += fmt::format("**{}** (exit code {}): {}\n\n", verdict.exit_code ? "FAIL" : "PASS", verdict.exit_code,
+                     md_text(verdict.summary));
 
   md_counts(out, c, gates);
   md_speed(out, c.speed);
@@ -624,8 +612,7 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
       by_gate[static_cast<unsigned>(change_gate(f.change))].push_back(&f);
     }
   }
-  constexpr std::string_view kTitles[] = {"Accuracy regressions", "Speed regressions",
-                                          "Coverage regressions"};
+  constexpr std::string_view kTitles[] = {"Accuracy regressions", "Speed regressions", "Coverage regressions"};
   for (Gate g : kAllGates) {
     const Rows& rows = by_gate[static_cast<unsigned>(g)];
     out += fmt::format("## {} ({})\n\n", kTitles[static_cast<unsigned>(g)], rows.size());
@@ -646,8 +633,7 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
         "timed.\n\n",
         plural(missing_total, "case"), missing_total == 1 ? "has" : "have",
         waived_missing ? fmt::format(" ({} waived, listed under Waived)", waived_missing) : "",
-        missing_total == 1 ? "It counts as a coverage regression"
-                           : "They count as coverage regressions",
+        missing_total == 1 ? "It counts as a coverage regression" : "They count as coverage regressions",
         missing_total == 1 ? "it" : "them", plural(c.speed.compared, "case"));
     if (!asked(gates, Gate::Coverage)) {
       out += "Not gated: `--gate coverage` was not asked for.\n\n";
@@ -663,12 +649,17 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
     out += fmt::format(
         "Failing in the baseline and still failing in the candidate, no worse: not regressions, never gating.{}\n\n"
         "| Case | Baseline | Candidate | Detail | Repro |\n|---|---|---|---|---|\n",
-        o.db_path.empty() ? "" : fmt::format(" Each: {}.", md_code(fmt::format("gauntlet show --db {} --run {} --status FAIL,ERROR,CRASH,TIMEOUT,XPASS", shell_word(o.db_path), c.candidate.id))));
+        o.db_path.empty()
+            ? ""
+            : fmt::format(" Each: {}.",
+                          md_code(fmt::format("gauntlet show --db {} --run {} --status FAIL,ERROR,CRASH,TIMEOUT,XPASS",
+                                              shell_word(o.db_path), c.candidate.id))));
     const std::size_t shown = std::min(c.known_failures.size(), static_cast<std::size_t>(std::max(o.top, 0)));
     for (std::size_t i = 0; i < shown; ++i) {
       const KnownFailure& k = c.known_failures[i];
-      out += fmt::format("| {} | {} | {} | {} | {} |\n", md_code(k.key), status_text(k.baseline), status_text(k.candidate),
-                         md_text(k.detail), md_code(repro_command(k.key, c.db_path, c.candidate.id, c.candidate.backend)));
+      out +=
+          fmt::format("| {} | {} | {} | {} | {} |\n", md_code(k.key), status_text(k.baseline), status_text(k.candidate),
+                      md_text(k.detail), md_code(repro_command(k.key, c.db_path, c.candidate.id, c.candidate.backend)));
     }
     if (shown < c.known_failures.size()) {
       out += fmt::format("\n... and {} more (see the JSON report)\n", c.known_failures.size() - shown);
@@ -707,8 +698,8 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
       "|---|---|---|---|--:|--:|\n";
   // A row of the tables of findings that are not regressions (no waiver, no repro column).
   const auto plain_row = [](const Finding& f) {
-    return fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(f.key), change_name(f.change),
-                       md_text(f.detail), values_text(f), ratio_text(f.ratio), p_text(f.p_value));
+    return fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(f.key), change_name(f.change), md_text(f.detail),
+                       values_text(f), ratio_text(f.ratio), p_text(f.p_value));
   };
   md_table(out, kShiftsHeader, shifts, o.top, kSeeJson, plain_row);
 
@@ -746,8 +737,7 @@ std::string junit_report(const RunComparison& c, const ReportOptions& o) {
     for (const Finding& f : c.findings) {
       if (change_gate(f.change) != g) continue;
       ++tests;
-      cases += fmt::format("    <testcase classname=\"{}.{}\" name=\"{}\">\n", attr(suite),
-                           gate_name(g), attr(f.key));
+      cases += fmt::format("    <testcase classname=\"{}.{}\" name=\"{}\">\n", attr(suite), gate_name(g), attr(f.key));
       const std::string what = fmt::format("{}: {}", change_name(f.change), f.detail);
       if (!is_regression(f.change)) {
         cases += fmt::format("      <system-out>{}</system-out>\n", text(what));
@@ -761,8 +751,8 @@ std::string junit_report(const RunComparison& c, const ReportOptions& o) {
         if (has_p_value(f.p_value)) detail += "\np-value: " + p_text(f.p_value);
         if (f.waiver) detail += "\nwaiver: " + waiver_text(*f.waiver);
         detail += "\nrepro: " + repro_command(c, f);
-        cases += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
-                             attr(message), change_name(f.change), text(detail));
+        cases += fmt::format("      <failure message=\"{}\" type=\"{}\">{}</failure>\n", attr(message),
+                             change_name(f.change), text(detail));
       } else {
         ++skipped;
         std::string message;
@@ -812,8 +802,9 @@ std::string junit_report(const RunComparison& c, const ReportOptions& o) {
           "    <testcase classname=\"{}.known-failures\" name=\"{}\">\n"
           "      <skipped message=\"{}\"/>\n    </testcase>\n",
           attr(suite), attr(k.key),
-          attr(fmt::format("known failure: {} in baseline run {}, {} in candidate run {}{}; repro: {}", status_text(k.baseline),
-                           c.baseline.id, status_text(k.candidate), c.candidate.id, k.detail.empty() ? "" : ": " + k.detail,
+          attr(fmt::format("known failure: {} in baseline run {}, {} in candidate run {}{}; repro: {}",
+                           status_text(k.baseline), c.baseline.id, status_text(k.candidate), c.candidate.id,
+                           k.detail.empty() ? "" : ": " + k.detail,
                            repro_command(k.key, c.db_path, c.candidate.id, c.candidate.backend))));
     }
     const auto n = static_cast<std::int64_t>(c.known_failures.size());
@@ -870,15 +861,13 @@ std::string json_report(const RunComparison& c, const ReportOptions& o) {
                       {"db", o.db_path}};
 
   Json& counts = j["counts"];
-  counts["cases"] = Json{
-      {"baseline", c.baseline_cases}, {"candidate", c.candidate_cases}, {"common", c.common_cases}};
+  counts["cases"] = Json{{"baseline", c.baseline_cases}, {"candidate", c.candidate_cases}, {"common", c.common_cases}};
   counts["status"] = Json::object();
   for (Status s : kAllStatuses) {
     const auto b = c.baseline_counts.find(s), k = c.candidate_counts.find(s);
     if (b == c.baseline_counts.end() && k == c.candidate_counts.end()) continue;
-    counts["status"][std::string(status_text(s))] =
-        Json{{"baseline", b == c.baseline_counts.end() ? 0 : b->second},
-             {"candidate", k == c.candidate_counts.end() ? 0 : k->second}};
+    counts["status"][std::string(status_text(s))] = Json{{"baseline", b == c.baseline_counts.end() ? 0 : b->second},
+                                                         {"candidate", k == c.candidate_counts.end() ? 0 : k->second}};
   }
   counts["changes"] = Json::object();
   for (Change ch : kAllChanges) {
@@ -911,15 +900,10 @@ std::string json_report(const RunComparison& c, const ReportOptions& o) {
   const SpeedSummary& s = c.speed;
   Json history = Json::array();
   for (const SpeedSummary::Point& p : s.history) {
-    history.push_back(
-        Json{{"release", p.release}, {"index", number(p.index)}, {"change_point", p.change_point}});
+    history.push_back(Json{{"release", p.release}, {"index", number(p.index)}, {"change_point", p.change_point}});
   }
-  j["speed"] = Json{{"metric", s.metric},
-                    {"compared", s.compared},
-                    {"unjudged", s.unjudged},
-                    {"drift", number(s.drift)},
-                    {"geomean", interval(s.geomean)},
-                    {"history", history}};
+  j["speed"] = Json{{"metric", s.metric},       {"compared", s.compared},         {"unjudged", s.unjudged},
+                    {"drift", number(s.drift)}, {"geomean", interval(s.geomean)}, {"history", history}};
   Json throughput = Json::array();
   for (const ThroughputSummary& t : c.throughput) {
     throughput.push_back(Json{{"unit", t.unit},
@@ -936,8 +920,7 @@ std::string json_report(const RunComparison& c, const ReportOptions& o) {
   const GateVerdict verdict = gate_verdict(c, gates);
   Json gate_names = Json::array();
   for (Gate g : gates) gate_names.push_back(gate_name(g));
-  j["gate"] =
-      Json{{"gates", gate_names}, {"exit_code", verdict.exit_code}, {"summary", verdict.summary}};
+  j["gate"] = Json{{"gates", gate_names}, {"exit_code", verdict.exit_code}, {"summary", verdict.summary}};
 
   Json findings = Json::array();
   for (const Finding& f : c.findings) {
@@ -964,14 +947,14 @@ std::string json_report(const RunComparison& c, const ReportOptions& o) {
     if (f.work_items > 0) {
       // Note [Throughput and cost]: a speed finding's times as throughput and cost.
       Json& w = findings.back();
-      w["work"] = Json{
-          {"items", f.work_items},
-          {"unit", f.samples ? "samples" : "elements"},
-          {"baseline_per_s", number(throughput_per_s(f.work_items, f.baseline))},
-          {"candidate_per_s", number(throughput_per_s(f.work_items, f.candidate))},
-          {"baseline_cost_per_million", number(cost_per_million(c.baseline.price_per_device_hour, f.work_items, f.baseline))},
-          {"candidate_cost_per_million",
-           number(cost_per_million(c.candidate.price_per_device_hour, f.work_items, f.candidate))}};
+      w["work"] = Json{{"items", f.work_items},
+                       {"unit", f.samples ? "samples" : "elements"},
+                       {"baseline_per_s", number(throughput_per_s(f.work_items, f.baseline))},
+                       {"candidate_per_s", number(throughput_per_s(f.work_items, f.candidate))},
+                       {"baseline_cost_per_million",
+                        number(cost_per_million(c.baseline.price_per_device_hour, f.work_items, f.baseline))},
+                       {"candidate_cost_per_million",
+                        number(cost_per_million(c.candidate.price_per_device_hour, f.work_items, f.candidate))}};
     }
   }
   j["findings"] = std::move(findings);

@@ -17,9 +17,7 @@ namespace {
 
 constexpr std::string_view kStderrMark = "\nlast lines of its stderr:\n";
 
-std::string plural(std::int64_t n, std::string_view noun) {
-  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
-}
+std::string plural(std::int64_t n, std::string_view noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
@@ -60,9 +58,7 @@ std::string format_seconds(double s) {
   return fmt::format("{:.4g} s", s);
 }
 
-std::string repro_of(const RunReport& r, const Outcome& o) {
-  return repro_command(o.key, r.db_path, r.id, r.backend);
-}
+std::string repro_of(const RunReport& r, const Outcome& o) { return repro_command(o.key, r.db_path, r.id, r.backend); }
 
 // The numbers a failed comparison gives, one line; "" when nothing was compared.
 std::string metrics_line(const Outcome& o) {
@@ -220,9 +216,9 @@ std::string run_junit_report(const RunReport& r) {
         if (const std::string m = metrics_line(o); !m.empty()) detail += "\n" + m;
         if (o.attempt > 1) detail += fmt::format("\nattempt {}", o.attempt);
         detail += "\nrepro: " + repro_of(r, o);
-        inner += fmt::format("      <{} message=\"{}\" type=\"{}\">{}</{}>\n", error ? "error" : "failure",
-                             attr(message.empty() ? status : message), status, text(detail),
-                             error ? "error" : "failure");
+        inner +=
+            fmt::format("      <{} message=\"{}\" type=\"{}\">{}</{}>\n", error ? "error" : "failure",
+                        attr(message.empty() ? status : message), status, text(detail), error ? "error" : "failure");
       } else if (is_skip(o.status)) {
         ++skipped;
         const std::string w = why(o);
@@ -316,11 +312,13 @@ void md_failures(std::string& out, const RunReport& r, const std::vector<const O
 }  // namespace
 
 std::string run_markdown_report(const RunReport& r, int top) {
-  std::string out = fmt::format("# {} ({}, {})\n\n", markdown_text(run_title(r)), markdown_text(r.backend),
-                                markdown_text(r.suite));
+  std::string out =
+      fmt::format("# {} ({}, {})\n\n", markdown_text(run_title(r)), markdown_text(r.backend), markdown_text(r.suite));
   out += md_verdict(r);
   out += "| | |\n|---|---|\n";
-  auto row = [&out](std::string_view what, const std::string& value) { out += fmt::format("| {} | {} |\n", what, value); };
+  auto row = [&out](std::string_view what, const std::string& value) {
+    out += fmt::format("| {} | {} |\n", what, value);
+  };
   row("Run", std::to_string(r.id));
   row("Release", markdown_text(r.release));
   row("Backend", markdown_code(r.backend) + (r.backend_version.empty() ? "" : " " + markdown_text(r.backend_version)));
@@ -342,8 +340,9 @@ std::string run_markdown_report(const RunReport& r, int top) {
   const std::string more = "see the JUnit report";
   out += fmt::format("## Failures ({})\n\n", fails.size());
   if (!fails.empty()) {
-    out += "FAIL and XPASS: the case ran and its result is wrong, or an expected failure passed; ERROR, CRASH and "
-           "TIMEOUT: it could not run to a result. Each repro command reruns the case as this run ran it.\n\n";
+    out +=
+        "FAIL and XPASS: the case ran and its result is wrong, or an expected failure passed; ERROR, CRASH and "
+        "TIMEOUT: it could not run to a result. Each repro command reruns the case as this run ran it.\n\n";
   }
   md_failures(out, r, fails, top, more);
 
@@ -380,8 +379,8 @@ std::string run_markdown_report(const RunReport& r, int top) {
 }
 
 std::string run_step_summary(const RunReport& r, int top) {
-  std::string out = fmt::format("### {} ({}, {})\n\n", markdown_text(run_title(r)), markdown_text(r.backend),
-                                markdown_text(r.suite));
+  std::string out =
+      fmt::format("### {} ({}, {})\n\n", markdown_text(run_title(r)), markdown_text(r.backend), markdown_text(r.suite));
   out += md_verdict(r);
   md_status_counts(out, r);
   const std::vector<const Outcome*> fails = failing(r);

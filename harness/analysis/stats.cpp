@@ -114,17 +114,14 @@ double normal_quantile(double p) {
   if (p == 1) return kInf;
   // Acklam's rational approximation (relative error 1.2e-9), then one Halley step on erfc
   // brings it to full double precision.
-  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,
-                                 -2.759285104469687e+02, 1.383577518672690e+02,
-                                 -3.066479806614716e+01, 2.506628277459239e+00};
-  static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02,
-                                 -1.556989798598866e+02, 6.680131188771972e+01,
-                                 -1.328068155288572e+01};
-  static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01,
-                                 -2.400758277161838e+00, -2.549732539343734e+00,
-                                 4.374664141464968e+00,  2.938163982698783e+00};
-  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01,
-                                 2.445134137142996e+00, 3.754408661907416e+00};
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
+                                 1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                                 6.680131188771972e+01, -1.328068155288572e+01};
+  static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                                 -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                                 3.754408661907416e+00};
   constexpr double p_low = 0.02425;
   double x;
   if (p < p_low || p > 1 - p_low) {
@@ -290,15 +287,12 @@ namespace {
 constexpr std::size_t kBootstrapMaxResampled = 20000;
 }  // namespace
 
-Interval bootstrap_geomean(const std::vector<double>& ratios, int resamples, double confidence,
-                           std::uint64_t seed) {
+Interval bootstrap_geomean(const std::vector<double>& ratios, int resamples, double confidence, std::uint64_t seed) {
   if (resamples < 1) {
-    throw std::invalid_argument(
-        fmt::format("bootstrap_geomean: resamples must be >= 1, got {}", resamples));
+    throw std::invalid_argument(fmt::format("bootstrap_geomean: resamples must be >= 1, got {}", resamples));
   }
   if (!(confidence > 0 && confidence < 1)) {
-    throw std::invalid_argument(
-        fmt::format("bootstrap_geomean: confidence must be in (0, 1), got {}", confidence));
+    throw std::invalid_argument(fmt::format("bootstrap_geomean: confidence must be in (0, 1), got {}", confidence));
   }
   Interval r;
   if (ratios.empty()) return r;
@@ -307,8 +301,8 @@ Interval bootstrap_geomean(const std::vector<double>& ratios, int resamples, dou
   double sum = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (!(ratios[i] > 0) || !std::isfinite(ratios[i])) {
-      throw std::invalid_argument(fmt::format(
-          "bootstrap_geomean: ratio {} is {}; ratios must be positive and finite", i, ratios[i]));
+      throw std::invalid_argument(
+          fmt::format("bootstrap_geomean: ratio {} is {}; ratios must be positive and finite", i, ratios[i]));
     }
     logs[i] = std::log(ratios[i]);
     sum += logs[i];
@@ -364,9 +358,7 @@ NoiseBand noise_band(const std::vector<double>& log_ratios, double k) {
   return band;
 }
 
-bool outside(const NoiseBand& band, double log_ratio) {
-  return std::abs(log_ratio - band.center) > band.half_width;
-}
+bool outside(const NoiseBand& band, double log_ratio) { return std::abs(log_ratio - band.center) > band.half_width; }
 
 // ---- E-Divisive ----
 
@@ -450,8 +442,7 @@ Split best_split(const Dist& dist, std::size_t s, std::size_t e, std::size_t min
 }
 
 template <class Dist>
-Split best_over_segments(const Dist& dist, const std::vector<std::size_t>& bounds,
-                         std::size_t min_size, Scan& scan) {
+Split best_over_segments(const Dist& dist, const std::vector<std::size_t>& bounds, std::size_t min_size, Scan& scan) {
   Split best;
   for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
     const Split split = best_split(dist, bounds[i], bounds[i + 1], min_size, scan);
@@ -463,9 +454,8 @@ Split best_over_segments(const Dist& dist, const std::vector<std::size_t>& bound
 // `order[p]` is the series index at position p; `values[p]` its value. The permutation test
 // shuffles both; `dist` reads one of them.
 template <class Dist>
-std::vector<ChangePoint> run_e_divisive(const std::vector<double>& series,
-                                        const EDivisiveOptions& opt, const Dist& dist,
-                                        std::vector<std::size_t>& order,
+std::vector<ChangePoint> run_e_divisive(const std::vector<double>& series, const EDivisiveOptions& opt,
+                                        const Dist& dist, std::vector<std::size_t>& order,
                                         std::vector<double>& values) {
   const std::size_t n = series.size();
   std::vector<ChangePoint> found;
@@ -508,36 +498,30 @@ std::vector<ChangePoint> run_e_divisive(const std::vector<double>& series,
     found.push_back({best.tau, best.q, p_value});
     bounds.insert(std::upper_bound(bounds.begin(), bounds.end(), best.tau), best.tau);
   }
-  std::sort(found.begin(), found.end(),
-            [](const ChangePoint& x, const ChangePoint& y) { return x.index < y.index; });
+  std::sort(found.begin(), found.end(), [](const ChangePoint& x, const ChangePoint& y) { return x.index < y.index; });
   return found;
 }
 
 }  // namespace
 
-std::vector<ChangePoint> e_divisive(const std::vector<double>& series,
-                                    const EDivisiveOptions& options) {
+std::vector<ChangePoint> e_divisive(const std::vector<double>& series, const EDivisiveOptions& options) {
   if (!(options.alpha > 0 && options.alpha <= 2)) {
-    throw std::invalid_argument(
-        fmt::format("e_divisive: alpha must be in (0, 2], got {}", options.alpha));
+    throw std::invalid_argument(fmt::format("e_divisive: alpha must be in (0, 2], got {}", options.alpha));
   }
   if (options.min_size < 2) {
-    throw std::invalid_argument(
-        fmt::format("e_divisive: min_size must be >= 2, got {}", options.min_size));
+    throw std::invalid_argument(fmt::format("e_divisive: min_size must be >= 2, got {}", options.min_size));
   }
   if (!(options.significance > 0 && options.significance <= 1)) {
     throw std::invalid_argument(
         fmt::format("e_divisive: significance must be in (0, 1], got {}", options.significance));
   }
   if (options.permutations < 1) {
-    throw std::invalid_argument(
-        fmt::format("e_divisive: permutations must be >= 1, got {}", options.permutations));
+    throw std::invalid_argument(fmt::format("e_divisive: permutations must be >= 1, got {}", options.permutations));
   }
   for (std::size_t i = 0; i < series.size(); ++i) {
     if (!std::isfinite(series[i])) {
       throw std::invalid_argument(fmt::format(
-          "e_divisive: series[{}] is {}; the series must be finite (drop missing values first)", i,
-          series[i]));
+          "e_divisive: series[{}] is {}; the series must be finite (drop missing values first)", i, series[i]));
     }
   }
   const std::size_t n = series.size();
@@ -551,9 +535,7 @@ std::vector<ChangePoint> e_divisive(const std::vector<double>& series,
   }
   constexpr std::size_t kMaxTable = 2048;
   if (n > kMaxTable) {
-    const auto dist = [&](std::size_t p, std::size_t q) {
-      return std::pow(std::abs(values[p] - values[q]), alpha);
-    };
+    const auto dist = [&](std::size_t p, std::size_t q) { return std::pow(std::abs(values[p] - values[q]), alpha); };
     return run_e_divisive(series, options, dist, order, values);
   }
   std::vector<double> table(n * n, 0.0);

@@ -111,8 +111,7 @@ class Reader {
   // node is marked on the line after it.
   std::string value(const YAML::Node& key, const YAML::Node& v) const {
     const std::string field = key.Scalar();
-    if (v.IsMap() || v.IsSequence())
-      fail(key.Mark(), fmt::format("{}: must be a single value", field));
+    if (v.IsMap() || v.IsSequence()) fail(key.Mark(), fmt::format("{}: must be a single value", field));
     std::string s = v.IsScalar() ? v.Scalar() : std::string();
     if (std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); })) {
       fail(key.Mark(), fmt::format("{}: must not be empty", field));
@@ -122,16 +121,15 @@ class Reader {
 
   Waiver entry(const YAML::Node& e) const {
     if (!e.IsMap()) {
-      fail(e.Mark(),
-           fmt::format("each waiver must be a map with the keys {}", fmt::join(kFields, ", ")));
+      fail(e.Mark(), fmt::format("each waiver must be a map with the keys {}", fmt::join(kFields, ", ")));
     }
     Waiver w;
     std::set<std::string> seen;
     for (const auto& kv : e) {
       const YAML::Node& key = kv.first;
       const std::string k = key.IsScalar() ? key.Scalar() : std::string("?");
-      if (std::find_if(std::begin(kFields), std::end(kFields),
-                       [&](const char* f) { return k == f; }) == std::end(kFields)) {
+      if (std::find_if(std::begin(kFields), std::end(kFields), [&](const char* f) { return k == f; }) ==
+          std::end(kFields)) {
         fail(key.Mark(), fmt::format("{}: unknown key (allowed: {})", k, fmt::join(kFields, ", ")));
       }
       if (!seen.insert(k).second) fail(key.Mark(), fmt::format("{}: given twice", k));
@@ -145,15 +143,13 @@ class Reader {
       } else if (k == "owner") {
         w.owner = std::move(v);
       } else if (k == "expires") {
-        if (!is_iso_date(v))
-          fail(key.Mark(), fmt::format("expires: '{}' is not a date (YYYY-MM-DD)", v));
+        if (!is_iso_date(v)) fail(key.Mark(), fmt::format("expires: '{}' is not a date (YYYY-MM-DD)", v));
         w.expires = std::move(v);
       }
     }
     for (const char* f : kRequired) {
       if (seen.count(f) == 0)
-        fail(e.Mark(),
-             fmt::format("{}: missing (every waiver needs {})", f, fmt::join(kRequired, ", ")));
+        fail(e.Mark(), fmt::format("{}: missing (every waiver needs {})", f, fmt::join(kRequired, ", ")));
     }
     return w;
   }
@@ -169,14 +165,11 @@ class Reader {
     }
     for (const auto& c : kChangeNames) {
       if (name != c.name) continue;
-      if (!c.regression)
-        fail(key.Mark(),
-             fmt::format("change: '{}' is not a regression, so it cannot be waived", v));
+      if (!c.regression) fail(key.Mark(), fmt::format("change: '{}' is not a regression, so it cannot be waived", v));
       w.change = c.change;
       return;
     }
-    fail(key.Mark(),
-         fmt::format("change: '{}' is not a gate or a change (one of: {})", v, accepted_changes()));
+    fail(key.Mark(), fmt::format("change: '{}' is not a gate or a change (one of: {})", v, accepted_changes()));
   }
 
   const std::string& name_;
@@ -190,8 +183,7 @@ bool all_digits(std::string_view s) {
 
 bool is_iso_date(std::string_view s) {
   if (s.size() != 10 || s[4] != '-' || s[7] != '-') return false;
-  if (!all_digits(s.substr(0, 4)) || !all_digits(s.substr(5, 2)) || !all_digits(s.substr(8, 2)))
-    return false;
+  if (!all_digits(s.substr(0, 4)) || !all_digits(s.substr(5, 2)) || !all_digits(s.substr(8, 2))) return false;
   const int year = std::atoi(std::string(s.substr(0, 4)).c_str());
   const int month = (s[5] - '0') * 10 + (s[6] - '0');
   const int day = (s[8] - '0') * 10 + (s[9] - '0');
@@ -209,8 +201,7 @@ std::string Waiver::change_str() const {
 
 Waivers Waivers::load(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr)
-    throw WaiverError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  if (f == nullptr) throw WaiverError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   std::string text;
   char buf[1 << 14];
   std::size_t n = 0;
@@ -265,8 +256,8 @@ Waivers Waivers::parse(const std::string& text, const std::string& name) {
     if (!lines.insert(m.line).second) w.where += fmt::format(":{}", m.column + 1);
     auto [it, fresh] = first_at.emplace(std::make_pair(w.pattern, w.change_str()), w.where);
     if (!fresh) {
-      r.fail(m, fmt::format("duplicate waiver for case '{}' and change '{}' (first at {})",
-                            w.pattern, w.change_str(), it->second));
+      r.fail(m, fmt::format("duplicate waiver for case '{}' and change '{}' (first at {})", w.pattern, w.change_str(),
+                            it->second));
     }
     out.waivers_.push_back(std::move(w));
   }
@@ -308,8 +299,7 @@ std::vector<const Waiver*> Waivers::unused(const std::vector<Finding>& findings)
 std::string today_utc() {
   const char* env = std::getenv("GAUNTLET_TODAY");
   if (env != nullptr && *env != '\0') {
-    if (!is_iso_date(env))
-      throw WaiverError(fmt::format("GAUNTLET_TODAY: '{}' is not a date (YYYY-MM-DD)", env));
+    if (!is_iso_date(env)) throw WaiverError(fmt::format("GAUNTLET_TODAY: '{}' is not a date (YYYY-MM-DD)", env));
     return env;
   }
   const std::time_t now = std::time(nullptr);

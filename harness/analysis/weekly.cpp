@@ -11,8 +11,8 @@
 
 #include "gauntlet/dates.h"
 #include "gauntlet/reports.h"
-#include "gauntlet/store_reader.h"
 #include "gauntlet/stats.h"
+#include "gauntlet/store_reader.h"
 
 namespace gauntlet {
 
@@ -104,8 +104,7 @@ std::vector<WeeklyGroup> select_groups(const std::vector<RunRow>& runs, const We
     }
     std::vector<const RunRow*> ordered;
     for (const auto& [release, r] : latest) ordered.push_back(r);
-    std::sort(ordered.begin(), ordered.end(),
-              [](const RunRow* a, const RunRow* b) { return a->ref.id < b->ref.id; });
+    std::sort(ordered.begin(), ordered.end(), [](const RunRow* a, const RunRow* b) { return a->ref.id < b->ref.id; });
     WeeklyGroup g;
     g.backend = name.first;
     g.suite = name.second;
@@ -172,10 +171,8 @@ void series(WeeklyGroup& g) {
     logs.push_back(std::log(r.speed_index));
     pass.push_back(r.pass_rate);
   }
-  for (const stats::ChangePoint& cp : stats::e_divisive(logs))
-    g.releases[cp.index].speed_change_point = true;
-  for (const stats::ChangePoint& cp : stats::e_divisive(pass))
-    g.releases[cp.index].pass_change_point = true;
+  for (const stats::ChangePoint& cp : stats::e_divisive(logs)) g.releases[cp.index].speed_change_point = true;
+  for (const stats::ChangePoint& cp : stats::e_divisive(pass)) g.releases[cp.index].pass_change_point = true;
 }
 
 }  // namespace
@@ -184,15 +181,12 @@ Window weekly_window(const std::string& since, const std::string& until, const s
   const std::int64_t now = date_or_raise("today", today);
   const std::int64_t to = until.empty() ? now : date_or_raise("--until", until);
   const std::int64_t from = since.empty() ? to - 6 : date_or_raise("--since", since);
-  if (from > to)
-    raise(
-        fmt::format("--since {} is after --until {}", civil_from_days(from), civil_from_days(to)));
+  if (from > to) raise(fmt::format("--since {} is after --until {}", civil_from_days(from), civil_from_days(to)));
   return {civil_from_days(from), civil_from_days(to)};
 }
 
 WeeklyReport weekly_report(const std::string& db_path, const WeeklyOptions& o) {
-  if (!parse_date(o.window.since) || !parse_date(o.window.until) ||
-      o.window.since > o.window.until) {
+  if (!parse_date(o.window.since) || !parse_date(o.window.until) || o.window.since > o.window.until) {
     raise(fmt::format("bad window '{}' .. '{}'", o.window.since, o.window.until));
   }
   if (o.top < 0) raise("top must be >= 0");
@@ -215,21 +209,17 @@ WeeklyReport weekly_report(const std::string& db_path, const WeeklyOptions& o) {
 
 namespace {
 
-std::string title(const RunRef& r) {
-  return r.release.empty() ? fmt::format("run {}", r.id) : r.release;
-}
+std::string title(const RunRef& r) { return r.release.empty() ? fmt::format("run {}", r.id) : r.release; }
 std::string percent(double x) { return std::isfinite(x) ? fmt::format("{:.2f}%", x * 100) : "n/a"; }
-std::string plural(std::int64_t n, std::string_view noun) {
-  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
-}
+std::string plural(std::int64_t n, std::string_view noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
 std::int64_t total(const WeeklyPair& p) {
   std::int64_t n = 0;
   for (const auto& [gate, count] : p.regressions) n += count;
   return n;
 }
 std::string compare_command(const WeeklyReport& r, const WeeklyPair& p) {
-  return fmt::format("gauntlet compare --db {} --run {} --baseline {}", shell_argument(r.db_path),
-                     p.candidate.id, p.baseline.id);
+  return fmt::format("gauntlet compare --db {} --run {} --baseline {}", shell_argument(r.db_path), p.candidate.id,
+                     p.baseline.id);
 }
 std::string geomean_text(const WeeklyPair& p) {
   if (p.compared == 0 || !std::isfinite(p.geomean.estimate)) return "no case timed by both";
@@ -264,19 +254,17 @@ void md_group(std::string& out, const WeeklyReport& r, const WeeklyGroup& g) {
     if (rel.speed_change_point) marks.emplace_back("speed");
     if (rel.pass_change_point) marks.emplace_back("pass rate");
     std::string mark;
-    if (!marks.empty())
-      mark = "**" + (marks.size() == 1 ? marks[0] : marks[0] + ", " + marks[1]) + "**";
+    if (!marks.empty()) mark = "**" + (marks.size() == 1 ? marks[0] : marks[0] + ", " + marks[1]) + "**";
     std::string regressions;
     if (i > 0) {
       const WeeklyPair& p = g.pairs[i - 1];
-      regressions = fmt::format("{}/{}/{}", p.regressions.at(Gate::Accuracy),
-                                p.regressions.at(Gate::Speed), p.regressions.at(Gate::Coverage));
+      regressions = fmt::format("{}/{}/{}", p.regressions.at(Gate::Accuracy), p.regressions.at(Gate::Speed),
+                                p.regressions.at(Gate::Coverage));
     }
-    out += fmt::format("| {}{} | {} | {} | {} | {} | {} | {:.3f} | {} | {} |\n",
-                       markdown_text(title(rel.run)),
-                       rel.before_window ? " (before the window)" : "", rel.run.id,
-                       markdown_text(rel.run.started_at), rel.cases, percent(rel.pass_rate),
-                       percent(rel.fallback_rate), rel.speed_index, mark, regressions);
+    out +=
+        fmt::format("| {}{} | {} | {} | {} | {} | {} | {:.3f} | {} | {} |\n", markdown_text(title(rel.run)),
+                    rel.before_window ? " (before the window)" : "", rel.run.id, markdown_text(rel.run.started_at),
+                    rel.cases, percent(rel.pass_rate), percent(rel.fallback_rate), rel.speed_index, mark, regressions);
   }
   out +=
       "\nPass rate: PASS / cases. Fallback rate: cases that ran an op on the CPU / cases. Speed "
@@ -286,12 +274,10 @@ void md_group(std::string& out, const WeeklyReport& r, const WeeklyGroup& g) {
       "against the release above (no waivers).\n\n";
   if (!g.change_points_searched) {
     out +=
-        fmt::format("Change points: too few releases for change points ({} of the 4 needed).\n\n",
-                    g.releases.size());
+        fmt::format("Change points: too few releases for change points ({} of the 4 needed).\n\n", g.releases.size());
   } else {
     out += fmt::format("Change points (E-Divisive): speed {}; pass rate {}.\n\n",
-                       marked(g, &WeeklyRelease::speed_change_point),
-                       marked(g, &WeeklyRelease::pass_change_point));
+                       marked(g, &WeeklyRelease::speed_change_point), marked(g, &WeeklyRelease::pass_change_point));
   }
 
   // Statuses: a row per release, a column per status any release has.
@@ -332,16 +318,14 @@ void md_group(std::string& out, const WeeklyReport& r, const WeeklyGroup& g) {
                          p.regressions.at(Gate::Accuracy), p.regressions.at(Gate::Speed),
                          p.regressions.at(Gate::Coverage));
     }
-    out += fmt::format("Speed: {}. Compare: {}.\n\n", geomean_text(p),
-                       markdown_code(compare_command(r, p)));
+    out += fmt::format("Speed: {}. Compare: {}.\n\n", geomean_text(p), markdown_code(compare_command(r, p)));
     if (p.top.empty()) continue;
     out += "| Case | Change | Detail | Repro |\n|---|---|---|---|\n";
     for (const WeeklyFinding& f : p.top) {
       out += fmt::format("| {} | {} | {} | {} |\n", markdown_code(f.key), change_name(f.change),
                          markdown_text(f.detail), markdown_code(f.repro));
     }
-    if (p.more > 0)
-      out += fmt::format("\n... and {} more (see the compare command above)\n", p.more);
+    if (p.more > 0) out += fmt::format("\n... and {} more (see the compare command above)\n", p.more);
     out += "\n";
   }
 }
@@ -349,10 +333,8 @@ void md_group(std::string& out, const WeeklyReport& r, const WeeklyGroup& g) {
 }  // namespace
 
 std::string weekly_markdown(const WeeklyReport& r, const std::string& gauntlet_version) {
-  std::string out =
-      fmt::format("# gauntlet weekly report: {} to {}\n\n", r.window.since, r.window.until);
-  out += fmt::format("Database {}: {} in the window", markdown_code(r.db_path),
-                     plural(r.runs_in_window, "run"));
+  std::string out = fmt::format("# gauntlet weekly report: {} to {}\n\n", r.window.since, r.window.until);
+  out += fmt::format("Database {}: {} in the window", markdown_code(r.db_path), plural(r.runs_in_window, "run"));
   if (r.groups.empty()) {
     out += ".\n\nNo runs in the window.\n\n";
   } else {
@@ -365,10 +347,9 @@ std::string weekly_markdown(const WeeklyReport& r, const std::string& gauntlet_v
         plural(static_cast<std::int64_t>(r.groups.size()), "group"));
     for (const WeeklyGroup& g : r.groups) md_group(out, r, g);
   }
-  out +=
-      fmt::format("---\ngauntlet {} · json_schema_version {}\n",
-                  gauntlet_version.empty() ? "(unknown version)" : markdown_text(gauntlet_version),
-                  r.json_schema_version);
+  out += fmt::format("---\ngauntlet {} · json_schema_version {}\n",
+                     gauntlet_version.empty() ? "(unknown version)" : markdown_text(gauntlet_version),
+                     r.json_schema_version);
   return out;
 }
 
@@ -403,8 +384,7 @@ std::string weekly_json(const WeeklyReport& r, const std::string& gauntlet_versi
       one["fallback_cases"] = rel.fallback_cases;
       one["fallback_rate"] = number(rel.fallback_rate);
       one["speed_index"] = number(rel.speed_index);
-      one["change_point"] =
-          Json{{"speed", rel.speed_change_point}, {"pass_rate", rel.pass_change_point}};
+      one["change_point"] = Json{{"speed", rel.speed_change_point}, {"pass_rate", rel.pass_change_point}};
       releases.push_back(std::move(one));
     }
     Json pairs = Json::array();
@@ -413,13 +393,12 @@ std::string weekly_json(const WeeklyReport& r, const std::string& gauntlet_versi
       for (const auto& [gate, n] : p.regressions) regressions[std::string(gate_name(gate))] = n;
       Json top = Json::array();
       for (const WeeklyFinding& f : p.top) {
-        top.push_back(
-            Json{{"key", f.key},
-                 {"change", change_name(f.change)},
-                 {"gate", gate_name(change_gate(f.change))},
-                 {"detail", f.detail},
-                 {"ratio", std::isfinite(f.ratio) && f.ratio > 0 ? Json(f.ratio) : Json(nullptr)},
-                 {"repro", f.repro}});
+        top.push_back(Json{{"key", f.key},
+                           {"change", change_name(f.change)},
+                           {"gate", gate_name(change_gate(f.change))},
+                           {"detail", f.detail},
+                           {"ratio", std::isfinite(f.ratio) && f.ratio > 0 ? Json(f.ratio) : Json(nullptr)},
+                           {"repro", f.repro}});
       }
       pairs.push_back(Json{{"baseline", run(p.baseline)},
                            {"candidate", run(p.candidate)},
@@ -432,9 +411,7 @@ std::string weekly_json(const WeeklyReport& r, const std::string& gauntlet_versi
                            {"more", p.more},
                            {"compare", compare_command(r, p)}});
     }
-    Json cps = Json{{"searched", g.change_points_searched},
-                    {"speed", Json::array()},
-                    {"pass_rate", Json::array()}};
+    Json cps = Json{{"searched", g.change_points_searched}, {"speed", Json::array()}, {"pass_rate", Json::array()}};
     for (const WeeklyRelease& rel : g.releases) {
       const Json at{{"release", rel.run.release}, {"run", rel.run.id}};
       if (rel.speed_change_point) cps["speed"].push_back(at);

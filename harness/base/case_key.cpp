@@ -13,12 +13,11 @@ constexpr std::string_view kLayouts[] = {"contig", "t", "step2", "cl"};
 constexpr std::string_view kModes[] = {"eager", "eager-bwd", "compile"};
 
 bool is_name_char(char c) {
-  return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-         c == '_' || c == '.';
+  return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_' ||
+         c == '.';
 }
 bool is_value_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '+' ||
-         c == '-' || c == ':';
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '+' || c == '-' || c == ':';
 }
 
 // A cursor over the key text that reports errors at absolute offsets.
@@ -26,9 +25,7 @@ class Parser {
  public:
   explicit Parser(std::string_view s) : s_(s) {}
 
-  [[noreturn]] void fail(std::size_t pos, const std::string& what) const {
-    throw KeyError(std::string(s_), pos, what);
-  }
+  [[noreturn]] void fail(std::size_t pos, const std::string& what) const { throw KeyError(std::string(s_), pos, what); }
   // The next '/'-separated segment; `what` names it in errors.
   std::string_view segment(const char* what) {
     if (pos_ > s_.size()) fail(s_.size(), std::string("missing ") + what);
@@ -101,9 +98,7 @@ void parse_args(Parser& p, CaseKey& k) {
 }  // namespace
 
 KeyError::KeyError(std::string key, std::size_t pos, const std::string& what)
-    : Error("bad case key '" + key + "' at column " + std::to_string(pos + 1) +
-            ": " + what),
-      pos_(pos) {}
+    : Error("bad case key '" + key + "' at column " + std::to_string(pos + 1) + ": " + what), pos_(pos) {}
 
 std::string_view layout_name(Layout l) { return kLayouts[static_cast<unsigned>(l)]; }
 std::string_view mode_name(Mode m) { return kModes[static_cast<unsigned>(m)]; }
@@ -181,9 +176,7 @@ std::string CaseKey::str() const {
   return out;
 }
 
-std::uint64_t key_id(std::string_view canonical_key) {
-  return XXH64(canonical_key.data(), canonical_key.size(), 0);
-}
+std::uint64_t key_id(std::string_view canonical_key) { return XXH64(canonical_key.data(), canonical_key.size(), 0); }
 
 std::uint64_t CaseKey::id() const { return key_id(str()); }
 
@@ -221,10 +214,12 @@ CaseKey CaseKey::parse(std::string_view text) {
     }
     k.config = std::string(config);
     std::string_view exec = p.segment("execution");
-    if (exec != "eager" && exec != "compile") p.fail(p.start(), "unknown execution '" + std::string(exec) + "' (expected eager or compile)");
+    if (exec != "eager" && exec != "compile")
+      p.fail(p.start(), "unknown execution '" + std::string(exec) + "' (expected eager or compile)");
     k.exec = std::string(exec);
     std::string_view mode = p.segment("mode");
-    if (mode != "infer" && mode != "train") p.fail(p.start(), "unknown mode '" + std::string(mode) + "' (expected infer or train)");
+    if (mode != "infer" && mode != "train")
+      p.fail(p.start(), "unknown mode '" + std::string(mode) + "' (expected infer or train)");
     k.mode = mode == "train" ? Mode::EagerBwd : Mode::Eager;
     if (!p.done()) parse_args(p, k);
     return k;
@@ -255,11 +250,14 @@ CaseKey CaseKey::parse(std::string_view text) {
   if (coll) {
     // Note [Collective keys]: one shape, the elements each rank contributes (1-D); the mode
     // field is the world size, w2 .. w1024, no leading zero.
-    if (k.shapes.size() != 1 || k.shapes[0].size() != 1) p.fail(base, "a collective takes one 1-D shape: elements per rank");
+    if (k.shapes.size() != 1 || k.shapes[0].size() != 1)
+      p.fail(base, "a collective takes one 1-D shape: elements per rank");
     std::string_view w = p.segment("world size");
-    if (w.size() < 2 || w[0] != 'w' || w[1] == '0' || w.size() > 5) p.fail(p.start(), "expected the world size as w<ranks>, e.g. w4");
+    if (w.size() < 2 || w[0] != 'w' || w[1] == '0' || w.size() > 5)
+      p.fail(p.start(), "expected the world size as w<ranks>, e.g. w4");
     for (std::size_t c = 1; c < w.size(); ++c) {
-      if (!std::isdigit(static_cast<unsigned char>(w[c]))) p.fail(p.start() + c, "expected the world size as w<ranks>, e.g. w4");
+      if (!std::isdigit(static_cast<unsigned char>(w[c])))
+        p.fail(p.start() + c, "expected the world size as w<ranks>, e.g. w4");
     }
     k.world = std::stoi(std::string(w.substr(1)));
     if (k.world < 2 || k.world > 1024) p.fail(p.start() + 1, "world size must be 2 .. 1024");

@@ -3,8 +3,7 @@
 namespace gauntlet {
 
 namespace {
-constexpr std::string_view kNames[] = {"f64", "f32", "f16", "bf16", "i64",
-                                       "i32", "i16", "i8",  "u8",   "bool"};
+constexpr std::string_view kNames[] = {"f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8", "u8", "bool"};
 }
 
 std::string_view dtype_name(DType d) { return kNames[static_cast<unsigned>(d)]; }

@@ -17,8 +17,7 @@ static_assert(std::size(kStatusNames) == std::size(kAllStatuses));
 
 bool iequals(std::string_view a, std::string_view b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    return std::toupper(static_cast<unsigned char>(x)) ==
-           std::toupper(static_cast<unsigned char>(y));
+    return std::toupper(static_cast<unsigned char>(x)) == std::toupper(static_cast<unsigned char>(y));
   });
 }
 
@@ -62,7 +61,9 @@ void record_repetitions(Timing& t, std::vector<double> samples_us) {
   }
   std::vector<double> sorted = t.samples_us;
   std::sort(sorted.begin(), sorted.end());
-  auto at = [&](double q) { return sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1) + 0.5)]; };
+  auto at = [&](double q) {
+    return sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1) + 0.5)];
+  };
   t.median_us = at(0.5);
   t.p10_us = at(0.1);
   t.p90_us = at(0.9);
@@ -85,9 +86,7 @@ void bound_error_text(std::string& text) {
   text += suffix_fmt;
 }
 
-std::string executed_op_text(const ExecutedOp& e) {
-  return e.op + "\t" + e.inputs + "\t" + std::to_string(e.calls);
-}
+std::string executed_op_text(const ExecutedOp& e) { return e.op + "\t" + e.inputs + "\t" + std::to_string(e.calls); }
 
 std::optional<ExecutedOp> parse_executed_op(std::string_view record) {
   const std::size_t a = record.find('\t');

@@ -1,12 +1,11 @@
 #include "gauntlet/sqlite.h"
 
-#include <filesystem>
-
 #include <sqlite3.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 
 namespace gauntlet::sqlite {
@@ -28,7 +27,8 @@ int exit_code_of(int sqlite_rc) {
 
 void fail(Fail raise, const std::string& path, const std::string& what, int exit_code) {
   std::string message = path + ": " + what;
-  std::replace_if(message.begin(), message.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  std::replace_if(
+      message.begin(), message.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
   raise(message, exit_code);
   std::abort();  // a Fail never returns
 }
@@ -162,10 +162,11 @@ sqlite3* open_results_readonly(Fail fail_with, const std::string& path) {
   }
   if (version != kResultsSchemaVersion) {
     sqlite3_close(db);
-    fail(fail_with, path, "database schema version " + std::to_string(version) +
-              (version > kResultsSchemaVersion ? " is newer than this gauntlet (" : " is older than this gauntlet (") +
-              std::to_string(kResultsSchemaVersion) + ")" +
-              (version > kResultsSchemaVersion ? "" : "; open it for writing to migrate (gauntlet run)"));
+    fail(fail_with, path,
+         "database schema version " + std::to_string(version) +
+             (version > kResultsSchemaVersion ? " is newer than this gauntlet (" : " is older than this gauntlet (") +
+             std::to_string(kResultsSchemaVersion) + ")" +
+             (version > kResultsSchemaVersion ? "" : "; open it for writing to migrate (gauntlet run)"));
   }
   return db;
 }
@@ -184,8 +185,9 @@ std::string application_of(sqlite3* db) {
 
 void check_not_newer(Fail f, const std::string& path, int version, int target, const std::string& what) {
   if (version > target) {
-    fail(f, path, what + " version " + std::to_string(version) + " is newer than this gauntlet (" +
-                      std::to_string(target) + ")");
+    fail(
+        f, path,
+        what + " version " + std::to_string(version) + " is newer than this gauntlet (" + std::to_string(target) + ")");
   }
 }
 

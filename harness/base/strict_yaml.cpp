@@ -92,7 +92,9 @@ class DocumentStarts : public YAML::EventHandler {
     node(m);
   }
   void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { node(m); }
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    node(m);
+  }
   void OnMapEnd() override {}
 
  private:
@@ -120,15 +122,18 @@ YAML::Node parse(const std::string& text) {
       // A second document begins after a document marker ('---' or '...' at the start of a line).
       // Without one, the parser stopped at text it could not take (" , ") and would start a
       // document there again and again: that text is the error.
-      const std::size_t pos = std::min<std::size_t>(static_cast<std::size_t>(std::max(starts.second.pos, 0)), text.size());
+      const std::size_t pos =
+          std::min<std::size_t>(static_cast<std::size_t>(std::max(starts.second.pos, 0)), text.size());
       bool marker = text.rfind("---", 0) == 0 || text.rfind("...", 0) == 0;
-      for (std::size_t nl = text.find('\n'); !marker && nl != std::string::npos && nl < pos; nl = text.find('\n', nl + 1)) {
+      for (std::size_t nl = text.find('\n'); !marker && nl != std::string::npos && nl < pos;
+           nl = text.find('\n', nl + 1)) {
         marker = text.compare(nl + 1, 3, "---") == 0 || text.compare(nl + 1, 3, "...") == 0;
       }
       if (!marker && pos < text.size()) {
         throw at(starts.second, fmt::format("malformed YAML: '{}' cannot start a value here", text[pos]));
       }
-      throw at(starts.second, "a second YAML document ('---'): a file holds one, and the one after the first would be ignored");
+      throw at(starts.second,
+               "a second YAML document ('---'): a file holds one, and the one after the first would be ignored");
     }
     doc = YAML::Load(text);
   } catch (const YAML::ParserException& e) {

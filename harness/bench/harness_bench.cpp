@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -137,11 +137,17 @@ struct Work {
 
 const std::vector<Work>& works() {
   static const std::vector<Work> w = {
-      {"add", "op/add/f32/8x8,8x8/contig/eager", {{8, 8}, {8, 8}},
+      {"add",
+       "op/add/f32/8x8,8x8/contig/eager",
+       {{8, 8}, {8, 8}},
        [](const std::vector<at::Tensor>& t) { return at::add(t[0], t[1]); }},
-      {"exp", "op/exp/f32/64x64/contig/eager", {{64, 64}},
+      {"exp",
+       "op/exp/f32/64x64/contig/eager",
+       {{64, 64}},
        [](const std::vector<at::Tensor>& t) { return at::exp(t[0]); }},
-      {"mm", "op/mm/f32/64x64,64x64/contig/eager", {{64, 64}, {64, 64}},
+      {"mm",
+       "op/mm/f32/64x64,64x64/contig/eager",
+       {{64, 64}, {64, 64}},
        [](const std::vector<at::Tensor>& t) { return at::mm(t[0], t[1]); }},
   };
   return w;
@@ -287,9 +293,9 @@ BENCHMARK(BM_StoreIngest)
 // samples; 0.5% of the candidate's cases are 10-30% slower, the others within 1% (sim and host;
 // host samples spread 8%). Fallback ops on 0.1% of cases, about 100 new in the candidate; about 50
 // errors grow 8x. Every timed case records its work (elements) and each run a price per
-// device-hour, so that throughput and cost are computed too. Building it takes about half a minute for n = 1,000,000 (500 MB), so it is kept
-// in /tmp and rebuilt only when missing, of another schema, another row count or an older version
-// of this generator (kCompareDbVersion, in the runs' config_json).
+// device-hour, so that throughput and cost are computed too. Building it takes about half a minute for n = 1,000,000
+// (500 MB), so it is kept in /tmp and rebuilt only when missing, of another schema, another row count or an older
+// version of this generator (kCompareDbVersion, in the runs' config_json).
 constexpr int kCompareDbVersion = 5;
 
 std::string compare_db_path(std::int64_t n) {
@@ -499,7 +505,8 @@ static void BM_CompareOutput(benchmark::State& state) {
     const float f = static_cast<float>(cast[i]);
     std::uint32_t bits;
     std::memcpy(&bits, &f, 4);
-    const std::uint32_t moved = bits + static_cast<std::uint32_t>(i % 5 == 0 ? (d == gauntlet::DType::BF16 ? 1u << 16 : 2u) : 0u);
+    const std::uint32_t moved =
+        bits + static_cast<std::uint32_t>(i % 5 == 0 ? (d == gauntlet::DType::BF16 ? 1u << 16 : 2u) : 0u);
     float a;
     std::memcpy(&a, &moved, 4);
     f32[i] = a;
@@ -507,11 +514,14 @@ static void BM_CompareOutput(benchmark::State& state) {
     widened[i] = a;
   }
   const gauntlet::Tolerance tol = gauntlet::default_tolerance(d);
-  const void* stored = d == gauntlet::DType::BF16 ? static_cast<const void*>(bf16.data()) : static_cast<const void*>(f32.data());
+  const void* stored =
+      d == gauntlet::DType::BF16 ? static_cast<const void*>(bf16.data()) : static_cast<const void*>(f32.data());
   for (auto _ : state) {
     gauntlet::Comparison c;
-    if (typed) c.add(gauntlet::TypedOutputView{"out0", stored, golden.data(), n, d}, tol);
-    else c.add(gauntlet::OutputView{"out0", widened.data(), golden.data(), cast.data(), n, d}, tol);
+    if (typed)
+      c.add(gauntlet::TypedOutputView{"out0", stored, golden.data(), n, d}, tol);
+    else
+      c.add(gauntlet::OutputView{"out0", widened.data(), golden.data(), cast.data(), n, d}, tol);
     benchmark::DoNotOptimize(c.metrics().max_ulp);
   }
   state.SetItemsProcessed(state.iterations() * n);

@@ -1,7 +1,8 @@
 // The case-key parser (gauntlet/case_key.h): a key parses or throws KeyError (one line), and the
 // canonical text of what parsed parses back to the same key.
-#include "fuzz_target.h"
 #include "gauntlet/case_key.h"
+
+#include "fuzz_target.h"
 
 GAUNTLET_FUZZ_TARGET(case_key) {
   using gauntlet::CaseKey;

@@ -1,8 +1,9 @@
 // The simulator's fault rules (simulator/src/fault_spec.h): parse or throw std::invalid_argument
 // (one line); canonical() parses back to the same rules.
+#include "fault_spec.h"
+
 #include <stdexcept>
 
-#include "fault_spec.h"
 #include "fuzz_target.h"
 
 GAUNTLET_FUZZ_TARGET(fault_spec) {

@@ -38,7 +38,7 @@ std::string write_temp(std::string_view data, const std::string& suffix);
 
 }  // namespace gauntlet::fuzz
 
-#define GAUNTLET_FUZZ_TARGET(name)                                                        \
-  static void fuzz_##name(std::string_view data);                                       \
-  static const ::gauntlet::fuzz::Register register_##name(#name, fuzz_##name);          \
+#define GAUNTLET_FUZZ_TARGET(name)                                             \
+  static void fuzz_##name(std::string_view data);                              \
+  static const ::gauntlet::fuzz::Register register_##name(#name, fuzz_##name); \
   static void fuzz_##name(std::string_view data)

@@ -1,6 +1,7 @@
 // The waivers file (gauntlet/waivers.h): parses or throws WaiverError, one line naming the file.
-#include "fuzz_target.h"
 #include "gauntlet/waivers.h"
+
+#include "fuzz_target.h"
 
 GAUNTLET_FUZZ_TARGET(waivers) {
   try {

@@ -23,5 +23,6 @@ GAUNTLET_FUZZ_TARGET(worker_message) {
     gauntlet::fuzz::require(false, "an outcome written does not read back: " + text + ": " + e.what());
   }
   gauntlet::fuzz::require(again.type == "result", "an outcome written reads back as '" + again.type + "': " + text);
-  gauntlet::fuzz::require(gauntlet::to_json_text(again.outcome) == text, "an outcome changed through write and read: " + text);
+  gauntlet::fuzz::require(gauntlet::to_json_text(again.outcome) == text,
+                          "an outcome changed through write and read: " + text);
 }

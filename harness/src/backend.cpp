@@ -141,7 +141,9 @@ class PluginBackend final : public Backend {
   }
 
  private:
-  static void collect(void* ctx, const char* op, int64_t) { static_cast<std::vector<std::string>*>(ctx)->push_back(op); }
+  static void collect(void* ctx, const char* op, int64_t) {
+    static_cast<std::vector<std::string>*>(ctx)->push_back(op);
+  }
 
   std::string spec_;
   void* handle_ = nullptr;  // never closed: kernels stay registered for the process lifetime
@@ -165,8 +167,8 @@ std::unique_ptr<Backend> make_plugin(const std::string& spec, const std::string&
   std::error_code ec;
   const std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
   if (!loaded_plugin().empty() && loaded_plugin() != canonical) {
-    throw std::invalid_argument("a process can load one backend library; " + loaded_plugin() +
-                                " is loaded, " + path + " was asked for");
+    throw std::invalid_argument("a process can load one backend library; " + loaded_plugin() + " is loaded, " + path +
+                                " was asked for");
   }
   auto backend = std::make_unique<PluginBackend>(spec, path);
   loaded_plugin() = canonical;
@@ -207,7 +209,8 @@ namespace {
 // written for a vendor's backend follow the name, wherever its library lives.
 class Profiled final : public Backend {
  public:
-  Profiled(std::unique_ptr<Backend> inner, std::string profile) : inner_(std::move(inner)), profile_(std::move(profile)) {}
+  Profiled(std::unique_ptr<Backend> inner, std::string profile)
+      : inner_(std::move(inner)), profile_(std::move(profile)) {}
   std::string name() const override { return inner_->name(); }
   std::string version() const override { return inner_->version(); }
   std::string profile() const override { return profile_; }

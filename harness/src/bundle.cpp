@@ -129,28 +129,22 @@ class CallWriter {
   static std::string cpp_double(double d) {
     if (std::isnan(d)) return "std::numeric_limits<double>::quiet_NaN()";
     if (std::isinf(d))
-      return d > 0 ? "std::numeric_limits<double>::infinity()"
-                   : "-std::numeric_limits<double>::infinity()";
+      return d > 0 ? "std::numeric_limits<double>::infinity()" : "-std::numeric_limits<double>::infinity()";
     std::string s = fmt::format("{}", d);
     if (s.find_first_of(".e") == std::string::npos) s += ".0";
     return s;
   }
   static std::string cpp_int(std::int64_t i) {
-    if (i == std::numeric_limits<std::int64_t>::min())
-      return "std::numeric_limits<std::int64_t>::min()";
+    if (i == std::numeric_limits<std::int64_t>::min()) return "std::numeric_limits<std::int64_t>::min()";
     return fmt::format("std::int64_t{{{}}}", i);
   }
 
   std::pair<std::string, std::string> literal(const c10::IValue& c) {
     if (c.isNone()) return {"None", "c10::IValue()"};
-    if (c.isBool())
-      return {c.toBool() ? "True" : "False",
-              c.toBool() ? "c10::IValue(true)" : "c10::IValue(false)"};
+    if (c.isBool()) return {c.toBool() ? "True" : "False", c.toBool() ? "c10::IValue(true)" : "c10::IValue(false)"};
     if (c.isInt()) return {std::to_string(c.toInt()), "c10::IValue(" + cpp_int(c.toInt()) + ")"};
-    if (c.isDouble())
-      return {py_double(c.toDouble()), "c10::IValue(" + cpp_double(c.toDouble()) + ")"};
-    if (c.isString())
-      return {quoted(c.toStringRef()), "c10::IValue(std::string(" + quoted(c.toStringRef()) + "))"};
+    if (c.isDouble()) return {py_double(c.toDouble()), "c10::IValue(" + cpp_double(c.toDouble()) + ")"};
+    if (c.isString()) return {quoted(c.toStringRef()), "c10::IValue(std::string(" + quoted(c.toStringRef()) + "))"};
     if (c.isDevice()) return {"dev", "c10::IValue(dev)"};
     if (c.isIntList()) {
       std::vector<std::string> p, q;
@@ -184,8 +178,7 @@ class CallWriter {
       constants.push_back({k, c.toTensor().detach().cpu().clone()});
       return {fmt::format("consts[\"{}\"]", k), fmt::format("c10::IValue(consts.at(\"{}\"))", k)};
     }
-    throw std::runtime_error("a constant of type " + c.type()->str() +
-                             " in the op's call cannot be written out");
+    throw std::runtime_error("a constant of type " + c.type()->str() + " in the op's call cannot be written out");
   }
 
   static std::string cpp_type(const c10::TypePtr& t) {
@@ -203,22 +196,18 @@ class CallWriter {
       case c10::TypeKind::StringType:
         return "c10::StringType::get()";
       case c10::TypeKind::OptionalType:
-        return "c10::OptionalType::create(" +
-               cpp_type(t->expectRef<c10::OptionalType>().getElementType()) + ")";
+        return "c10::OptionalType::create(" + cpp_type(t->expectRef<c10::OptionalType>().getElementType()) + ")";
       case c10::TypeKind::ListType:
-        return "c10::ListType::create(" + cpp_type(t->expectRef<c10::ListType>().getElementType()) +
-               ")";
+        return "c10::ListType::create(" + cpp_type(t->expectRef<c10::ListType>().getElementType()) + ")";
       default:
-        throw std::runtime_error("a list of " + t->str() +
-                                 " in the op's call cannot be written out");
+        throw std::runtime_error("a list of " + t->str() + " in the op's call cannot be written out");
     }
   }
 
   void node(const Node* n) {
     const auto kind = n->kind();
     if (!n->blocks().empty())
-      throw std::runtime_error(std::string("the op's call has control flow (") +
-                               kind.toQualString() + ")");
+      throw std::runtime_error(std::string("the op's call has control flow (") + kind.toQualString() + ")");
     std::vector<std::string> in, outs;
     for (const Value* v : n->inputs()) in.push_back(name(v));
     for (const Value* v : n->outputs()) outs.push_back(name(v));
@@ -229,27 +218,21 @@ class CallWriter {
     } else if (kind == torch::jit::prim::ListConstruct) {
       const c10::TypePtr elem = n->output()->type()->expectRef<c10::ListType>().getElementType();
       python += fmt::format("    {} = [{}]\n", outs[0], fmt::join(in, ", "));
-      cpp += fmt::format("  c10::IValue {} = make_list({}, {{{}}});\n", outs[0], cpp_type(elem),
-                         fmt::join(in, ", "));
+      cpp += fmt::format("  c10::IValue {} = make_list({}, {{{}}});\n", outs[0], cpp_type(elem), fmt::join(in, ", "));
     } else if (kind == torch::jit::prim::TupleConstruct) {
-      python +=
-          fmt::format("    {} = ({}{})\n", outs[0], fmt::join(in, ", "), in.size() == 1 ? "," : "");
-      cpp += fmt::format(
-          "  c10::IValue {} = c10::ivalue::Tuple::create(std::vector<c10::IValue>{{{}}});\n",
-          outs[0], fmt::join(in, ", "));
+      python += fmt::format("    {} = ({}{})\n", outs[0], fmt::join(in, ", "), in.size() == 1 ? "," : "");
+      cpp += fmt::format("  c10::IValue {} = c10::ivalue::Tuple::create(std::vector<c10::IValue>{{{}}});\n", outs[0],
+                         fmt::join(in, ", "));
     } else if (kind == torch::jit::prim::ListUnpack || kind == torch::jit::prim::TupleUnpack) {
-      python +=
-          fmt::format("    {}{} = {}\n", fmt::join(outs, ", "), outs.size() == 1 ? "," : "", in[0]);
+      python += fmt::format("    {}{} = {}\n", fmt::join(outs, ", "), outs.size() == 1 ? "," : "", in[0]);
       for (std::size_t k = 0; k < outs.size(); ++k) {
-        cpp += fmt::format(
-            "  c10::IValue {} = {}.{}[{}];\n", outs[k], in[0],
-            kind == torch::jit::prim::ListUnpack ? "toListRef()" : "toTupleRef().elements()", k);
+        cpp += fmt::format("  c10::IValue {} = {}.{}[{}];\n", outs[k], in[0],
+                           kind == torch::jit::prim::ListUnpack ? "toListRef()" : "toTupleRef().elements()", k);
       }
     } else {
       const c10::FunctionSchema* schema = n->maybeSchema();
       if (!schema)
-        throw std::runtime_error(std::string("the op's call has a node without a schema: ") +
-                                 kind.toQualString());
+        throw std::runtime_error(std::string("the op's call has a node without a schema: ") + kind.toQualString());
       const std::string ns = kind.ns().toUnqualString(), op = kind.toUnqualString();
       const std::string overload = schema->overload_name();
       ops.push_back(std::string(kind.toQualString()) + (overload.empty() ? "" : "." + overload));
@@ -259,12 +242,11 @@ class CallWriter {
         py_args.push_back(kw ? schema->arguments()[i].name() + "=" + in[i] : in[i]);
       }
       const std::string lhs = outs.empty() ? "" : fmt::format("{} = ", fmt::join(outs, ", "));
-      python += fmt::format("    {}torch.ops.{}.{}.{}({})\n", lhs, ns, op,
-                            overload.empty() ? "default" : overload, fmt::join(py_args, ", "));
+      python += fmt::format("    {}torch.ops.{}.{}.{}({})\n", lhs, ns, op, overload.empty() ? "default" : overload,
+                            fmt::join(py_args, ", "));
       const std::string r = "r" + std::to_string(++calls_);
       cpp += fmt::format("  std::vector<c10::IValue> {} = call_op({}, {}, {{{}}});\n", r,
-                         quoted(std::string(kind.toQualString())), quoted(overload),
-                         fmt::join(in, ", "));
+                         quoted(std::string(kind.toQualString())), quoted(overload), fmt::join(in, ", "));
       for (std::size_t k = 0; k < outs.size(); ++k)
         cpp += fmt::format("  c10::IValue {} = {}.at({});\n", outs[k], r, k);
     }
@@ -272,12 +254,10 @@ class CallWriter {
 };
 
 // The op table's call of the case's op, traced on its CPU inputs (Note [Bundles]).
-CallWriter trace_op_call(const OpDef& def, const CaseKey& key,
-                         const std::vector<at::Tensor>& inputs) {
+CallWriter trace_op_call(const OpDef& def, const CaseKey& key, const std::vector<at::Tensor>& inputs) {
   for (const at::Tensor& t : inputs) {
     if (!t.defined())
-      throw std::runtime_error(
-          "the case has an absent optional input, which a traced call cannot take");
+      throw std::runtime_error("the case has an absent optional input, which a traced call cannot take");
   }
   torch::jit::Stack stack;
   for (const at::Tensor& t : inputs) stack.emplace_back(t.detach());
@@ -320,46 +300,38 @@ nlohmann::json input_meta(const std::string& name, const at::Tensor& t, bool req
           {"requires_grad", requires_grad}};
 }
 
-std::string cpp_ints(const std::vector<std::int64_t>& v) {
-  return fmt::format("{{{}}}", fmt::join(v, ", "));
-}
+std::string cpp_ints(const std::vector<std::int64_t>& v) { return fmt::format("{{{}}}", fmt::join(v, ", ")); }
 
 // The C++ program's data block: what the manifest says, as constants.
 std::string cpp_data(const nlohmann::json& man) {
   std::string s;
   s += fmt::format("const char* const kKey = {};\n", quoted(man["key"].get<std::string>()));
   s += fmt::format("const char* const kKind = {};\n", quoted(man["kind"].get<std::string>()));
-  s += fmt::format("const char* const kBackend = {};\n",
-                   quoted(man["backend"]["name"].get<std::string>()));
+  s += fmt::format("const char* const kBackend = {};\n", quoted(man["backend"]["name"].get<std::string>()));
   s += fmt::format("const bool kBackward = {};\n",
                    man["mode"] == "eager-bwd" || man["mode"] == "train" ? "true" : "false");
   s += fmt::format("const int kNumThreads = {};\n", man["replay"]["num_threads"].get<int>());
-  s += fmt::format("const bool kSavedActual = {};\n",
-                   man["saved_actual"].get<bool>() ? "true" : "false");
-  s += fmt::format("const char* const kGauntletStatus = {};\n",
-                   quoted(man["gauntlet"]["status"].get<std::string>()));
+  s += fmt::format("const bool kSavedActual = {};\n", man["saved_actual"].get<bool>() ? "true" : "false");
+  s += fmt::format("const char* const kGauntletStatus = {};\n", quoted(man["gauntlet"]["status"].get<std::string>()));
   const auto& mae = man["gauntlet"]["max_abs_err"];
   s += fmt::format("const double kGauntletMaxAbsErr = {};\n",
-                   mae.is_number() ? fmt::format("{}", mae.get<double>())
-                                   : "std::numeric_limits<double>::quiet_NaN()");
+                   mae.is_number() ? fmt::format("{}", mae.get<double>()) : "std::numeric_limits<double>::quiet_NaN()");
   s += "const std::vector<InputMeta> kInputs = {\n";
   for (const auto& m : man["inputs"]) {
     s += fmt::format("    {{{}, {}, {}, {}, {}}},\n", quoted(m["name"].get<std::string>()),
                      cpp_ints(m["size"].get<std::vector<std::int64_t>>()),
-                     cpp_ints(m["stride"].get<std::vector<std::int64_t>>()),
-                     m["storage_offset"].get<std::int64_t>(),
+                     cpp_ints(m["stride"].get<std::vector<std::int64_t>>()), m["storage_offset"].get<std::int64_t>(),
                      m["requires_grad"].get<bool>() ? "true" : "false");
   }
   s += "};\nconst std::vector<OutputMeta> kOutputs = {\n";
   for (const auto& o : man["outputs"]) {
     const bool promised = o.contains("promised_strides") && o["promised_strides"].is_array();
-    s += fmt::format(
-        "    {{{}, {}, {}, {}, {}, {}, {}, {}, {}}},\n", quoted(o["name"].get<std::string>()),
-        quoted(o["dtype"].get<std::string>()), fmt::format("{}", o["rtol"].get<double>()),
-        fmt::format("{}", o["atol"].get<double>()), promised ? "true" : "false",
-        promised ? cpp_ints(o["promised_strides"].get<std::vector<std::int64_t>>()) : "{}",
-        quoted(o.value("compare", std::string())), fmt::format("{}", o.value("tolerance", 0.0)),
-        o.value("dim", std::int64_t{-1}));
+    s += fmt::format("    {{{}, {}, {}, {}, {}, {}, {}, {}, {}}},\n", quoted(o["name"].get<std::string>()),
+                     quoted(o["dtype"].get<std::string>()), fmt::format("{}", o["rtol"].get<double>()),
+                     fmt::format("{}", o["atol"].get<double>()), promised ? "true" : "false",
+                     promised ? cpp_ints(o["promised_strides"].get<std::vector<std::int64_t>>()) : "{}",
+                     quoted(o.value("compare", std::string())), fmt::format("{}", o.value("tolerance", 0.0)),
+                     o.value("dim", std::int64_t{-1}));
   }
   s += "};\n";
   s += fmt::format("const bool kModelFile = {};\n", man.contains("model_file") ? "true" : "false");
@@ -388,8 +360,8 @@ torch::jit::Module model_module(const ModelSpec& spec) {
   torch::jit::Module m(c10::QualifiedName("__torch__.gauntlet_bundle." + spec.name));
   Value* self = graph->insertInput(0, "self");
   self->setType(m._ivalue()->type());
-  torch::jit::Function* fn = m._ivalue()->compilation_unit()->create_function(
-      c10::QualifiedName(*m.type()->name(), "forward"), graph);
+  torch::jit::Function* fn =
+      m._ivalue()->compilation_unit()->create_function(c10::QualifiedName(*m.type()->name(), "forward"), graph);
   m.type()->addMethod(fn);
   return m;
 }
@@ -404,8 +376,7 @@ void write_text(const fs::path& p, const std::string& text) {
 
 BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
   const CaseKey& key = src.key;
-  const bool op_case = key.kind == "op", model_case = key.kind == "model",
-             coll_case = key.kind == "coll";
+  const bool op_case = key.kind == "op", model_case = key.kind == "model", coll_case = key.kind == "coll";
   const ModelFileSpec* file_spec = nullptr;  // a model file's case (Note [Model file cases])
   if (model_case && is_model_file_target(key.target)) {
     file_spec = find_model_file(key.target);
@@ -416,11 +387,10 @@ BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
           "steps): bundle the model's inference case");
     }
   }
-  if ((op_case || model_case) &&
-      (!src.detail || !src.detail->keep_tensors || src.detail->tensors.golden.empty())) {
-    throw std::runtime_error(fmt::format(
-        "the case kept no outputs to bundle (it ended {}{})", status_name(src.outcome.status),
-        src.outcome.error.empty() ? "" : ": " + src.outcome.error.substr(0, 200)));
+  if ((op_case || model_case) && (!src.detail || !src.detail->keep_tensors || src.detail->tensors.golden.empty())) {
+    throw std::runtime_error(fmt::format("the case kept no outputs to bundle (it ended {}{})",
+                                         status_name(src.outcome.status),
+                                         src.outcome.error.empty() ? "" : ": " + src.outcome.error.substr(0, 200)));
   }
   c10::Dict<std::string, at::Tensor> tensors;
   nlohmann::json man;
@@ -431,8 +401,7 @@ BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
   man["target"] = key.target;
   man["dtype"] = std::string(dtype_name(key.dtype));
   man["mode"] = key.mode_text();
-  man["backend"] = {
-      {"name", src.backend}, {"version", src.backend_version}, {"profile", src.profile}};
+  man["backend"] = {{"name", src.backend}, {"version", src.backend_version}, {"profile", src.profile}};
   man["environment"] = src.environment;
   man["command"] = src.command;
   if (!src.restored_from.empty()) man["restored_from"] = src.restored_from;
@@ -478,13 +447,11 @@ BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
       if (key.mode == Mode::EagerBwd) {
         for (std::size_t k = 0; k < kept.golden.size(); ++k) {
           const std::string out = "out" + std::to_string(k);
-          if (kept.golden[k].name != out || !at::isFloatingType(kept.golden[k].value.scalar_type()))
-            continue;
-          tensors.insert(
-              "grad_seed." + out,
-              make_grad_output(key, k,
-                               at::empty(kept.golden[k].value.sizes(),
-                                         at::TensorOptions().dtype(to_scalar_type(key.dtype)))));
+          if (kept.golden[k].name != out || !at::isFloatingType(kept.golden[k].value.scalar_type())) continue;
+          tensors.insert("grad_seed." + out,
+                         make_grad_output(key, k,
+                                          at::empty(kept.golden[k].value.sizes(),
+                                                    at::TensorOptions().dtype(to_scalar_type(key.dtype)))));
         }
       }
     } else if (file_spec) {
@@ -502,13 +469,11 @@ BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
                            {"manifest", file_spec->manifest},
                            {"libraries", libs}};
       if (key.exec != "eager")
-        man["note"] =
-            "the replay calls the module's forward once; the case ran it through the backend's compile path";
+        man["note"] = "the replay calls the module's forward once; the case ran it through the backend's compile path";
     } else {
       const ModelSpec& spec = model_catalog().get(key.target);
       if (key.args.count("seq"))
-        throw std::runtime_error(
-            "shape-sequence model cases (seq=) cannot be bundled: bundle the case without seq");
+        throw std::runtime_error("shape-sequence model cases (seq=) cannot be bundled: bundle the case without seq");
       if (key.exec != "eager")
         man["note"] =
             "the replay runs the model op by op (eager); the case ran it through the backend's "
@@ -517,8 +482,7 @@ BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
         for (std::size_t i : spec.trainable_args()) grads[i] = true;
       }
       module = model_module(spec);
-      for (const NamedTensor& w : kept.loss_weights)
-        tensors.insert("loss_weight." + w.name, w.value);
+      for (const NamedTensor& w : kept.loss_weights) tensors.insert("loss_weight." + w.name, w.value);
     }
     for (std::size_t i = 0; i < kept.inputs.size(); ++i) {
       const NamedTensor& t = kept.inputs[i];
@@ -545,13 +509,12 @@ BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
       tensors.insert("golden_cast." + g.name, g.value.to(kept.dtypes[k]).contiguous());
     }
     man["saved_actual"] = kept.actual.size() == kept.golden.size();
-    man["saved_actual_note"] = man["saved_actual"].get<bool>()
-                                   ? ""
-                                   : "the device returned other outputs than the golden's";
+    man["saved_actual_note"] =
+        man["saved_actual"].get<bool>() ? "" : "the device returned other outputs than the golden's";
     for (const NamedTensor& a : kept.actual) tensors.insert("actual." + a.name, a.value);
   } else if (coll_case) {
-    const Tolerance base = src.tolerances ? src.tolerances->lookup(key, key.dtype, src.profile)
-                                          : default_tolerance(key.dtype);
+    const Tolerance base =
+        src.tolerances ? src.tolerances->lookup(key, key.dtype, src.profile) : default_tolerance(key.dtype);
     const Tolerance tol = coll_tolerance(key, base);
     nlohmann::json c = {{"name", key.target}, {"world", key.world}};
     if (auto it = key.args.find("op"); it != key.args.end()) c["op"] = it->second;
@@ -559,13 +522,11 @@ BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
     if (key.target == "all_to_all") {
       const auto split = key.args.find("split");
       for (int r = 0; r < key.world; ++r) {
-        c["splits"].push_back(
-            all_to_all_splits(key.shapes.at(0).at(0), key.world, r,
-                              split != key.args.end() && split->second == "uneven"));
+        c["splits"].push_back(all_to_all_splits(key.shapes.at(0).at(0), key.world, r,
+                                                split != key.args.end() && split->second == "uneven"));
       }
     }
-    if (key.target == "barrier")
-      throw std::runtime_error("a barrier moves no data: nothing to bundle");
+    if (key.target == "barrier") throw std::runtime_error("a barrier moves no data: nothing to bundle");
     man["collective"] = c;
     for (int r = 0; r < key.world; ++r) {
       const std::string name = "rank" + std::to_string(r);
@@ -609,16 +570,13 @@ BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
   write_text(root / "manifest.json", man.dump(1) + "\n");
   const std::string py = replace_all(bundle_text::kReproPy, "{{CALL}}", call_py);
   write_text(root / "repro.py", py);
-  fs::permissions(root / "repro.py",
-                  fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+  fs::permissions(root / "repro.py", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                   fs::perm_options::add);
-  write_text(root / "repro.cpp",
-             replace_all(replace_all(replace_all(bundle_text::kReproCpp, "{{KEY}}", key.str()),
-                                     "{{DATA}}", cpp_data(man)),
-                         "{{CALL}}", call_cpp));
+  write_text(root / "repro.cpp", replace_all(replace_all(replace_all(bundle_text::kReproCpp, "{{KEY}}", key.str()),
+                                                         "{{DATA}}", cpp_data(man)),
+                                             "{{CALL}}", call_cpp));
   write_text(root / "CMakeLists.txt", replace_all(bundle_text::kCMakeLists, "{{KEY}}", key.str()));
-  written.files.insert(written.files.end(),
-                       {"manifest.json", "repro.py", "repro.cpp", "CMakeLists.txt"});
+  written.files.insert(written.files.end(), {"manifest.json", "repro.py", "repro.cpp", "CMakeLists.txt"});
   for (const std::string& f : written.files) written.bytes += fs::file_size(root / f);
   return written;
 }

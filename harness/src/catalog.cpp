@@ -1,13 +1,12 @@
 #include "gauntlet/catalog.h"
-#include "gauntlet/strict_yaml.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <charconv>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -16,9 +15,10 @@
 #include <sstream>
 
 #include "gauntlet/coll_spec.h"
-#include "gauntlet/models.h"
 #include "gauntlet/model_file.h"
+#include "gauntlet/models.h"
 #include "gauntlet/op_spec.h"
+#include "gauntlet/strict_yaml.h"
 
 #ifndef GAUNTLET_SOURCE_SUITES_DIR
 #define GAUNTLET_SOURCE_SUITES_DIR "suites/yaml"
@@ -53,7 +53,9 @@ class Reader {
     throw CatalogError(fmt::format("{}:{}:{}: {}", file_, m.line + 1, m.column + 1, what));
   }
 
-  std::string where(const YAML::Node& at) const { return fmt::format("{}:{}", fs::path(file_).filename().string(), at.Mark().line + 1); }
+  std::string where(const YAML::Node& at) const {
+    return fmt::format("{}:{}", fs::path(file_).filename().string(), at.Mark().line + 1);
+  }
 
   std::string scalar(const YAML::Node& n, const char* what) const {
     if (!n.IsScalar()) fail(n, fmt::format("field '{}' must be a single value", what));
@@ -116,8 +118,8 @@ std::vector<Shape> parse_shapes(const Reader& r, const YAML::Node& at, const std
   }
 }
 
-void grid_shapes(const std::vector<std::vector<std::int64_t>>& axes, std::size_t axis, Shape& cur,
-                 int inputs, std::vector<std::vector<Shape>>& out) {
+void grid_shapes(const std::vector<std::vector<std::int64_t>>& axes, std::size_t axis, Shape& cur, int inputs,
+                 std::vector<std::vector<Shape>>& out) {
   if (axis == axes.size()) {
     out.emplace_back(static_cast<std::size_t>(inputs), cur);
     return;
@@ -129,8 +131,7 @@ void grid_shapes(const std::vector<std::vector<std::int64_t>>& axes, std::size_t
   }
 }
 
-std::vector<std::vector<Shape>> read_shapes(const Reader& r, const YAML::Node& list,
-                                            const YAML::Node& shape_sets) {
+std::vector<std::vector<Shape>> read_shapes(const Reader& r, const YAML::Node& list, const YAML::Node& shape_sets) {
   if (!list.IsSequence()) r.fail(list, "field 'shapes' must be a list");
   std::vector<std::vector<Shape>> out;
   for (const auto& entry : list) {
@@ -202,8 +203,8 @@ std::vector<std::map<std::string, std::string>> read_args(const Reader& r, const
 }
 
 template <typename E>
-E parse_enum(const Reader& r, const YAML::Node& at, const std::string& s, int count,
-             std::string_view (*name)(E), const char* what) {
+E parse_enum(const Reader& r, const YAML::Node& at, const std::string& s, int count, std::string_view (*name)(E),
+             const char* what) {
   for (int i = 0; i < count; ++i) {
     if (name(static_cast<E>(i)) == s) return static_cast<E>(i);
   }
@@ -212,10 +213,14 @@ E parse_enum(const Reader& r, const YAML::Node& at, const std::string& s, int co
 
 bool layout_fits(Layout l, const Shape& first) {
   switch (l) {
-    case Layout::Contig: return true;
-    case Layout::Transposed: return first.size() >= 2;
-    case Layout::Strided: return !first.empty();
-    case Layout::ChannelsLast: return first.size() == 4;
+    case Layout::Contig:
+      return true;
+    case Layout::Transposed:
+      return first.size() >= 2;
+    case Layout::Strided:
+      return !first.empty();
+    case Layout::ChannelsLast:
+      return first.size() == 4;
   }
   return false;
 }
@@ -278,7 +283,8 @@ void expand_coll_group(const Reader& r, const YAML::Node& g, std::vector<Case>& 
             for (const auto& given : arg_sets) {
               std::map<std::string, std::string> args;
               for (const auto& [k, v] : given) {
-                if ((k == "op" && !c->reduce_ops.empty()) || (k == "root" && c->has_root) || (k == "split" && c->has_split))
+                if ((k == "op" && !c->reduce_ops.empty()) || (k == "root" && c->has_root) ||
+                    (k == "split" && c->has_split))
                   args[k] = v;
               }
               if (!c->reduce_ops.empty() && !args.count("op")) {
@@ -358,7 +364,8 @@ void expand_model_group(const Reader& r, const YAML::Node& g, std::vector<Case>&
     seqs.clear();  // a group with seqs holds only shape-sequence cases
     for (const auto& n : r.items(g["seqs"], "seqs")) {
       const std::string v = r.scalar(n, "seqs");
-      if (v.empty() || v.size() > 2 || !std::all_of(v.begin(), v.end(), ::isdigit) || std::stoi(v) < 1 || std::stoi(v) > 16)
+      if (v.empty() || v.size() > 2 || !std::all_of(v.begin(), v.end(), ::isdigit) || std::stoi(v) < 1 ||
+          std::stoi(v) > 16)
         r.fail(n, fmt::format("seqs: '{}' is not a count from 1 to 16", v));
       seqs.push_back(std::to_string(std::stoi(v)));
     }
@@ -420,10 +427,14 @@ std::vector<Case> model_file_cases(const std::vector<const ModelFileSpec*>& mode
   for (const ModelFileSpec* m : models) {
     std::vector<std::string> names;
     for (const std::string& c : configs) {
-      if (c == "default") names.push_back(m->configs.front().first);
-      else if (c == "all") for (const auto& cfg : m->configs) names.push_back(cfg.first);
-      else if (m->find_config(c)) names.push_back(c);
-      else fail(fmt::format("model {} has no config '{}' (has {})", m->name, c, fmt::join(m->config_names(), ", ")));
+      if (c == "default")
+        names.push_back(m->configs.front().first);
+      else if (c == "all")
+        for (const auto& cfg : m->configs) names.push_back(cfg.first);
+      else if (m->find_config(c))
+        names.push_back(c);
+      else
+        fail(fmt::format("model {} has no config '{}' (has {})", m->name, c, fmt::join(m->config_names(), ", ")));
     }
     for (DType d : dtypes) {
       if (!m->supports(std::string(dtype_name(d)))) continue;
@@ -455,7 +466,8 @@ std::vector<Case> model_file_cases(const std::vector<const ModelFileSpec*>& mode
 // (relative to the suite file), registered for this process and its workers (Note [Model file
 // registry]); `models` picks some by name (default all); `dtypes`; `configs` (default: default).
 // `hint` is printed when the folder is missing (how to make it).
-void expand_model_file_group(const Reader& r, const YAML::Node& g, const std::string& suite_file, std::vector<Case>& out) {
+void expand_model_file_group(const Reader& r, const YAML::Node& g, const std::string& suite_file,
+                             std::vector<Case>& out) {
   r.only_fields(g, {"name", "model_files", "models", "dtypes", "configs", "scenarios", "hint"}, "a model-files group");
   std::string given = r.scalar(g["model_files"], "model_files");
   // ${NAME:-default}: the folder an environment variable names, else the default (the corpus's
@@ -515,10 +527,12 @@ void expand_model_file_group(const Reader& r, const YAML::Node& g, const std::st
   if (g["scenarios"]) {
     scenario_names = r.list(g["scenarios"], "scenarios");
     for (const std::string& sc : scenario_names) {
-      if (!scenarios().count(sc)) r.fail(g["scenarios"], fmt::format("scenario '{}' is not one of batch, online, train, finetune", sc));
+      if (!scenarios().count(sc))
+        r.fail(g["scenarios"], fmt::format("scenario '{}' is not one of batch, online, train, finetune", sc));
     }
   }
-  for (Case& c : model_file_cases(models, dtypes, configs, [&](const std::string& what) { r.fail(g, what); }, scenario_names)) {
+  for (Case& c : model_file_cases(
+           models, dtypes, configs, [&](const std::string& what) { r.fail(g, what); }, scenario_names)) {
     out.push_back(std::move(c));
   }
 }
@@ -546,8 +560,7 @@ void expand_key_group(const Reader& r, const YAML::Node& g, std::vector<Case>& o
   out.push_back(std::move(c));
 }
 
-void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_sets,
-                  std::vector<Case>& out) {
+void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_sets, std::vector<Case>& out) {
   if (g.IsMap() && g["key"]) {
     expand_key_group(r, g, out);
     return;
@@ -564,8 +577,7 @@ void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_
     expand_model_group(r, g, out);
     return;
   }
-  r.only_fields(g, {"name", "ops", "families", "dtypes", "shapes", "layouts", "modes", "args", "values"},
-                "a group");
+  r.only_fields(g, {"name", "ops", "families", "dtypes", "shapes", "layouts", "modes", "args", "values"}, "a group");
   std::vector<const OpSpec*> ops;
   if (g["ops"]) {
     for (const auto& n : r.items(g["ops"], "ops")) {
@@ -598,12 +610,14 @@ void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_
   std::vector<Layout> layouts{Layout::Contig};
   if (g["layouts"]) {
     layouts.clear();
-    for (const auto& n : r.items(g["layouts"], "layouts")) layouts.push_back(parse_enum<Layout>(r, n, r.scalar(n, "layouts"), 4, layout_name, "layout"));
+    for (const auto& n : r.items(g["layouts"], "layouts"))
+      layouts.push_back(parse_enum<Layout>(r, n, r.scalar(n, "layouts"), 4, layout_name, "layout"));
   }
   std::vector<Mode> modes{Mode::Eager};
   if (g["modes"]) {
     modes.clear();
-    for (const auto& n : r.items(g["modes"], "modes")) modes.push_back(parse_enum<Mode>(r, n, r.scalar(n, "modes"), 3, mode_name, "mode"));
+    for (const auto& n : r.items(g["modes"], "modes"))
+      modes.push_back(parse_enum<Mode>(r, n, r.scalar(n, "modes"), 3, mode_name, "mode"));
   }
   auto arg_sets = read_args(r, g["args"]);
   std::vector<std::string> values{"normal"};
@@ -620,8 +634,8 @@ void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_
         const std::string takes = op->min_inputs() == op->max_inputs()
                                       ? std::to_string(op->min_inputs())
                                       : fmt::format("{} to {}", op->min_inputs(), op->max_inputs());
-        r.fail(g["shapes"], fmt::format("op {} takes {} tensor inputs; a shape entry gives {}", op->name,
-                                        takes, shape.size()));
+        r.fail(g["shapes"],
+               fmt::format("op {} takes {} tensor inputs; a shape entry gives {}", op->name, takes, shape.size()));
       }
       for (DType d : dtypes) {
         if (!contains(op->dtypes, d)) continue;
@@ -701,7 +715,8 @@ Suite model_file_suite(const std::string& path) {
                                      : fmt::format("The model files in {}", path);
   s.tags = {"models", "model_files"};
   s.timeout_s = 600;
-  s.cases = model_file_cases(models, {DType::F32}, {"all"}, [&](const std::string& what) { throw CatalogError(path + ": " + what); });
+  s.cases = model_file_cases(models, {DType::F32}, {"all"},
+                             [&](const std::string& what) { throw CatalogError(path + ": " + what); });
   for (Case& c : s.cases) c.timeout_s = s.timeout_s;
   std::sort(s.cases.begin(), s.cases.end(), [](const Case& a, const Case& b) { return a.text < b.text; });
   return s;
@@ -714,7 +729,8 @@ bool is_model_file_path(const std::string& p) {
 }
 
 namespace {
-Suite load_suite_including(const std::string& name_or_path, const std::string& dir, std::vector<std::string>& including);
+Suite load_suite_including(const std::string& name_or_path, const std::string& dir,
+                           std::vector<std::string>& including);
 }  // namespace
 
 Suite load_suite(const std::string& name_or_path, const std::string& dir) {
@@ -726,14 +742,15 @@ namespace {
 
 // `including`: the files being loaded, outermost first (Note [Included suites]: a cycle is an
 // error naming it).
-Suite load_suite_including(const std::string& name_or_path, const std::string& dir, std::vector<std::string>& including) {
+Suite load_suite_including(const std::string& name_or_path, const std::string& dir,
+                           std::vector<std::string>& including) {
   if (is_model_file_path(name_or_path)) {
     return model_file_suite(name_or_path.rfind("model:", 0) == 0 ? name_or_path.substr(6) : name_or_path);
   }
   std::string path = ends_with(name_or_path, ".yaml") ? name_or_path : dir + "/" + name_or_path + ".yaml";
   if (!fs::exists(path)) {
-    throw CatalogError(fmt::format("unknown suite '{}': no file {} (suites in {}: {})", name_or_path,
-                                   path, dir, fmt::join(list_suites(dir), ", ")));
+    throw CatalogError(fmt::format("unknown suite '{}': no file {} (suites in {}: {})", name_or_path, path, dir,
+                                   fmt::join(list_suites(dir), ", ")));
   }
   Reader r(path);
   YAML::Node root = r.load();
@@ -776,7 +793,8 @@ Suite load_suite_including(const std::string& name_or_path, const std::string& d
     if (!s.cases.empty()) s.parts.push_back({s.name, s.cases.size()});
     for (const std::string& name : r.list(root["include"], "include")) {
       const bool is_path = ends_with(name, ".yaml");
-      const std::string target = is_path && fs::path(name).is_relative() ? (fs::path(path).parent_path() / name).string() : name;
+      const std::string target =
+          is_path && fs::path(name).is_relative() ? (fs::path(path).parent_path() / name).string() : name;
       Suite inner;
       try {
         inner = load_suite_including(target, is_path ? dir : fs::path(path).parent_path().string(), including);
@@ -923,11 +941,12 @@ Tolerance ToleranceTable::lookup(const CaseKey& key, DType output_dtype, const s
   };
   double per_sqrt_k = 0;
   for (const auto& rule : rules_) {
-    if (!rule.backends.empty() && std::find(rule.backends.begin(), rule.backends.end(), backend) == rule.backends.end()) continue;
+    if (!rule.backends.empty() && std::find(rule.backends.begin(), rule.backends.end(), backend) == rule.backends.end())
+      continue;
     if (!in(rule.ops, key.target)) continue;
     // Model files (Note [Output quality]) have rules of their own: their rtol is a fraction of
     // each output's scale, not an element tolerance.
-    const std::string family = key.kind == "op"                                             ? (op ? op->family : "")
+    const std::string family = key.kind == "op"                                          ? (op ? op->family : "")
                                : key.kind == "model" && is_model_file_target(key.target) ? "model_file"
                                                                                          : key.kind;
     if (!in(rule.families, family)) continue;

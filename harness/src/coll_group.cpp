@@ -17,16 +17,16 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <boost/process.hpp>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <tuple>
 
 #include "gauntlet/collective.h"
@@ -82,12 +82,18 @@ std::string last_line(const fs::path& p) {
 
 int severity(Status s) {
   switch (s) {
-    case Status::Crash: return 6;
-    case Status::Timeout: return 5;
-    case Status::Error: return 4;
-    case Status::Fail: return 3;
-    case Status::Unsupported: return 2;
-    default: return 1;
+    case Status::Crash:
+      return 6;
+    case Status::Timeout:
+      return 5;
+    case Status::Error:
+      return 4;
+    case Status::Fail:
+      return 3;
+    case Status::Unsupported:
+      return 2;
+    default:
+      return 1;
   }
 }
 
@@ -129,13 +135,21 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
     rk.rank = r;
     rk.out = dir / fmt::format("{}-r{}.out", stem, r);
     rk.err = dir / fmt::format("{}-r{}.err", stem, r);
-    std::vector<std::string> args{"rank", "--key", out.key, "--rank", std::to_string(r), "--port", std::to_string(port),
-                                  "--store-timeout", fmt::format("{:g}", rank_timeout),
-                                  "--startup-timeout", fmt::format("{:g}", cfg.startup_timeout_s)};
+    std::vector<std::string> args{"rank",
+                                  "--key",
+                                  out.key,
+                                  "--rank",
+                                  std::to_string(r),
+                                  "--port",
+                                  std::to_string(port),
+                                  "--store-timeout",
+                                  fmt::format("{:g}", rank_timeout),
+                                  "--startup-timeout",
+                                  fmt::format("{:g}", cfg.startup_timeout_s)};
     args.insert(args.end(), cfg.rank_args.begin(), cfg.rank_args.end());
     try {
-      rk.child = std::make_unique<bp::child>(cfg.exe, bp::args(args), bp::std_in.close(),
-                                             bp::std_out > rk.out.string(), bp::std_err > rk.err.string());
+      rk.child = std::make_unique<bp::child>(cfg.exe, bp::args(args), bp::std_in.close(), bp::std_out > rk.out.string(),
+                                             bp::std_err > rk.err.string());
     } catch (const std::exception& e) {
       for (Rank& started : ranks) {
         if (started.child && started.child->running()) kill_and_reap(*started.child);
@@ -153,7 +167,8 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
   // the store); the start-up has its own limit, startup_timeout_s, past which the ranks that never
   // joined are named.
   const auto start = Clock::now();
-  const auto startup_deadline = start + std::chrono::milliseconds(static_cast<std::int64_t>(cfg.startup_timeout_s * 1000));
+  const auto startup_deadline =
+      start + std::chrono::milliseconds(static_cast<std::int64_t>(cfg.startup_timeout_s * 1000));
   std::optional<Clock::time_point> deadline;  // once the group has assembled
   const auto assembled = [&] {
     if (!deadline && store->add("gauntlet/joined", 0) >= world) {
@@ -173,8 +188,10 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
       }
       rk.exited = true;
       const int status = rk.child->native_exit_code();
-      if (WIFSIGNALED(status)) rk.signal = WTERMSIG(status);
-      else if (WIFEXITED(status)) rk.code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status))
+        rk.signal = WTERMSIG(status);
+      else if (WIFEXITED(status))
+        rk.code = WEXITSTATUS(status);
       const std::string text = read_file(rk.out);
       if (rk.signal == 0 && !text.empty()) {
         try {
@@ -224,8 +241,9 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
     } else if (!rk.outcome && !rk.killed) {
       crashed.push_back(rk.rank);
       const std::string said = last_line(rk.err);
-      const std::string how = (rk.signal ? signal_name(rk.signal) : fmt::format("exit code {} without a result", rk.code)) +
-                              (said.empty() ? "" : " (" + said + ")");
+      const std::string how =
+          (rk.signal ? signal_name(rk.signal) : fmt::format("exit code {} without a result", rk.code)) +
+          (said.empty() ? "" : " (" + said + ")");
       auto same = std::find_if(deaths.begin(), deaths.end(), [&](const auto& d) { return d.first == how; });
       if (same == deaths.end()) {
         deaths.push_back({how, {rk.rank}});
@@ -235,7 +253,8 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
     }
   }
   std::string crash_text;
-  for (const auto& [how, who] : deaths) crash_text += fmt::format("{}{}: {}", crash_text.empty() ? "" : "; ", ranks_text(who), how);
+  for (const auto& [how, who] : deaths)
+    crash_text += fmt::format("{}{}: {}", crash_text.empty() ? "" : "; ", ranks_text(who), how);
   const Outcome* worst = nullptr;
   const Outcome* slowest = nullptr;
   for (const Rank& rk : ranks) {
@@ -243,7 +262,9 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
     const Outcome& o = *rk.outcome;
     if (severity(o.status) > 1) failing.push_back(rk.rank);
     // Among equals, a rank's own problem before a lost connection (which only echoes a peer's).
-    const auto rank_of = [](const Outcome& x) { return std::make_tuple(severity(x.status), !transport_error(x.error), x.metrics.max_abs_err); };
+    const auto rank_of = [](const Outcome& x) {
+      return std::make_tuple(severity(x.status), !transport_error(x.error), x.metrics.max_abs_err);
+    };
     if (!worst || rank_of(o) > rank_of(*worst)) worst = &o;
     if (!slowest || o.timing.median_us > slowest->timing.median_us) slowest = &o;
     out.peak_mem_bytes = std::max(out.peak_mem_bytes, o.peak_mem_bytes);
@@ -268,9 +289,9 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
     out.error += store_note;
   } else if (timed_out) {
     out.status = Status::Timeout;
-    out.error = never_assembled
-                    ? fmt::format("{} did not start and join the group within {:g} s", ranks_text(hung), cfg.startup_timeout_s)
-                    : fmt::format("{} did not finish within {:g} s", ranks_text(hung), cfg.timeout_s);
+    out.error = never_assembled ? fmt::format("{} did not start and join the group within {:g} s", ranks_text(hung),
+                                              cfg.startup_timeout_s)
+                                : fmt::format("{} did not finish within {:g} s", ranks_text(hung), cfg.timeout_s);
     if (!failing.empty()) out.error += fmt::format("; {} gave up waiting", ranks_text(failing));
     out.error += store_note;
   } else if (worst && severity(worst->status) > 1) {

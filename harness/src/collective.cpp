@@ -11,13 +11,13 @@
 #include "gauntlet/collective.h"
 
 #include <fmt/format.h>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <thread>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "gauntlet/coll_spec.h"
 #include "gauntlet/inputs.h"
@@ -31,9 +31,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double us_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
+double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
 
 std::string reduce_op(const CaseKey& key) {
   const auto it = key.args.find("op");
@@ -95,10 +93,14 @@ at::Tensor reduce(const CaseKey& key, const std::string& op) {
   at::Tensor acc = input64(key, 0);
   for (int r = 1; r < key.world; ++r) {
     const at::Tensor x = input64(key, r);
-    if (op == "sum" || op == "avg") acc.add_(x);
-    else if (op == "product") acc.mul_(x);
-    else if (op == "max") acc = at::maximum(acc, x);
-    else if (op == "min") acc = at::minimum(acc, x);
+    if (op == "sum" || op == "avg")
+      acc.add_(x);
+    else if (op == "product")
+      acc.mul_(x);
+    else if (op == "max")
+      acc = at::maximum(acc, x);
+    else if (op == "min")
+      acc = at::minimum(acc, x);
   }
   if (op == "avg") acc.div_(static_cast<double>(key.world));
   return acc;
@@ -153,11 +155,20 @@ Tolerance coll_tolerance(const CaseKey& key, const Tolerance& base) {
   }
   double u = 0;
   switch (key.dtype) {
-    case DType::BF16: u = 0x1p-8; break;
-    case DType::F16: u = 0x1p-11; break;
-    case DType::F32: u = 0x1p-24; break;
-    case DType::F64: u = 0x1p-53; break;
-    default: return {0, 0, "exact: integers"};
+    case DType::BF16:
+      u = 0x1p-8;
+      break;
+    case DType::F16:
+      u = 0x1p-11;
+      break;
+    case DType::F32:
+      u = 0x1p-24;
+      break;
+    case DType::F64:
+      u = 0x1p-53;
+      break;
+    default:
+      return {0, 0, "exact: integers"};
   }
   const double steps = key.world - 1;
   Tolerance t = base;
@@ -178,8 +189,9 @@ Tolerance coll_tolerance(const CaseKey& key, const Tolerance& base) {
 namespace {
 
 // A c10d process group for `backend`: Gloo on the CPU; a plugin's own when it exports one.
-c10::intrusive_ptr<compat::CollectiveGroup> new_process_group(Backend& backend, const c10::intrusive_ptr<c10d::Store>& store,
-                                                         int rank, int world, std::chrono::milliseconds timeout) {
+c10::intrusive_ptr<compat::CollectiveGroup> new_process_group(Backend& backend,
+                                                              const c10::intrusive_ptr<c10d::Store>& store, int rank,
+                                                              int world, std::chrono::milliseconds timeout) {
   if (backend.device().is_cpu()) {
     auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
     opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
@@ -187,7 +199,9 @@ c10::intrusive_ptr<compat::CollectiveGroup> new_process_group(Backend& backend, 
   }
   auto make = reinterpret_cast<gauntlet_backend_new_process_group_t>(
       backend.plugin_symbol("gauntlet_backend_new_process_group"));
-  if (!make) throw c10::NotImplementedError({__func__, __FILE__, __LINE__}, "backend " + backend.name() + " has no process group");
+  if (!make)
+    throw c10::NotImplementedError({__func__, __FILE__, __LINE__},
+                                   "backend " + backend.name() + " has no process group");
   void* pg = make(store.get(), rank, world, static_cast<int>(timeout.count()));
   if (!pg) throw std::runtime_error("backend " + backend.name() + ": its process group factory failed");
   return c10::intrusive_ptr<compat::CollectiveGroup>::reclaim(static_cast<compat::CollectiveGroup*>(pg));
@@ -271,10 +285,14 @@ class Call {
   at::Tensor output() const {
     const std::string& c = key_.target;
     at::Tensor out;
-    if (c == "all_reduce" || c == "broadcast") out = input_;
-    else if (c == "all_gather") out = cat_cpu(gathered_);
-    else if (c == "barrier") out = at::empty({0}, at::kDouble);
-    else out = output_;
+    if (c == "all_reduce" || c == "broadcast")
+      out = input_;
+    else if (c == "all_gather")
+      out = cat_cpu(gathered_);
+    else if (c == "barrier")
+      out = at::empty({0}, at::kDouble);
+    else
+      out = output_;
     return out.to(at::kCPU).contiguous().to(at::kDouble);
   }
 
@@ -357,8 +375,8 @@ void run_checked(const CaseKey& key, int rank, int port, Backend& backend, const
   } else if (golden.numel() > 0) {
     const at::Tensor cast = golden.to(to_scalar_type(d)).to(at::kDouble).contiguous();
     Comparison cmp;
-    cmp.add({"out" + std::to_string(rank), actual.data_ptr<double>(), golden.data_ptr<double>(), cast.data_ptr<double>(),
-             golden.numel(), d},
+    cmp.add({"out" + std::to_string(rank), actual.data_ptr<double>(), golden.data_ptr<double>(),
+             cast.data_ptr<double>(), golden.numel(), d},
             tol);
     out.metrics = cmp.metrics();
     if (out.metrics.mismatches > 0 || !out.metrics.nan_inf_ok) {
@@ -424,7 +442,8 @@ Outcome run_rank(const CaseKey& key, int rank, int port, Backend& backend, const
   const char* stage = "set-up";
   try {
     if (auto problem = validate_coll_key(key)) throw std::invalid_argument("invalid case: " + *problem);
-    if (rank < 0 || rank >= key.world) throw std::invalid_argument(fmt::format("rank {} is not in 0 .. {}", rank, key.world - 1));
+    if (rank < 0 || rank >= key.world)
+      throw std::invalid_argument(fmt::format("rank {} is not in 0 .. {}", rank, key.world - 1));
     run_checked(key, rank, port, backend, cfg, out, stage);
   } catch (const c10::NotImplementedError& e) {
     out.status = Status::Unsupported;

@@ -60,8 +60,7 @@ float from_f16_bits(std::uint16_t h) {
     f = std::ldexp(static_cast<float>(mant), -24);
     return sign ? -f : f;
   }
-  std::uint32_t u = exp == 31 ? (sign | 0x7f800000 | (mant << 13))
-                              : (sign | ((exp - 15 + 127) << 23) | (mant << 13));
+  std::uint32_t u = exp == 31 ? (sign | 0x7f800000 | (mant << 13)) : (sign | ((exp - 15 + 127) << 23) | (mant << 13));
   std::memcpy(&f, &u, 4);
   return f;
 }
@@ -172,21 +171,31 @@ struct F16Elem {
 
 Tolerance default_tolerance(DType d) {
   switch (d) {
-    case DType::F64: return {1e-7, 1e-7, "default"};
-    case DType::F32: return {1.3e-6, 1e-5, "default"};
-    case DType::F16: return {1e-3, 1e-5, "default"};
-    case DType::BF16: return {1.6e-2, 1e-5, "default"};
-    default: return {0, 0, "default"};
+    case DType::F64:
+      return {1e-7, 1e-7, "default"};
+    case DType::F32:
+      return {1.3e-6, 1e-5, "default"};
+    case DType::F16:
+      return {1e-3, 1e-5, "default"};
+    case DType::BF16:
+      return {1.6e-2, 1e-5, "default"};
+    default:
+      return {0, 0, "default"};
   }
 }
 
 double round_to(double v, DType d) {
   switch (d) {
-    case DType::F64: return v;
-    case DType::F32: return static_cast<float>(v);
-    case DType::BF16: return from_bf16_bits(to_bf16_bits(static_cast<float>(v)));
-    case DType::F16: return from_f16_bits(to_f16_bits(static_cast<float>(v)));
-    default: return v;
+    case DType::F64:
+      return v;
+    case DType::F32:
+      return static_cast<float>(v);
+    case DType::BF16:
+      return from_bf16_bits(to_bf16_bits(static_cast<float>(v)));
+    case DType::F16:
+      return from_f16_bits(to_f16_bits(static_cast<float>(v)));
+    default:
+      return v;
   }
 }
 
@@ -231,8 +240,7 @@ void Comparison::add(const OutputView& out, const Tolerance& tol) {
       const double err_cast = std::fabs(a - gc);
       const double allowed = tol.atol + tol.rtol * std::fabs(gc);
       mismatch = err_cast > allowed;
-      score = allowed > 0 ? err_cast / allowed
-                          : (err_cast > 0 ? std::numeric_limits<double>::max() : 0.0);
+      score = allowed > 0 ? err_cast / allowed : (err_cast > 0 ? std::numeric_limits<double>::max() : 0.0);
     }
     if (floating) m_.max_ulp = std::max(m_.max_ulp, ulp_distance(a, gc, out.dtype));
     if (mismatch) ++m_.mismatches;
@@ -282,7 +290,8 @@ struct BlockSums {
 constexpr int kBlock = 64;
 
 GAUNTLET_AVX2 __m256d not_finite(__m256d v) {
-  return _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), v), _mm256_set1_pd(std::numeric_limits<double>::max()), _CMP_NLE_UQ);
+  return _mm256_cmp_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), v), _mm256_set1_pd(std::numeric_limits<double>::max()),
+                       _CMP_NLE_UQ);
 }
 // quotient_at_most(num, den, bound), four at a time.
 GAUNTLET_AVX2 __m256d quotients_at_most(__m256d num, __m256d den, __m256d bound) {
@@ -305,12 +314,13 @@ GAUNTLET_AVX2 __m128i bf16_lines(__m128i bits) {
 // One block of 64 F32 (Bf16 = false) or BF16 elements; false when one of them is not finite.
 template <bool Bf16>
 __attribute__((target("avx2"))) bool finite_block(const void* actual, const double* golden, double atol, double rtol,
-                                                 double max_rel, double worst, BlockSums& out) {
+                                                  double max_rel, double worst, BlockSums& out) {
   const __m256d sign = _mm256_set1_pd(-0.0), zero = _mm256_setzero_pd();
   const __m256d vatol = _mm256_set1_pd(atol), vrtol = _mm256_set1_pd(rtol);
   const __m256d vrel = _mm256_set1_pd(max_rel), vworst = _mm256_set1_pd(worst);
   // A zero allowance scores DBL_MAX: it may move the worst only while the worst is below that.
-  const __m256d zero_allowance_counts = worst < std::numeric_limits<double>::max() ? _mm256_castsi256_pd(_mm256_set1_epi64x(-1)) : zero;
+  const __m256d zero_allowance_counts =
+      worst < std::numeric_limits<double>::max() ? _mm256_castsi256_pd(_mm256_set1_epi64x(-1)) : zero;
   __m256d max_abs = zero, bad = zero;
   __m256i max_gap = _mm256_setzero_si256();
   std::int64_t mismatches = 0;
@@ -327,11 +337,13 @@ __attribute__((target("avx2"))) bool finite_block(const void* actual, const doub
       a_line = f32_lines(_mm_castps_si128(af));
       g_line = f32_lines(_mm_castps_si128(gf));
     } else {
-      const __m128i ab = _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(static_cast<const std::uint16_t*>(actual) + k)));
+      const __m128i ab = _mm_cvtepu16_epi32(
+          _mm_loadl_epi64(reinterpret_cast<const __m128i*>(static_cast<const std::uint16_t*>(actual) + k)));
       a = _mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(ab, 16)));
       // to_bf16_bits of a float that is not NaN (a NaN makes the block scalar below).
       const __m128i u = _mm_castps_si128(gf);
-      const __m128i rounded = _mm_add_epi32(u, _mm_add_epi32(_mm_set1_epi32(0x7fff), _mm_and_si128(_mm_srli_epi32(u, 16), _mm_set1_epi32(1))));
+      const __m128i rounded = _mm_add_epi32(
+          u, _mm_add_epi32(_mm_set1_epi32(0x7fff), _mm_and_si128(_mm_srli_epi32(u, 16), _mm_set1_epi32(1))));
       const __m128i gb = _mm_srli_epi32(rounded, 16);
       gc = _mm256_cvtps_pd(_mm_castsi128_ps(_mm_slli_epi32(gb, 16)));
       a_line = bf16_lines(ab);
@@ -342,12 +354,15 @@ __attribute__((target("avx2"))) bool finite_block(const void* actual, const doub
     max_abs = _mm256_max_pd(max_abs, abs_err);
     const __m256d err = _mm256_andnot_pd(sign, _mm256_sub_pd(a, gc));
     const __m256d allowed = _mm256_add_pd(vatol, _mm256_mul_pd(vrtol, _mm256_andnot_pd(sign, gc)));
-    mismatches += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_pd(_mm256_cmp_pd(err, allowed, _CMP_GT_OQ))));
-    const __m256d rel_may = _mm256_andnot_pd(quotients_at_most(abs_err, _mm256_andnot_pd(sign, g), vrel),
-                                             _mm256_and_pd(_mm256_cmp_pd(g, zero, _CMP_NEQ_OQ), _mm256_cmp_pd(abs_err, zero, _CMP_GT_OQ)));
+    mismatches +=
+        __builtin_popcount(static_cast<unsigned>(_mm256_movemask_pd(_mm256_cmp_pd(err, allowed, _CMP_GT_OQ))));
+    const __m256d rel_may =
+        _mm256_andnot_pd(quotients_at_most(abs_err, _mm256_andnot_pd(sign, g), vrel),
+                         _mm256_and_pd(_mm256_cmp_pd(g, zero, _CMP_NEQ_OQ), _mm256_cmp_pd(abs_err, zero, _CMP_GT_OQ)));
     const __m256d positive = _mm256_cmp_pd(allowed, zero, _CMP_GT_OQ), erred = _mm256_cmp_pd(err, zero, _CMP_GT_OQ);
-    const __m256d score_may = _mm256_and_pd(erred, _mm256_or_pd(_mm256_andnot_pd(quotients_at_most(err, allowed, vworst), positive),
-                                                                _mm256_andnot_pd(positive, zero_allowance_counts)));
+    const __m256d score_may =
+        _mm256_and_pd(erred, _mm256_or_pd(_mm256_andnot_pd(quotients_at_most(err, allowed, vworst), positive),
+                                          _mm256_andnot_pd(positive, zero_allowance_counts)));
     candidates |= static_cast<std::uint64_t>(_mm256_movemask_pd(_mm256_or_pd(rel_may, score_may))) << k;
     const __m256i d = _mm256_sub_epi64(_mm256_cvtepi32_epi64(a_line), _mm256_cvtepi32_epi64(g_line));
     const __m256i negative = _mm256_cmpgt_epi64(_mm256_setzero_si256(), d);
@@ -366,9 +381,12 @@ __attribute__((target("avx2"))) bool finite_block(const void* actual, const doub
   return true;
 }
 
-template <class Elem> constexpr bool kVectorised = false;
-template <> constexpr bool kVectorised<F32Elem> = true;
-template <> constexpr bool kVectorised<BF16Elem> = true;
+template <class Elem>
+constexpr bool kVectorised = false;
+template <>
+constexpr bool kVectorised<F32Elem> = true;
+template <>
+constexpr bool kVectorised<BF16Elem> = true;
 
 bool cpu_has_avx2() {
   static const bool has = __builtin_cpu_supports("avx2");
@@ -389,7 +407,8 @@ void Comparison::add_typed(const TypedOutputView& out, const Tolerance& tol) {
   // What a finite element does to the largest relative error and the worst element: the parts
   // that depend on the elements before it.
   const auto rel_and_score = [&](std::int64_t i, double g, double gc, double abs_err, double err_cast, double allowed) {
-    if (g != 0 && !quotient_at_most(abs_err, std::fabs(g), max_rel)) max_rel = std::max(max_rel, abs_err / std::fabs(g));
+    if (g != 0 && !quotient_at_most(abs_err, std::fabs(g), max_rel))
+      max_rel = std::max(max_rel, abs_err / std::fabs(g));
     // score: error over allowed error (> 1 is a mismatch); only a positive score above the worst
     // so far moves the worst element.
     if (allowed > 0) {
@@ -465,11 +484,17 @@ void Comparison::add_typed(const TypedOutputView& out, const Tolerance& tol) {
 
 void Comparison::add(const TypedOutputView& out, const Tolerance& tol) {
   switch (out.dtype) {
-    case DType::F32: return add_typed<F32Elem>(out, tol);
-    case DType::F64: return add_typed<F64Elem>(out, tol);
-    case DType::BF16: return add_typed<BF16Elem>(out, tol);
-    case DType::F16: return add_typed<F16Elem>(out, tol);
-    default: throw std::invalid_argument("a typed comparison is of a floating output, not " + std::string(dtype_name(out.dtype)));
+    case DType::F32:
+      return add_typed<F32Elem>(out, tol);
+    case DType::F64:
+      return add_typed<F64Elem>(out, tol);
+    case DType::BF16:
+      return add_typed<BF16Elem>(out, tol);
+    case DType::F16:
+      return add_typed<F16Elem>(out, tol);
+    default:
+      throw std::invalid_argument("a typed comparison is of a floating output, not " +
+                                  std::string(dtype_name(out.dtype)));
   }
 }
 

@@ -10,12 +10,11 @@
 //   - a plugin: its gauntlet_backend_compile_graph (the simulator's: Note [Simulated compiler]).
 #include "gauntlet/compile_path.h"
 
+#include <fmt/format.h>
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/passes/graph_fuser.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
@@ -43,7 +42,8 @@ std::int64_t count_fusion_groups(const torch::jit::Block* block) {
 
 class TorchScriptCompiled final : public CompiledGraph {
  public:
-  explicit TorchScriptCompiled(const std::shared_ptr<torch::jit::Graph>& graph) : fn_("forward", one_output(graph), nullptr) {}
+  explicit TorchScriptCompiled(const std::shared_ptr<torch::jit::Graph>& graph)
+      : fn_("forward", one_output(graph), nullptr) {}
 
   std::vector<c10::IValue> run(std::vector<c10::IValue> inputs) override {
     CompileScope scope;  // the caller holds one too, for the backward
@@ -138,9 +138,11 @@ void record_compile_stats(const CompileStats& st, const std::string& file, Outco
 
 std::unique_ptr<CompiledGraph> compile_graph(Backend& backend, const std::shared_ptr<torch::jit::Graph>& graph) {
   if (backend.device().is_cpu()) return std::make_unique<TorchScriptCompiled>(graph);
-  auto compile = reinterpret_cast<gauntlet_backend_compile_graph_t>(backend.plugin_symbol("gauntlet_backend_compile_graph"));
+  auto compile =
+      reinterpret_cast<gauntlet_backend_compile_graph_t>(backend.plugin_symbol("gauntlet_backend_compile_graph"));
   if (!compile) {
-    throw c10::NotImplementedError({__func__, __FILE__, __LINE__}, "backend " + backend.name() + " has no compile path");
+    throw c10::NotImplementedError({__func__, __FILE__, __LINE__},
+                                   "backend " + backend.name() + " has no compile path");
   }
   std::shared_ptr<torch::jit::Graph> copy = graph->copy();
   void* made = compile(&copy);

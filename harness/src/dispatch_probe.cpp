@@ -14,19 +14,26 @@ namespace gauntlet {
 
 const char* kernel_source_name(KernelSource s) {
   switch (s) {
-    case KernelSource::Native: return "native";
-    case KernelSource::Composite: return "composite";
-    case KernelSource::Fallback: return "fallback";
-    case KernelSource::Missing: return "missing";
+    case KernelSource::Native:
+      return "native";
+    case KernelSource::Composite:
+      return "composite";
+    case KernelSource::Fallback:
+      return "fallback";
+    case KernelSource::Missing:
+      return "missing";
   }
   return "?";
 }
 
 c10::DispatchKey backend_dispatch_key(c10::DeviceType device) {
   switch (device) {
-    case c10::DeviceType::CPU: return c10::DispatchKey::CPU;
-    case c10::DeviceType::CUDA: return c10::DispatchKey::CUDA;
-    default: return c10::DispatchKey::PrivateUse1;
+    case c10::DeviceType::CPU:
+      return c10::DispatchKey::CPU;
+    case c10::DeviceType::CUDA:
+      return c10::DispatchKey::CUDA;
+    default:
+      return c10::DispatchKey::PrivateUse1;
   }
 }
 
@@ -47,7 +54,8 @@ KernelSource classify(const c10::OperatorHandle& h, c10::DispatchKey key) {
   using K = c10::DispatchKey;
   if (h.hasKernelForDispatchKey(key)) return KernelSource::Native;
   if (h.hasKernelForDispatchKey(K::CompositeExplicitAutogradNonFunctional) ||
-      h.hasKernelForDispatchKey(K::CompositeExplicitAutograd) || h.hasKernelForDispatchKey(K::CompositeImplicitAutograd)) {
+      h.hasKernelForDispatchKey(K::CompositeExplicitAutograd) ||
+      h.hasKernelForDispatchKey(K::CompositeImplicitAutograd)) {
     return KernelSource::Composite;
   }
   if (c10::Dispatcher::singleton().hasBackendFallbackForDispatchKey(key)) return KernelSource::Fallback;
@@ -104,8 +112,9 @@ Capabilities probe_capabilities(c10::DispatchKey key) {
   // contiguous data, and results out with a copy of contiguous data; everything else is optional
   // and costs only the cases that need it.
   auto add = [&](const char* op, const char* why, bool required) {
-    const bool present = required || std::string(op) == "aten::as_strided" ? has_native_kernel(op, key)
-                                                                             : kernel_source(op, key) != KernelSource::Missing;
+    const bool present = required || std::string(op) == "aten::as_strided"
+                             ? has_native_kernel(op, key)
+                             : kernel_source(op, key) != KernelSource::Missing;
     caps.requirements.push_back({op, why, required, present});
   };
   add("aten::empty.memory_format", "allocating inputs on the device", true);
@@ -133,7 +142,7 @@ struct DispatchObserver::State {
     bool device = false;
   };
   std::vector<Frame> stack;
-  int fallback_depth = 0;              // how many fallback ops are open
+  int fallback_depth = 0;                // how many fallback ops are open
   std::vector<std::string> fallback_of;  // the open fallback ops, innermost last
   std::optional<Raised> raised;
 };

@@ -14,21 +14,21 @@
 //   - timing: the first call (allocations, caches) apart, then repetitions as for op cases (Note
 //     [Timing methodology]); the TorchScript parse happens before and is not timed.
 #include "gauntlet/model_case.h"
-#include "gauntlet/dispatch_probe.h"
 
 #include <fmt/format.h>
+#include <torch/csrc/jit/ir/constants.h>
+#include <torch/csrc/jit/ir/ir.h>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
-#include <filesystem>
-#include <torch/csrc/jit/ir/constants.h>
-#include <torch/csrc/jit/ir/ir.h>
 #include <unordered_map>
 
 #include "gauntlet/compare.h"
 #include "gauntlet/compile_path.h"
+#include "gauntlet/dispatch_probe.h"
 #include "gauntlet/graph_step.h"
 #include "gauntlet/model_file.h"
 #include "gauntlet/models.h"
@@ -86,8 +86,8 @@ class DivergenceWalk {
       if (!flc) return fmt::format("{} ({}{})", node->kind().toQualString(), "no source line", iteration);
       const auto& [file, line, col] = *flc;
       (void)col;
-      return fmt::format("{} ({}:{}{})", node->kind().toQualString(), std::filesystem::path(file).filename().string(), line,
-                         iteration);
+      return fmt::format("{} ({}:{}{})", node->kind().toQualString(), std::filesystem::path(file).filename().string(),
+                         line, iteration);
     }
     return fmt::format("{} ({}:{}{})", node->kind().toQualString(), file_, source_line(*node), iteration);
   }
@@ -103,7 +103,9 @@ class DivergenceWalk {
     const auto kind = node->kind();
     if (kind == torch::jit::prim::If) {
       const bool d = dev_.at(node->input(0)).toBool(), g = gold_.at(node->input(0)).toBool();
-      if (d != g) return fmt::format("{}: the device takes the {} branch, the golden the other", where(node, iteration), d ? "then" : "else");
+      if (d != g)
+        return fmt::format("{}: the device takes the {} branch, the golden the other", where(node, iteration),
+                           d ? "then" : "else");
       const torch::jit::Block* taken = node->blocks().at(d ? 0 : 1);
       if (auto found = block(taken, iteration)) return found;
       for (std::size_t k = 0; k < node->outputs().size(); ++k) {
@@ -137,7 +139,8 @@ class DivergenceWalk {
       }
       return std::nullopt;
     }
-    if (!node->blocks().empty()) return fmt::format("none found before {}, where the node-by-node check stops", where(node, iteration));
+    if (!node->blocks().empty())
+      return fmt::format("none found before {}, where the node-by-node check stops", where(node, iteration));
     if (kind == torch::jit::prim::Constant) {
       const c10::IValue value = *torch::jit::toIValue(node->output());
       dev_[node->output()] = value;
@@ -160,7 +163,8 @@ class DivergenceWalk {
       if (a.sizes() != g.sizes()) {
         why = "shape " + shape_text(a) + " where the golden has " + shape_text(g);
       } else if (g.numel() > 0) {
-        const at::Tensor c = at::isFloatingType(gold_.at(v).toTensor().scalar_type()) ? g.to(dtype_).to(at::kDouble) : g;
+        const at::Tensor c =
+            at::isFloatingType(gold_.at(v).toTensor().scalar_type()) ? g.to(dtype_).to(at::kDouble) : g;
         const at::Tensor diff = (a - c).abs();
         at::Tensor allowed = tol_.atol + tol_.rtol * c.abs();
         if (scaled_ > 0) {
@@ -171,10 +175,12 @@ class DivergenceWalk {
         const at::Tensor bad = (diff > allowed) | (at::isnan(a) != at::isnan(c));
         if (bad.any().item<bool>()) {
           const double err = at::where(at::isfinite(diff), diff, at::zeros_like(diff)).max().item<double>();
-          why = fmt::format("{} of {} elements outside tolerance, max abs err {:.4g}", bad.sum().item<std::int64_t>(), g.numel(), err);
+          why = fmt::format("{} of {} elements outside tolerance, max abs err {:.4g}", bad.sum().item<std::int64_t>(),
+                            g.numel(), err);
         }
       }
-      if (!why.empty()) return fmt::format("{} inputs {}: {}", where(node, iteration), shapes.empty() ? "-" : shapes, why);
+      if (!why.empty())
+        return fmt::format("{} inputs {}: {}", where(node, iteration), shapes.empty() ? "-" : shapes, why);
     }
     return std::nullopt;
   }
@@ -196,12 +202,13 @@ class DivergenceWalk {
   Env dev_, gold_;
 };
 
-std::string first_divergent_node(const ModelSpec& spec, const CaseKey& key, const std::vector<at::Tensor>& device_inputs,
-                                 const std::vector<at::Tensor>& inputs64, const Tolerance& tol) {
+std::string first_divergent_node(const ModelSpec& spec, const CaseKey& key,
+                                 const std::vector<at::Tensor>& device_inputs, const std::vector<at::Tensor>& inputs64,
+                                 const Tolerance& tol) {
   auto cu = compile_model(spec);
   const std::shared_ptr<torch::jit::Graph> graph = model_graph(*cu, spec);
-  return DivergenceWalk(std::filesystem::path(spec.path).filename().string(), model_dtype(std::string(dtype_name(key.dtype))),
-                        tol, 0)
+  return DivergenceWalk(std::filesystem::path(spec.path).filename().string(),
+                        model_dtype(std::string(dtype_name(key.dtype))), tol, 0)
       .run(*graph, std::vector<c10::IValue>(device_inputs.begin(), device_inputs.end()),
            std::vector<c10::IValue>(inputs64.begin(), inputs64.end()));
 }
@@ -264,8 +271,8 @@ struct Golden {
   Result result;
 };
 
-Golden make_golden(const ModelSpec& spec, const CaseKey& key, const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
-                   bool train) {
+Golden make_golden(const ModelSpec& spec, const CaseKey& key, const std::vector<at::Tensor>& inputs,
+                   at::ScalarType dtype, bool train) {
   ScopedExecutor op_by_op(ExecutorSettings::op_by_op());
   Golden g;
   for (const at::Tensor& t : inputs) g.inputs64.push_back(at::isFloatingType(t.scalar_type()) ? t.to(at::kDouble) : t);
@@ -274,7 +281,8 @@ Golden make_golden(const ModelSpec& spec, const CaseKey& key, const std::vector<
   const Forward eager = [&](const std::vector<at::Tensor>& a) { return run_model(*cu, spec, a); };
   const Result probe = call_with(eager, spec, g.inputs64, {}, false);
   for (std::size_t k = 0; k < probe.tensors.size(); ++k) {
-    const at::Tensor w = splitmix_uniform(probe.tensors[k].sizes(), dtype, key.id() ^ (0x1055'0000'0000'0001ULL * (k + 1)));
+    const at::Tensor w =
+        splitmix_uniform(probe.tensors[k].sizes(), dtype, key.id() ^ (0x1055'0000'0000'0001ULL * (k + 1)));
     g.loss_weights.push_back(w);
     loss_weights64.push_back(w.to(at::kDouble));
   }
@@ -292,12 +300,13 @@ std::optional<std::string> compare_into(Comparison& cmp, std::vector<at::Tensor>
     const at::Tensor a = cpu_double(actual.tensors.at(i));
     const at::Tensor g = cpu_double(golden.tensors[i]);
     if (a.sizes() != g.sizes()) {
-      return fmt::format("{}{}: shape [{}] where the golden has [{}]", golden.names[i], suffix, fmt::join(a.sizes(), ", "),
-                         fmt::join(g.sizes(), ", "));
+      return fmt::format("{}{}: shape [{}] where the golden has [{}]", golden.names[i], suffix,
+                         fmt::join(a.sizes(), ", "), fmt::join(g.sizes(), ", "));
     }
     const at::Tensor c = g.to(dtype).to(at::kDouble).contiguous();
     keep.insert(keep.end(), {a, g, c});
-    cmp.add({golden.names[i] + suffix, a.data_ptr<double>(), g.data_ptr<double>(), c.data_ptr<double>(), g.numel(), d}, tol);
+    cmp.add({golden.names[i] + suffix, a.data_ptr<double>(), g.data_ptr<double>(), c.data_ptr<double>(), g.numel(), d},
+            tol);
   }
   return std::nullopt;
 }
@@ -379,11 +388,13 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
     for (std::size_t i = 0; i < golden.result.tensors.size(); ++i) {
       kept.golden.push_back({golden.result.names[i], golden.result.tensors[i]});
       if (i < actual.tensors.size()) kept.actual.push_back({golden.result.names[i], actual.tensors[i].detach().cpu()});
-      kept.dtypes.push_back(at::isFloatingType(golden.result.tensors[i].scalar_type()) ? dtype : golden.result.tensors[i].scalar_type());
+      kept.dtypes.push_back(
+          at::isFloatingType(golden.result.tensors[i].scalar_type()) ? dtype : golden.result.tensors[i].scalar_type());
       kept.tolerances.push_back(tol);
     }
     if (train) {
-      for (std::size_t k = 0; k < golden.loss_weights.size(); ++k) kept.loss_weights.push_back({"out" + std::to_string(k), golden.loss_weights[k]});
+      for (std::size_t k = 0; k < golden.loss_weights.size(); ++k)
+        kept.loss_weights.push_back({"out" + std::to_string(k), golden.loss_weights[k]});
     }
   }
   Comparison cmp;
@@ -404,7 +415,8 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
       std::vector<at::Tensor> dev;
       for (const at::Tensor& t : in) dev.push_back(backend.to_device(t));
       const Result r = call_with(forward, spec, dev, it->second.loss_weights, train);
-      if (auto problem = compare_into(cmp, keep, r, it->second.result, dtype, key.dtype, tol, fmt::format("@b*{}", scale))) {
+      if (auto problem =
+              compare_into(cmp, keep, r, it->second.result, dtype, key.dtype, tol, fmt::format("@b*{}", scale))) {
         out.status = Status::Fail;
         out.error = *problem;
         return;
@@ -414,8 +426,8 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   out.metrics = cmp.metrics();
   if (out.metrics.mismatches > 0 || !out.metrics.nan_inf_ok) {
     out.status = Status::Fail;
-    out.error = fmt::format("{} of {} elements outside tolerance (rtol={:g}, atol={:g}), worst {}", out.metrics.mismatches,
-                            out.metrics.numel, tol.rtol, tol.atol, out.metrics.worst);
+    out.error = fmt::format("{} of {} elements outside tolerance (rtol={:g}, atol={:g}), worst {}",
+                            out.metrics.mismatches, out.metrics.numel, tol.rtol, tol.atol, out.metrics.worst);
     std::string first;
     try {
       first = first_divergent_node(spec, key, device_inputs, golden.inputs64, tol);

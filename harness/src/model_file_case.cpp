@@ -27,13 +27,13 @@
 //   .../eager/train/scenario=finetune  the same with only the last top-level submodule that has
 //                                      parameters trainable (a classifier's head), the rest frozen.
 #include <fmt/format.h>
-
-#include <chrono>
-#include <filesystem>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/passes/inliner.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <filesystem>
 
 #include "gauntlet/compare.h"
 #include "gauntlet/dispatch_probe.h"
@@ -70,9 +70,9 @@ std::vector<at::Tensor> call_forward(torch::jit::Module& m, const std::vector<at
 // Every judged output's NaN/Inf must match the golden's. The error metrics (largest absolute and
 // relative error, the worst element) are measured for every judged output whatever its rule.
 struct Judged {
-  std::int64_t bad = 0;   // elements (scaled), rows (topk) or 1 (cosine) that fail the rule
-  std::string problem;    // the first line of a failure, "" when it passes
-  std::string quality;    // what was measured, for the notes
+  std::int64_t bad = 0;  // elements (scaled), rows (topk) or 1 (cosine) that fail the rule
+  std::string problem;   // the first line of a failure, "" when it passes
+  std::string quality;   // what was measured, for the notes
 };
 
 // The scaled tolerance of the case: tolerances.yaml's rule for the family model_file on this
@@ -88,10 +88,14 @@ double scaled_tolerance(const CaseKey& key, at::ScalarType dtype, const RunnerCo
   }
   source = "model file default";
   switch (dtype) {
-    case at::kDouble: return 1e-6;
-    case at::kHalf: return 2e-2;
-    case at::kBFloat16: return 5e-2;
-    default: return 1e-2;
+    case at::kDouble:
+      return 1e-6;
+    case at::kHalf:
+      return 2e-2;
+    case at::kBFloat16:
+      return 5e-2;
+    default:
+      return 1e-2;
   }
 }
 
@@ -155,8 +159,9 @@ Judged judge(const ModelFileOutput& spec, const at::Tensor& actual64, const at::
       j.quality = fmt::format("{} largest error {:.3g} of max|golden| {:.4g} (allowed {:g})", spec.name,
                               scale > 0 ? largest / scale : largest, scale, tol);
       if (j.bad) {
-        j.problem = fmt::format("{}: {} of {} elements outside {:g} x max|golden| ({:.4g}){}", spec.name, j.bad, n, tol, scale,
-                                nonfinite ? fmt::format(", {} NaN/Inf where the golden has none", nonfinite) : "");
+        j.problem =
+            fmt::format("{}: {} of {} elements outside {:g} x max|golden| ({:.4g}){}", spec.name, j.bad, n, tol, scale,
+                        nonfinite ? fmt::format(", {} NaN/Inf where the golden has none", nonfinite) : "");
       }
       break;
     }
@@ -171,7 +176,8 @@ Judged judge(const ModelFileOutput& spec, const at::Tensor& actual64, const at::
         const double* ar = a + r * classes;
         const double* gr = g + r * classes;
         std::vector<std::int64_t> ia(static_cast<std::size_t>(classes)), ig(ia.size());
-        for (std::int64_t c = 0; c < classes; ++c) ia[static_cast<std::size_t>(c)] = ig[static_cast<std::size_t>(c)] = c;
+        for (std::int64_t c = 0; c < classes; ++c)
+          ia[static_cast<std::size_t>(c)] = ig[static_cast<std::size_t>(c)] = c;
         auto by = [](const double* v) {
           return [v](std::int64_t x, std::int64_t y) {
             const double vx = std::isnan(v[x]) ? -INFINITY : v[x], vy = std::isnan(v[y]) ? -INFINITY : v[y];
@@ -185,19 +191,24 @@ Judged judge(const ModelFileOutput& spec, const at::Tensor& actual64, const at::
         if (ta == tg || tie) {
           ++agree;
         } else if (first_bad.empty()) {
-          first_bad = fmt::format("row {}: class {} where the golden has {} (golden logits {:.4g} vs {:.4g})", r, ta, tg, gr[ta], gr[tg]);
+          first_bad = fmt::format("row {}: class {} where the golden has {} (golden logits {:.4g} vs {:.4g})", r, ta,
+                                  tg, gr[ta], gr[tg]);
         }
         std::int64_t common = 0;
         for (std::int64_t x = 0; x < k; ++x) {
-          for (std::int64_t y = 0; y < k; ++y) common += ia[static_cast<std::size_t>(x)] == ig[static_cast<std::size_t>(y)];
+          for (std::int64_t y = 0; y < k; ++y)
+            common += ia[static_cast<std::size_t>(x)] == ig[static_cast<std::size_t>(y)];
         }
         overlap += double(common) / double(k);
       }
       j.bad = rows - agree + nonfinite;
-      j.quality = fmt::format("{} top-1 {}/{}, top-{} overlap {:.2f}, largest error {:.3g} of max|golden|", spec.name, agree, rows,
-                              k, rows ? overlap / double(rows) : 1.0, rel_scale);
-      if (rows - agree > 0) j.problem = fmt::format("{}: top-1 class differs in {} of {} rows ({})", spec.name, rows - agree, rows, first_bad);
-      else if (nonfinite) j.problem = fmt::format("{}: {} NaN/Inf where the golden has none", spec.name, nonfinite);
+      j.quality = fmt::format("{} top-1 {}/{}, top-{} overlap {:.2f}, largest error {:.3g} of max|golden|", spec.name,
+                              agree, rows, k, rows ? overlap / double(rows) : 1.0, rel_scale);
+      if (rows - agree > 0)
+        j.problem =
+            fmt::format("{}: top-1 class differs in {} of {} rows ({})", spec.name, rows - agree, rows, first_bad);
+      else if (nonfinite)
+        j.problem = fmt::format("{}: {} NaN/Inf where the golden has none", spec.name, nonfinite);
       break;
     }
     case OutputCompare::Cosine: {
@@ -211,8 +222,10 @@ Judged judge(const ModelFileOutput& spec, const at::Tensor& actual64, const at::
       const double cosine = na > 0 && ng > 0 ? dot / std::sqrt(na * ng) : (na == ng ? 1.0 : 0.0);
       j.bad = (cosine < 1 - tol ? 1 : 0) + nonfinite;
       j.quality = fmt::format("{} cosine {:.6f} (allowed >= {:g})", spec.name, cosine, 1 - tol);
-      if (cosine < 1 - tol) j.problem = fmt::format("{}: cosine similarity {:.6f} below {:g}", spec.name, cosine, 1 - tol);
-      else if (nonfinite) j.problem = fmt::format("{}: {} NaN/Inf where the golden has none", spec.name, nonfinite);
+      if (cosine < 1 - tol)
+        j.problem = fmt::format("{}: cosine similarity {:.6f} below {:g}", spec.name, cosine, 1 - tol);
+      else if (nonfinite)
+        j.problem = fmt::format("{}: {} NaN/Inf where the golden has none", spec.name, nonfinite);
       break;
     }
   }
@@ -265,13 +278,14 @@ std::vector<std::pair<std::string, at::Tensor>> trainable(const torch::jit::Modu
 }
 
 struct Training {
-  std::vector<double> losses;   // before each step
-  std::vector<double> step_us;  // each step: forward, backward, update
+  std::vector<double> losses;                               // before each step
+  std::vector<double> step_us;                              // each step: forward, backward, update
   std::vector<std::pair<std::string, at::Tensor>> weights;  // the trained parameters after the last step
 };
 
-Training train_steps(torch::jit::Module& m, const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& targets,
-                     const std::vector<bool>& in_loss, bool finetune, Backend* backend) {
+Training train_steps(torch::jit::Module& m, const std::vector<at::Tensor>& inputs,
+                     const std::vector<at::Tensor>& targets, const std::vector<bool>& in_loss, bool finetune,
+                     Backend* backend) {
   Training t;
   t.weights = trainable(m, finetune);
   if (t.weights.empty()) throw std::runtime_error("the model has no floating parameter to train");
@@ -306,9 +320,9 @@ Training train_steps(torch::jit::Module& m, const std::vector<at::Tensor>& input
   return t;
 }
 
-void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backend, const RunnerConfig& cfg, at::ScalarType dtype,
-                  at::ScalarType golden_dtype, const std::vector<at::Tensor>& inputs, bool finetune, Outcome& out,
-                  CaseTrace& trace);
+void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backend, const RunnerConfig& cfg,
+                  at::ScalarType dtype, at::ScalarType golden_dtype, const std::vector<at::Tensor>& inputs,
+                  bool finetune, Outcome& out, CaseTrace& trace);
 
 }  // namespace
 
@@ -316,9 +330,10 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
                          CaseDetail* detail) {
   const ModelFileSpec* spec = find_model_file(key.target);
   if (!spec) {
-    throw std::runtime_error(fmt::format("model file {} is not registered in this process: pass the file with run --model "
-                                         "FILE, a suite's model_files group, or $GAUNTLET_MODEL_FILES",
-                                         key.target));
+    throw std::runtime_error(
+        fmt::format("model file {} is not registered in this process: pass the file with run --model "
+                    "FILE, a suite's model_files group, or $GAUNTLET_MODEL_FILES",
+                    key.target));
   }
   const at::ScalarType dtype = model_dtype(std::string(dtype_name(key.dtype)));
   const at::ScalarType golden_dtype = model_dtype(spec->golden);
@@ -336,9 +351,11 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
   }
   const auto t_golden = Clock::now();
   std::size_t weightless = 0;
-  torch::jit::Module golden_module = load_model_module(*spec, dtype, golden_dtype, c10::Device(c10::kCPU), seed, &weightless);
+  torch::jit::Module golden_module =
+      load_model_module(*spec, dtype, golden_dtype, c10::Device(c10::kCPU), seed, &weightless);
   std::vector<at::Tensor> golden_inputs;
-  for (const at::Tensor& t : inputs) golden_inputs.push_back(at::isFloatingType(t.scalar_type()) ? t.to(golden_dtype) : t);
+  for (const at::Tensor& t : inputs)
+    golden_inputs.push_back(at::isFloatingType(t.scalar_type()) ? t.to(golden_dtype) : t);
   trace.step = "computing the golden on the CPU";
   const std::vector<at::Tensor> golden = call_forward(golden_module, golden_inputs);
   out.timing.golden_us = us_since(t_golden);
@@ -355,9 +372,11 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
     const std::vector<std::string> found = fixed_devices_and_dtypes(module);
     std::vector<std::string> relevant;
     for (const std::string& f : found) {
-      if (f.find("device cpu") != std::string::npos || f.find(c10::toString(dtype)) == std::string::npos) relevant.push_back(f);
+      if (f.find("device cpu") != std::string::npos || f.find(c10::toString(dtype)) == std::string::npos)
+        relevant.push_back(f);
     }
-    if (!relevant.empty()) fixed = fmt::format("the graph makes tensors on a fixed device or dtype ({})", fmt::join(relevant, ", "));
+    if (!relevant.empty())
+      fixed = fmt::format("the graph makes tensors on a fixed device or dtype ({})", fmt::join(relevant, ", "));
   }
   trace.step.clear();
 
@@ -392,7 +411,9 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
   // The check, output by output (Note [Output quality]).
   std::string tol_source;
   const double scaled = scaled_tolerance(key, dtype, cfg, backend, tol_source);
-  out.tolerance_profile = tol_source + (spec->outputs.empty() ? "" : "; outputs: " + std::filesystem::path(spec->manifest).filename().string());
+  out.tolerance_profile =
+      tol_source +
+      (spec->outputs.empty() ? "" : "; outputs: " + std::filesystem::path(spec->manifest).filename().string());
   std::vector<std::string> problems, quality;
   if (actual.size() != golden.size()) {
     problems.push_back(fmt::format("{} outputs where the golden has {}", actual.size(), golden.size()));
@@ -421,14 +442,15 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
       out.atol = tol;
     }
     const bool move = o.compare == OutputCompare::TopK && g64.dim() > 0 && o.dim != -1 && o.dim != g64.dim() - 1;
-    const Judged j = move ? judge(o, a64.movedim(o.dim, -1).contiguous(), g64.movedim(o.dim, -1).contiguous(), tol, out.metrics,
-                                  worst_score)
+    const Judged j = move ? judge(o, a64.movedim(o.dim, -1).contiguous(), g64.movedim(o.dim, -1).contiguous(), tol,
+                                  out.metrics, worst_score)
                           : judge(o, a64, g64, tol, out.metrics, worst_score);
     out.metrics.mismatches += j.bad;
     out.metrics.numel += g64.numel();
     if (!j.problem.empty()) problems.push_back(j.problem);
     quality.push_back(j.quality);
-    if (auto d = degenerate(o.name, g64); !d.empty()) append_note(notes, "warning: the golden " + d + ": this output cannot tell right from wrong");
+    if (auto d = degenerate(o.name, g64); !d.empty())
+      append_note(notes, "warning: the golden " + d + ": this output cannot tell right from wrong");
   }
   if (detail && detail->keep_tensors) {  // Note [Case tensors], with each output's rule
     CaseTensors& kept = detail->tensors;
@@ -446,7 +468,8 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
       kept.rules.push_back({output_compare_name(o.compare), tol, o.dim});
     }
   }
-  if (!quality.empty()) notes = "quality: " + fmt::format("{}", fmt::join(quality, ", ")) + (notes.empty() ? "" : "; " + notes);
+  if (!quality.empty())
+    notes = "quality: " + fmt::format("{}", fmt::join(quality, ", ")) + (notes.empty() ? "" : "; " + notes);
   if (!problems.empty()) {
     out.status = Status::Fail;
     out.error = fmt::format("{}", fmt::join(problems, "; "));
@@ -506,19 +529,21 @@ namespace {
 // from the same weights and inputs; the loss trajectory (relative to the largest loss) and each
 // trained tensor (its relative error ||a - g|| / ||g||) are judged with the scaled tolerance of
 // the case dtype.
-void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backend, const RunnerConfig& cfg, at::ScalarType dtype,
-                  at::ScalarType golden_dtype, const std::vector<at::Tensor>& inputs, bool finetune, Outcome& out,
-                  CaseTrace& trace) {
+void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backend, const RunnerConfig& cfg,
+                  at::ScalarType dtype, at::ScalarType golden_dtype, const std::vector<at::Tensor>& inputs,
+                  bool finetune, Outcome& out, CaseTrace& trace) {
   const std::uint64_t seed = key.id();
   const auto t_golden = Clock::now();
   std::size_t weightless = 0;
-  torch::jit::Module golden_module = load_model_module(spec, dtype, golden_dtype, c10::Device(c10::kCPU), seed, &weightless);
+  torch::jit::Module golden_module =
+      load_model_module(spec, dtype, golden_dtype, c10::Device(c10::kCPU), seed, &weightless);
   std::vector<at::Tensor> golden_inputs;
-  for (const at::Tensor& t : inputs) golden_inputs.push_back(at::isFloatingType(t.scalar_type()) ? t.to(golden_dtype) : t);
+  for (const at::Tensor& t : inputs)
+    golden_inputs.push_back(at::isFloatingType(t.scalar_type()) ? t.to(golden_dtype) : t);
   trace.step = "training the golden on the CPU";
   std::vector<at::Tensor> shapes = call_forward(golden_module, golden_inputs);
   const MemoryBaseline memory_baseline(backend);  // Note [Case peak memory] in backend.h
-  std::vector<at::Tensor> t_dev, t_gold;  // the loss targets
+  std::vector<at::Tensor> t_dev, t_gold;          // the loss targets
   std::vector<bool> in_loss;
   for (std::size_t k = 0; k < shapes.size(); ++k) {
     const at::Tensor w = splitmix_uniform(shapes[k].sizes(), dtype, seed ^ (0x1055'0000'0000'0001ULL * (k + 1)));
@@ -531,9 +556,10 @@ void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backen
   for (double l : golden.losses) {
     // A golden that diverges cannot judge a device: an ERROR, not a verdict on the backend.
     if (!std::isfinite(l)) {
-      throw std::runtime_error(fmt::format("the golden's training diverged on the CPU (losses {:.6g}): this model's "
-                                           "initialisation and the scenario's learning rate ({:g}) do not train",
-                                           fmt::join(golden.losses, " "), kTrainLr));
+      throw std::runtime_error(
+          fmt::format("the golden's training diverged on the CPU (losses {:.6g}): this model's "
+                      "initialisation and the scenario's learning rate ({:g}) do not train",
+                      fmt::join(golden.losses, " "), kTrainLr));
     }
   }
 
@@ -585,8 +611,9 @@ void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backen
   const double loss_rel = loss_scale > 0 ? loss_err / loss_scale : loss_err;
   std::vector<std::string> problems;
   if (!(loss_rel <= tol)) {
-    problems.push_back(fmt::format("loss trajectory: error {:.3g} of the largest loss {:.4g} (allowed {:g}); device {:.6g}, golden {:.6g}",
-                                   loss_rel, loss_scale, tol, fmt::join(actual.losses, " "), fmt::join(golden.losses, " ")));
+    problems.push_back(fmt::format(
+        "loss trajectory: error {:.3g} of the largest loss {:.4g} (allowed {:g}); device {:.6g}, golden {:.6g}",
+        loss_rel, loss_scale, tol, fmt::join(actual.losses, " "), fmt::join(golden.losses, " ")));
   }
   // Each trained tensor by its relative error ||a - g|| / ||g||: single elements of a small bias
   // may move by more than their share under a backend's rounding while the tensor agrees.
@@ -616,12 +643,16 @@ void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backen
       if (++bad_tensors == 1) first_bad = fmt::format("{}: relative error {:.3g}", name, rel);
     }
   }
-  if (bad_tensors) problems.push_back(fmt::format("trained weights: {} of {} tensors outside; {}", bad_tensors, golden.weights.size(), first_bad));
-  out.reason += fmt::format("{}quality: {} {} SGD steps (lr {:g}) of {} tensors; loss {:.6g} -> {:.6g}, trajectory error {:.3g} of max|loss|; "
-                            "weights' largest relative error {:.3g}{}",
-                            out.reason.empty() ? "" : "; ", finetune ? "fine-tuning:" : "training:", kTrainSteps, kTrainLr,
-                            golden.weights.size(), actual.losses.front(), actual.losses.back(), loss_rel, weights_rel,
-                            weightless ? fmt::format("; {} weightless tensors refilled from the case seed", weightless) : "");
+  if (bad_tensors)
+    problems.push_back(
+        fmt::format("trained weights: {} of {} tensors outside; {}", bad_tensors, golden.weights.size(), first_bad));
+  out.reason += fmt::format(
+      "{}quality: {} {} SGD steps (lr {:g}) of {} tensors; loss {:.6g} -> {:.6g}, trajectory error {:.3g} of "
+      "max|loss|; "
+      "weights' largest relative error {:.3g}{}",
+      out.reason.empty() ? "" : "; ", finetune ? "fine-tuning:" : "training:", kTrainSteps, kTrainLr,
+      golden.weights.size(), actual.losses.front(), actual.losses.back(), loss_rel, weights_rel,
+      weightless ? fmt::format("; {} weightless tensors refilled from the case seed", weightless) : "");
   if (!problems.empty()) {
     out.status = Status::Fail;
     out.error = fmt::format("{}", fmt::join(problems, "; "));

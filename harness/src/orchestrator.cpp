@@ -54,7 +54,7 @@ struct Worker {
   std::unique_ptr<bp::ipstream> out;
   std::unique_ptr<bp::group> group;  // the worker and anything it started: killed together
   std::unique_ptr<bp::child> child;
-  std::string unread;     // output read but not yet a whole line
+  std::string unread;    // output read but not yet a whole line
   bool out_eof = false;  // its stdout has ended (the end was reported)
   fs::path err_log;
   bool ready = false, alive = false, killed_for_timeout = false;
@@ -173,8 +173,7 @@ std::vector<std::string> parse_slots(const std::string& spec) {
     const std::size_t dash = part.find('-');
     auto number = [&](const std::string& s) {
       if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos) {
-        throw std::invalid_argument("--devices: '" + part +
-                                    "' is not a device number or a range a-b");
+        throw std::invalid_argument("--devices: '" + part + "' is not a device number or a range a-b");
       }
       return std::stoi(s);
     };
@@ -197,8 +196,7 @@ Orchestrator::Orchestrator(OrchestratorConfig cfg) : cfg_(std::move(cfg)) {}
 // started, requeueing what it had not started. A crashed or timed-out case is retried alone (on a
 // worker with nothing else queued: the dead one's replacement or another idle one) before its
 // result is final.
-std::string Orchestrator::run(const std::vector<std::string>& keys,
-                              const std::function<void(CaseDone&&)>& done,
+std::string Orchestrator::run(const std::vector<std::string>& keys, const std::function<void(CaseDone&&)>& done,
                               const std::function<bool()>& interrupted) {
   // A worker may die between our writes: its stdin then fails with EPIPE (reading its stdout reports the
   // death) instead of SIGPIPE killing the orchestrator.
@@ -206,8 +204,7 @@ std::string Orchestrator::run(const std::vector<std::string>& keys,
   std::deque<Item> pending;
   for (const auto& k : keys) pending.push_back(Item{k, 1, false, {}});
   std::size_t remaining = keys.size();
-  const int n = std::max(
-      1, std::min<int>(cfg_.workers, static_cast<int>(std::max<std::size_t>(keys.size(), 1))));
+  const int n = std::max(1, std::min<int>(cfg_.workers, static_cast<int>(std::max<std::size_t>(keys.size(), 1))));
   std::vector<Worker> workers(static_cast<std::size_t>(n));
   std::error_code ec;
   fs::create_directories(cfg_.log_dir, ec);
@@ -231,8 +228,7 @@ std::string Orchestrator::run(const std::vector<std::string>& keys,
     std::vector<std::string> args = {"worker"};
     args.insert(args.end(), cfg_.worker_args.begin(), cfg_.worker_args.end());
     w.group = std::make_unique<bp::group>();
-    w.child = std::make_unique<bp::child>(cfg_.exe, bp::args(args),
-                                          bp::std_in<*w.in, bp::std_out> * w.out,
+    w.child = std::make_unique<bp::child>(cfg_.exe, bp::args(args), bp::std_in<*w.in, bp::std_out> * w.out,
                                           bp::std_err > w.err_log.string(), env, *w.group);
     // Our ends of this worker's pipes must not leak into the workers started after it: a later
     // worker holding this one's stdin open would keep it from ever seeing EOF.
@@ -270,13 +266,13 @@ std::string Orchestrator::run(const std::vector<std::string>& keys,
 
   auto finish = [&](Worker& w, Item it, Outcome out) {
     out.key = it.key;
-    out.attempt = it.attempt + out.attempt - 1;  // a collective group may have retried inside (Note [Transport retries])
+    out.attempt =
+        it.attempt + out.attempt - 1;  // a collective group may have retried inside (Note [Transport retries])
     const bool flaky_inside = out.flaky;
     CaseDone d{it.key, std::move(out), w.slot, flaky_inside};
     if (it.attempt > 1 && !is_failure(d.outcome.status)) {
       d.flaky = true;
-      d.outcome.reason +=
-          (d.outcome.reason.empty() ? "" : "; ") + ("flaky: attempt 1 was " + it.first_failure);
+      d.outcome.reason += (d.outcome.reason.empty() ? "" : "; ") + ("flaky: attempt 1 was " + it.first_failure);
     }
     --remaining;
     done(std::move(d));
@@ -309,8 +305,7 @@ std::string Orchestrator::run(const std::vector<std::string>& keys,
       running = std::move(w.queued.front());
       w.queued.pop_front();
     }
-    for (auto it = w.queued.rbegin(); it != w.queued.rend(); ++it)
-      pending.push_front(std::move(*it));
+    for (auto it = w.queued.rbegin(); it != w.queued.rend(); ++it) pending.push_front(std::move(*it));
     w.queued.clear();
     w.started = false;
     if (running) {
@@ -332,10 +327,9 @@ std::string Orchestrator::run(const std::vector<std::string>& keys,
       ++w.deaths_in_a_row;
       if (w.deaths_in_a_row >= cfg_.max_consecutive_deaths) {
         w.retired = true;
-        stop_reason =
-            fmt::format("the worker{} died {} times in a row without finishing a case ({}){}",
-                        w.slot.empty() ? "" : " on slot " + w.slot, w.deaths_in_a_row, how,
-                        log.empty() ? "" : "; its last stderr: " + log);
+        stop_reason = fmt::format("the worker{} died {} times in a row without finishing a case ({}){}",
+                                  w.slot.empty() ? "" : " on slot " + w.slot, w.deaths_in_a_row, how,
+                                  log.empty() ? "" : "; its last stderr: " + log);
       }
     }
   };
@@ -358,9 +352,8 @@ std::string Orchestrator::run(const std::vector<std::string>& keys,
     Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(200);
     for (const Worker& w : workers) {
       if (w.alive && w.started) {
-        deadline =
-            std::min(deadline, w.started_at + std::chrono::duration_cast<Clock::duration>(
-                                                  std::chrono::duration<double>(timeout_of(w))));
+        deadline = std::min(deadline, w.started_at + std::chrono::duration_cast<Clock::duration>(
+                                                         std::chrono::duration<double>(timeout_of(w))));
       }
     }
     std::vector<Event> batch = read_events(workers, deadline);

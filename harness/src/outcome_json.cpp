@@ -1,8 +1,5 @@
 #include "gauntlet/outcome_json.h"
 
-#include "gauntlet/error.h"
-#include "gauntlet/outcome_fields.h"
-
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -10,6 +7,9 @@
 #include <cmath>
 #include <iterator>
 #include <limits>
+
+#include "gauntlet/error.h"
+#include "gauntlet/outcome_fields.h"
 
 namespace gauntlet {
 
@@ -81,13 +81,27 @@ void append_json_string(std::string& out, std::string_view s) {
   out += '"';
   for (const char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
@@ -279,7 +293,8 @@ Outcome outcome_from_dom(simdjson::dom::object obj) {
   has.assign(n, 0);
   std::size_t next = 0;
   for (auto [name, v] : obj) {
-    std::size_t k = next < n && names[next] == name ? next : std::find(names.begin(), names.end(), name) - names.begin();
+    std::size_t k =
+        next < n && names[next] == name ? next : std::find(names.begin(), names.end(), name) - names.begin();
     if (k == n) continue;
     found[k] = v;
     has[k] = 1;

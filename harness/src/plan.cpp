@@ -69,9 +69,8 @@ Plan Plan::make(const Suite& suite, const std::vector<const Case*>& cases, int s
     auto it = history.find(c->id);
     costed.emplace_back(it != history.end() ? it->second : estimated_case_us(c->key), c->id);
   }
-  std::sort(costed.begin(), costed.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
+  std::sort(costed.begin(), costed.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   using Load = std::pair<double, int>;  // (cost so far, shard): the least-loaded on top
   std::priority_queue<Load, std::vector<Load>, std::greater<Load>> heap;
   for (int i = 0; i < shards; ++i) heap.push({0.0, i});
@@ -91,11 +90,12 @@ void Plan::save(const std::string& path) const {
     std::vector<std::string> ids;
     ids.reserve(assignment[i].size());
     for (std::uint64_t id : assignment[i]) ids.push_back(fmt::format("{:016x}", id));
-    shards_json.push_back({{"index", i}, {"cases", assignment[i].size()}, {"expected_us", shard_cost_us[i]}, {"ids", ids}});
+    shards_json.push_back(
+        {{"index", i}, {"cases", assignment[i].size()}, {"expected_us", shard_cost_us[i]}, {"ids", ids}});
   }
   const nlohmann::json j = {{"format", "gauntlet-plan"}, {"version", kFormatVersion}, {"suite", suite},
-                            {"suite_file", suite_file}, {"filter", filter},   {"cost_source", cost_source},
-                            {"shards", shards},         {"assignment", shards_json}};
+                            {"suite_file", suite_file},  {"filter", filter},          {"cost_source", cost_source},
+                            {"shards", shards},          {"assignment", shards_json}};
   std::ofstream out(path);
   if (!out) throw std::invalid_argument(path + ": cannot write the plan");
   out << j.dump(1) << '\n';
@@ -110,7 +110,8 @@ Plan Plan::load(const std::string& path) {
   if (j.value("format", "") != "gauntlet-plan") throw std::invalid_argument(path + ": not a gauntlet plan (format)");
   const int version = j.value("version", 0);
   if (version != kFormatVersion) {
-    throw std::invalid_argument(fmt::format("{}: plan format version {} (this gauntlet reads {})", path, version, kFormatVersion));
+    throw std::invalid_argument(
+        fmt::format("{}: plan format version {} (this gauntlet reads {})", path, version, kFormatVersion));
   }
   Plan p;
   try {
@@ -145,8 +146,8 @@ std::vector<const Case*> Plan::cases_of(const Suite& suite, int shard, const std
   for (std::uint64_t id : assignment[static_cast<std::size_t>(shard)]) {
     auto it = by_id.find(id);
     if (it == by_id.end()) {
-      throw std::invalid_argument(fmt::format("the plan names case {:016x}, which suite {} no longer has: make the plan again",
-                                              id, suite.name));
+      throw std::invalid_argument(fmt::format(
+          "the plan names case {:016x}, which suite {} no longer has: make the plan again", id, suite.name));
     }
     if (filter.matches(it->second->text)) out.push_back(it->second);
   }

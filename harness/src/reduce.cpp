@@ -88,9 +88,12 @@ std::vector<std::int64_t> smaller_sizes(std::int64_t v) {
 
 std::string FailureSignature::str() const {
   std::string s(status_name(status));
-  if (!outputs.empty()) s += fmt::format(" ({} out of tolerance)", fmt::join(outputs, ", "));
-  else if (status == Status::Crash && !detail.empty()) s += " (" + detail + ")";
-  else if (!detail.empty()) s += ": " + detail;
+  if (!outputs.empty())
+    s += fmt::format(" ({} out of tolerance)", fmt::join(outputs, ", "));
+  else if (status == Status::Crash && !detail.empty())
+    s += " (" + detail + ")";
+  else if (!detail.empty())
+    s += ": " + detail;
   return s;
 }
 
@@ -102,7 +105,8 @@ FailureSignature failure_signature(const Outcome& o) {
     // the one holding the worst element (Metrics::worst, "grad.self[3]").
     std::set<std::string> names;
     if (std::string lead = leading_output(o.error); !lead.empty()) names.insert(lead);
-    if (o.metrics.mismatches > 0 && !o.metrics.worst.empty()) names.insert(o.metrics.worst.substr(0, o.metrics.worst.find('[')));
+    if (o.metrics.mismatches > 0 && !o.metrics.worst.empty())
+      names.insert(o.metrics.worst.substr(0, o.metrics.worst.find('[')));
     sig.outputs.assign(names.begin(), names.end());
     // A failure that names no output (a shape or output-count problem): its text is the signature.
     if (sig.outputs.empty()) sig.detail = blank_numbers(first_line(o.error));
@@ -209,14 +213,14 @@ Candidates shrink_candidates(const CaseKey& key) {
     }
     valid.emplace_back(std::move(text), std::move(cand));
   }
-  std::stable_sort(valid.begin(), valid.end(), [](const auto& a, const auto& b) {
-    return smaller(a.second.key, a.first, b.second.key, b.first);
-  });
+  std::stable_sort(valid.begin(), valid.end(),
+                   [](const auto& a, const auto& b) { return smaller(a.second.key, a.first, b.second.key, b.first); });
   for (auto& [text, cand] : valid) c.valid.push_back(std::move(cand));
   return c;
 }
 
-ReduceResult reduce_case(const CaseKey& start, const Outcome& start_outcome, const RunCases& run, const ReduceConfig& cfg) {
+ReduceResult reduce_case(const CaseKey& start, const Outcome& start_outcome, const RunCases& run,
+                         const ReduceConfig& cfg) {
   ReduceResult r;
   r.smallest = start;
   r.outcome = start_outcome;

@@ -1,9 +1,9 @@
 #include "gauntlet/runner.h"
 
-#include "gauntlet/model_case.h"
-
 #include <fmt/format.h>
 #include <malloc.h>
+#include <torch/csrc/jit/frontend/tracer.h>
+#include <torch/csrc/jit/ir/ir.h>
 
 #include <algorithm>
 #include <array>
@@ -11,14 +11,13 @@
 #include <chrono>
 #include <ctime>
 #include <optional>
-#include <torch/csrc/jit/frontend/tracer.h>
-#include <torch/csrc/jit/ir/ir.h>
 
 #include "gauntlet/compare.h"
 #include "gauntlet/compile_path.h"
 #include "gauntlet/dispatch_probe.h"
 #include "gauntlet/golden.h"
 #include "gauntlet/inputs.h"
+#include "gauntlet/model_case.h"
 #include "gauntlet/model_file.h"
 #include "gauntlet/torch_compat.h"
 
@@ -40,7 +39,6 @@ std::string short_error(std::string text) {
   return text.substr(0, end + 9) + kNoKernel;
 }
 
-
 // CPU time of this thread: what computing a golden costs, unskewed by other threads' load.
 double thread_cpu_us() {
   timespec ts{};
@@ -48,9 +46,7 @@ double thread_cpu_us() {
   return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) / 1e3;
 }
 
-double us_since(Clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
-}
+double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
 
 std::optional<DType> dtype_of(at::ScalarType t) {
   for (DType d : kAllDTypes) {
@@ -99,8 +95,8 @@ void add_worst(CaseDetail& detail, const std::string& name, const at::Tensor& a,
   if (a.numel() == 0) return;
   at::Tensor allowed = tol.atol + tol.rtol * gc.abs();
   at::Tensor err = (a - gc).abs();
-  at::Tensor score = at::where(at::isnan(a) != at::isnan(gc), at::full_like(err, INFINITY),
-                               err / allowed.clamp_min(1e-300));
+  at::Tensor score =
+      at::where(at::isnan(a) != at::isnan(gc), at::full_like(err, INFINITY), err / allowed.clamp_min(1e-300));
   score = at::nan_to_num(score, 0.0, INFINITY);
   auto top = score.topk(std::min<std::int64_t>(5, score.numel()));
   at::Tensor idx = std::get<1>(top);
@@ -114,8 +110,8 @@ void add_worst(CaseDetail& detail, const std::string& name, const at::Tensor& a,
 // Compares the device's outputs with the golden's; returns the problem text ("" when none).
 std::string compare_outputs(const CaseKey& key, const Backend& dev, const std::string& backend,
                             const std::vector<NamedTensor>& actual, const std::vector<NamedTensor>& golden,
-                            const std::vector<at::Tensor>& device_inputs, const OpSpec& spec,
-                            const RunnerConfig& cfg, Outcome& out, CaseDetail* detail) {
+                            const std::vector<at::Tensor>& device_inputs, const OpSpec& spec, const RunnerConfig& cfg,
+                            Outcome& out, CaseDetail* detail) {
   if (actual.size() != golden.size()) {
     return fmt::format("the device returned {} outputs, the golden {}", actual.size(), golden.size());
   }
@@ -128,20 +124,23 @@ std::string compare_outputs(const CaseKey& key, const Backend& dev, const std::s
     const at::Tensor& g = golden[k].value;
     if (actual[k].name != name) return fmt::format("output {} is missing (got {})", name, actual[k].name);
     if (a.sizes() != g.sizes()) {
-      return fmt::format("{}: shape {} differs from the golden's {}", name, join_sizes(a.sizes()), join_sizes(g.sizes()));
+      return fmt::format("{}: shape {} differs from the golden's {}", name, join_sizes(a.sizes()),
+                         join_sizes(g.sizes()));
     }
     const at::ScalarType want = expected_dtype(g, key);
     if (a.scalar_type() != want) {
-      return fmt::format("{}: dtype {} differs from the expected {}", name, c10::toString(a.scalar_type()), c10::toString(want));
+      return fmt::format("{}: dtype {} differs from the expected {}", name, c10::toString(a.scalar_type()),
+                         c10::toString(want));
     }
     // Where the op promises it, an output keeps a dense input's memory layout.
     if (spec.promise.strides_like_input && k == 0 && name == "out0" && !device_inputs.empty() &&
-        device_inputs[0].sizes() == a.sizes() && device_inputs[0].is_non_overlapping_and_dense() &&
-        a.numel() > 1) {
-      at::Tensor like = at::empty_like(at::empty_strided(device_inputs[0].sizes(), device_inputs[0].strides(), a.options()));
+        device_inputs[0].sizes() == a.sizes() && device_inputs[0].is_non_overlapping_and_dense() && a.numel() > 1) {
+      at::Tensor like =
+          at::empty_like(at::empty_strided(device_inputs[0].sizes(), device_inputs[0].strides(), a.options()));
       if (detail && detail->keep_tensors) detail->tensors.promised_strides = like.strides().vec();
       if (like.strides() != a.strides() && problem.empty()) {
-        problem = fmt::format("{}: strides {} differ from the promised {}", name, join_sizes(a.strides()), join_sizes(like.strides()));
+        problem = fmt::format("{}: strides {} differ from the promised {}", name, join_sizes(a.strides()),
+                              join_sizes(like.strides()));
       }
     }
     const DType out_dtype = dtype_of(want).value_or(DType::F64);
@@ -162,7 +161,8 @@ std::string compare_outputs(const CaseKey& key, const Backend& dev, const std::s
     // compared in its own dtype instead, the same metrics without the three casts (Note [Typed
     // comparison] in compare.cpp).
     auto widened = [&] {
-      return std::array<at::Tensor, 3>{a.to(at::kDouble).contiguous().reshape({-1}), g.to(at::kDouble).contiguous().reshape({-1}),
+      return std::array<at::Tensor, 3>{a.to(at::kDouble).contiguous().reshape({-1}),
+                                       g.to(at::kDouble).contiguous().reshape({-1}),
                                        g.to(want).to(at::kDouble).contiguous().reshape({-1})};
     };
     const std::int64_t before = cmp.metrics().mismatches;
@@ -175,8 +175,8 @@ std::string compare_outputs(const CaseKey& key, const Backend& dev, const std::s
     }
     const std::int64_t bad = cmp.metrics().mismatches - before;
     if (bad > 0 && problem.empty()) {
-      problem = fmt::format("{}: {} of {} elements outside tolerance (rtol={:g}, atol={:g})", name, bad,
-                            a.numel(), tol.rtol, tol.atol);
+      problem = fmt::format("{}: {} of {} elements outside tolerance (rtol={:g}, atol={:g})", name, bad, a.numel(),
+                            tol.rtol, tol.atol);
     }
     if (detail) {
       detail->actual.push_back(summarize(name, a));
@@ -244,8 +244,8 @@ std::vector<NamedTensor> obtain_golden(const OpDef& def, const CaseKey& key, con
 // compiled function pays them; the device time and fallbacks are the compiled run's. A call
 // that cannot be traced (it reads values on the host to decide what to do) is UNSUPPORTED: the
 // harness cannot make a graph of it, which says nothing about the backend.
-std::unique_ptr<CompiledGraph> trace_and_compile(const OpDef& def, const CaseKey& key, const std::vector<at::Tensor>& inputs,
-                                                 Backend& backend) {
+std::unique_ptr<CompiledGraph> trace_and_compile(const OpDef& def, const CaseKey& key,
+                                                 const std::vector<at::Tensor>& inputs, Backend& backend) {
   torch::jit::Stack stack(inputs.begin(), inputs.end());
   std::shared_ptr<torch::jit::Graph> graph;
   std::exception_ptr op_error;  // the op itself failed: classified as an eager call's failure
@@ -274,7 +274,8 @@ std::unique_ptr<CompiledGraph> trace_and_compile(const OpDef& def, const CaseKey
     const auto open = what.find(" ("), close = what.find(") of traced region");
     if (open != std::string::npos && close != std::string::npos && open < close) what.erase(open, close + 1 - open);
     std::replace(what.begin(), what.end(), '\n', ' ');
-    throw c10::NotImplementedError({__func__, __FILE__, __LINE__}, "the op's call cannot be traced into a graph: " + what.substr(0, 300));
+    throw c10::NotImplementedError({__func__, __FILE__, __LINE__},
+                                   "the op's call cannot be traced into a graph: " + what.substr(0, 300));
   }
   return compile_graph(backend, graph);
 }
@@ -287,7 +288,8 @@ std::vector<NamedTensor> run_compiled(CompiledGraph& program, const std::vector<
       named.push_back({"out" + std::to_string(named.size()), v.toTensor().detach()});
     } else if (v.isTuple() || v.isList()) {
       const std::vector<c10::IValue> items = v.isTuple() ? v.toTupleRef().elements().vec() : v.toListRef().vec();
-      for (const c10::IValue& item : items) named.push_back({"out" + std::to_string(named.size()), item.toTensor().detach()});
+      for (const c10::IValue& item : items)
+        named.push_back({"out" + std::to_string(named.size()), item.toTensor().detach()});
     }
   }
   return named;
@@ -304,13 +306,16 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     return;
   }
   if (key.kind == "model") {
-    if (is_model_file_target(key.target)) run_model_file_case(key, backend, cfg, out, trace, detail);
-    else run_model_case(key, backend, cfg, out, trace, detail);
+    if (is_model_file_target(key.target))
+      run_model_file_case(key, backend, cfg, out, trace, detail);
+    else
+      run_model_case(key, backend, cfg, out, trace, detail);
     return;
   }
   if (key.kind == "coll") {
     // A group of rank processes (Note [Collective groups]); whoever runs cases sets how.
-    if (!cfg.collective) throw std::runtime_error("collective cases run as a group of rank processes, which this caller cannot start");
+    if (!cfg.collective)
+      throw std::runtime_error("collective cases run as a group of rank processes, which this caller cannot start");
     out = cfg.collective(key);
     return;
   }
@@ -319,7 +324,8 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   if (detail) {
     for (std::size_t i = 0; i < inputs.size(); ++i) {
       detail->inputs.push_back(summarize(def.spec.inputs[i].name, apply_layout(inputs[i], key.layout)));
-      if (detail->keep_tensors) detail->tensors.inputs.push_back({def.spec.inputs[i].name, apply_layout(inputs[i], key.layout)});
+      if (detail->keep_tensors)
+        detail->tensors.inputs.push_back({def.spec.inputs[i].name, apply_layout(inputs[i], key.layout)});
     }
   }
   std::vector<NamedTensor> golden = obtain_golden(def, key, inputs, cfg, out);
@@ -332,8 +338,9 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     try {
       device_inputs.push_back(backend.to_device(laid_out));
     } catch (const CapabilityMissing&) {
-      throw CapabilityMissing(fmt::format("layout {} needs aten::as_strided, which the backend lacks (input {} has strides {})",
-                                          layout_name(key.layout), def.spec.inputs[i].name, join_sizes(laid_out.strides())));
+      throw CapabilityMissing(
+          fmt::format("layout {} needs aten::as_strided, which the backend lacks (input {} has strides {})",
+                      layout_name(key.layout), def.spec.inputs[i].name, join_sizes(laid_out.strides())));
     }
   }
   trace.step = "synchronising the device";
@@ -407,7 +414,8 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   if (program) record_compile_stats(program->stats(), "", out);
 
   trace.step = "copying results back to the CPU";
-  std::string problem = compare_outputs(key, backend, backend.profile(), actual, golden, device_inputs, def.spec, cfg, out, detail);
+  std::string problem =
+      compare_outputs(key, backend, backend.profile(), actual, golden, device_inputs, def.spec, cfg, out, detail);
   trace.step.clear();
   if (!problem.empty()) {
     out.status = Status::Fail;
@@ -472,10 +480,13 @@ class Prepared final : public PreparedCase {
  public:
   Prepared(const CaseKey& key, Backend& backend) : key_(key), backend_(backend) {
     if (auto problem = validate_key(key)) throw std::invalid_argument("invalid case: " + *problem);
-    if (key.kind != "op") throw std::invalid_argument("only op cases can be prepared for timing (not " + key.str() + ")");
-    if (key.mode == Mode::Compile) throw std::invalid_argument("compile-mode cases are timed by run, not bench (" + key.str() + ")");
+    if (key.kind != "op")
+      throw std::invalid_argument("only op cases can be prepared for timing (not " + key.str() + ")");
+    if (key.mode == Mode::Compile)
+      throw std::invalid_argument("compile-mode cases are timed by run, not bench (" + key.str() + ")");
     def_ = find_op_def(key.target);
-    for (const auto& t : make_inputs(key, def_->spec)) inputs_.push_back(backend.to_device(apply_layout(t, key.layout)));
+    for (const auto& t : make_inputs(key, def_->spec))
+      inputs_.push_back(backend.to_device(apply_layout(t, key.layout)));
   }
   void call() override {
     execute(*def_, key_, inputs_);
@@ -552,7 +563,8 @@ Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
       out.error = "harness step '" + trace.step + "' failed: " + out.error;
     } else if (trace.raised_op && out.status == Status::Error) {
       if (trace.raised_in_fallback_of) {
-        out.error += " (raised in " + *trace.raised_op + ", inside the CPU fallback of " + *trace.raised_in_fallback_of + ")";
+        out.error +=
+            " (raised in " + *trace.raised_op + ", inside the CPU fallback of " + *trace.raised_in_fallback_of + ")";
       } else if (*trace.raised_source == kernel_source_name(KernelSource::Fallback)) {
         out.error += " (raised in the CPU fallback of " + *trace.raised_op + ")";
       } else {

@@ -186,8 +186,7 @@ std::string run_columns(std::string_view suffix = "") {
 
 // Column lists shared by the INSERT and SELECT statements; the bind_* and read_* functions below
 // follow the same order.
-constexpr std::string_view kCaseColumns =
-    "id, key, kind, target, dtype, mode, layout, shapes, args";
+constexpr std::string_view kCaseColumns = "id, key, kind, target, dtype, mode, layout, shapes, args";
 // The columns of `results`: the run and the case, then each stored field of the field table
 // (Note [One field table] in gauntlet/outcome_fields.h; result_column_names in store_reader.cpp).
 const std::string& result_columns() {
@@ -229,20 +228,19 @@ using sqlite::as_unsigned;
 // "INSERT ... INTO table(columns) VALUES(?, ...)" with one placeholder per column.
 std::string insert_sql(std::string_view verb, std::string_view table, std::string_view columns) {
   const auto n = std::count(columns.begin(), columns.end(), ',') + 1;
-  std::string sql =
-      std::string(verb) + " INTO " + std::string(table) + "(" + std::string(columns) + ") VALUES(?";
+  std::string sql = std::string(verb) + " INTO " + std::string(table) + "(" + std::string(columns) + ") VALUES(?";
   for (int i = 1; i < n; ++i) {
     sql += ", ?";
   }
   return sql + ")";
 }
 
-
 // ---- Opening
 
 int user_version(sqlite3* db, const std::string& path) { return sqlite::user_version(raise, db, path); }
 
-static_assert(kSchemaVersion == sqlite::kResultsSchemaVersion, "one schema version: gauntlet/sqlite.h's is the readers'");
+static_assert(kSchemaVersion == sqlite::kResultsSchemaVersion,
+              "one schema version: gauntlet/sqlite.h's is the readers'");
 
 void check_not_newer(const std::string& path, int version) {
   sqlite::check_not_newer(raise, path, version, kSchemaVersion, "database schema");
@@ -337,17 +335,15 @@ std::string shapes_str(const std::vector<Shape>& shapes) {
 
 // JSON so that SQL can reach into it (json_extract(args, '$.alpha')). Invalid UTF-8 is replaced
 // rather than thrown on: a stored result matters more than one odd byte in an op name.
-std::string to_json(const json& j) {
-  return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
+std::string to_json(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 void bind_case(Stmt& s, std::int64_t id, const CaseKey& key, const std::string& text) {
   json args = json::object();
   for (const auto& [name, value] : key.args) {
     args[name] = value;
   }
-  s.bind(id, text, key.kind, key.target, dtype_name(key.dtype), key.mode_text(),
-         layout_name(key.layout), shapes_str(key.shapes), to_json(args));
+  s.bind(id, text, key.kind, key.target, dtype_name(key.dtype), key.mode_text(), layout_name(key.layout),
+         shapes_str(key.shapes), to_json(args));
 }
 
 // fallback_ops and executed_ops as a JSON array. Most results have none and most op names need no escaping, so
@@ -395,9 +391,7 @@ void bind_field(Stmt& s, const fields::Field&, const std::optional<double>& v) {
 }
 void bind_field(Stmt& s, const fields::Field&, const std::optional<std::int64_t>& v) { s.bind(opt_int(v)); }
 void bind_field(Stmt& s, const fields::Field&, const std::vector<std::string>& v) { s.bind(ops_json(v)); }
-void bind_field(Stmt& s, const fields::Field&, const std::vector<double>& v) {
-  s.bind(sqlite::Blob{pack_samples(v)});
-}
+void bind_field(Stmt& s, const fields::Field&, const std::vector<double>& v) { s.bind(sqlite::Blob{pack_samples(v)}); }
 
 void bind_result(Stmt& s, std::int64_t run_id, std::int64_t case_id, const Outcome& o) {
   s.bind(run_id, case_id);
@@ -417,8 +411,7 @@ Status read_status(Stmt& s) {
 
 std::vector<std::string> read_ops(Stmt& s, std::string_view column) {
   const json ops = json::parse(s.text(), nullptr, /*allow_exceptions=*/false);
-  const bool ok = ops.is_array() && std::all_of(ops.begin(), ops.end(),
-                                                [](const json& op) { return op.is_string(); });
+  const bool ok = ops.is_array() && std::all_of(ops.begin(), ops.end(), [](const json& op) { return op.is_string(); });
   if (!ok) {
     fail(s.path(), std::string(column) + " in results is not a JSON array of strings");
   }
@@ -470,9 +463,8 @@ StoredResult read_result(Stmt& s) {
 }
 
 std::string select_results(std::string_view where) {
-  return "SELECT cases.key, " + result_columns() +
-         " FROM results JOIN cases ON cases.id = results.case_id WHERE " + std::string(where) +
-         " ORDER BY cases.key";
+  return "SELECT cases.key, " + result_columns() + " FROM results JOIN cases ON cases.id = results.case_id WHERE " +
+         std::string(where) + " ORDER BY cases.key";
 }
 
 }  // namespace
@@ -541,7 +533,8 @@ std::unique_ptr<Store> Store::open(const std::string& path, OpenMode mode) {
 
   sqlite3* db = nullptr;
   // NOMUTEX: a Store is used from one thread; SQLite's per-call locking cost 5% of ingestion.
-  const int flags = (writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
+  const int flags =
+      (writable ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
   const int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
   std::unique_ptr<Store> store(new Store(db, path));  // closes the handle on every way out
   if (rc != SQLITE_OK) {
@@ -560,16 +553,14 @@ std::unique_ptr<Store> Store::open(const std::string& path, OpenMode mode) {
     configure_writer(db, path);
     store->migrate();
   } else if (version < kSchemaVersion) {
-    fail(path, "database schema version " + std::to_string(version) +
-                   " is older than this gauntlet (" + std::to_string(kSchemaVersion) +
-                   "); open it for writing to migrate");
+    fail(path, "database schema version " + std::to_string(version) + " is older than this gauntlet (" +
+                   std::to_string(kSchemaVersion) + "); open it for writing to migrate");
   }
   return store;
 }
 
 void Store::migrate() {
-  sqlite::migrate(raise, db_, path_, kMigrations, kSchemaVersion, "schema_version",
-                  "database schema");
+  sqlite::migrate(raise, db_, path_, kMigrations, kSchemaVersion, "schema_version", "database schema");
 }
 
 // NOLINTNEXTLINE(performance-unnecessary-value-param): the signature is store.h's.

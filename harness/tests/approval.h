@@ -63,7 +63,8 @@ inline std::string first_difference(const std::string& approved, const std::stri
   while (first < a.size() && first < r.size() && a[first] == r[first]) ++first;
   const std::size_t from = first >= 3 ? first - 3 : 0;
   std::ostringstream out;
-  out << "first difference at line " << first + 1 << " (approved " << a.size() << " lines, received " << r.size() << ")\n";
+  out << "first difference at line " << first + 1 << " (approved " << a.size() << " lines, received " << r.size()
+      << ")\n";
   out << "@@ -" << from + 1 << " +" << from + 1 << " @@\n";
   for (std::size_t i = from; i < first; ++i) out << " " << a[i] << "\n";
   for (std::size_t i = first; i < std::min(a.size(), first + 4); ++i) out << "-" << a[i] << "\n";
@@ -83,7 +84,8 @@ inline void expect_approved(const std::string& name, const std::string& ext, con
   const fs::path received = build_dir() / (name + ".received." + ext);
   if (!fs::exists(approved)) {
     write_file(received, actual);
-    ADD_FAILURE() << approved << " does not exist; the output is in " << received << "; run with GAUNTLET_BLESS=1 to approve it";
+    ADD_FAILURE() << approved << " does not exist; the output is in " << received
+                  << "; run with GAUNTLET_BLESS=1 to approve it";
     return;
   }
   const std::string expected = normalise(read_file(approved)), got = normalise(actual);
@@ -109,7 +111,8 @@ inline int run_command(const std::string& cmd, std::string* output) {
 
 // xmllint's schema check of `xml` against harness/tests/junit.xsd: "" when valid, else its output.
 inline std::string junit_schema_errors(const std::string& xml, const std::string& name) {
-  if (std::system("command -v xmllint >/dev/null 2>&1") != 0) return "xmllint not found: run ci/setup.sh (libxml2-utils)";
+  if (std::system("command -v xmllint >/dev/null 2>&1") != 0)
+    return "xmllint not found: run ci/setup.sh (libxml2-utils)";
   const fs::path file = build_dir() / name;
   write_file(file, xml);
   std::string output;

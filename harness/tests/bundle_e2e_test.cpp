@@ -39,8 +39,7 @@ Replay parse_replay(int code, const std::string& out) {
   r.out = out;
   std::smatch m;
   if (std::regex_search(out, m, std::regex(R"(\nverdict  (\w+))"))) r.verdict = m[1];
-  if (std::regex_search(out, m, std::regex(R"(\nmetrics  max abs err (\S+))")))
-    r.max_abs = std::stod(m[1]);
+  if (std::regex_search(out, m, std::regex(R"(\nmetrics  max abs err (\S+))"))) r.max_abs = std::stod(m[1]);
   return r;
 }
 
@@ -49,9 +48,7 @@ bool python_has_torch() {
   return has;
 }
 
-nlohmann::json manifest(const path& dir) {
-  return nlohmann::json::parse(e2e::slurp(dir / "manifest.json"));
-}
+nlohmann::json manifest(const path& dir) { return nlohmann::json::parse(e2e::slurp(dir / "manifest.json")); }
 
 // Same to 1e-12 relative (0 and 0 alike).
 bool same_error(double a, double b) {
@@ -65,13 +62,10 @@ class Bundle : public e2e::E2E {
   path make(const std::string& key, const std::string& name, const std::string& extra = "",
             const std::string& env = "") {
     const path dir = dir_ / name;
-    const e2e::Result r =
-        gauntlet("repro '" + key + "' --bundle " + dir.string() + " " + extra, env);
+    const e2e::Result r = gauntlet("repro '" + key + "' --bundle " + dir.string() + " " + extra, env);
     EXPECT_TRUE(r.code == 0 || r.code == 1) << key << "\n" << r.out << r.err;
-    EXPECT_NE(r.out.find("bundle   " + dir.string()), std::string::npos) << key << "\n"
-                                                                         << r.out << r.err;
-    for (const char* f :
-         {"manifest.json", "tensors.pt", "repro.py", "repro.cpp", "CMakeLists.txt"}) {
+    EXPECT_NE(r.out.find("bundle   " + dir.string()), std::string::npos) << key << "\n" << r.out << r.err;
+    for (const char* f : {"manifest.json", "tensors.pt", "repro.py", "repro.cpp", "CMakeLists.txt"}) {
       EXPECT_TRUE(e2e::fs::exists(dir / f)) << key << ": " << f;
     }
     if (!e2e::fs::exists(dir / "manifest.json")) return dir;
@@ -86,15 +80,13 @@ class Bundle : public e2e::E2E {
   // repro.py's verdict and max abs error against the manifest's (Gauntlet's).
   void expect_python_agrees(const path& dir, const std::string& flags = "--device cpu") {
     const nlohmann::json man = manifest(dir);
-    const auto [code, out] =
-        shell(std::string(kPython) + " " + (dir / "repro.py").string() + " " + flags);
+    const auto [code, out] = shell(std::string(kPython) + " " + (dir / "repro.py").string() + " " + flags);
     const Replay r = parse_replay(code, out);
     const std::string want = man["gauntlet"]["status"];
     EXPECT_EQ(r.verdict, want) << man["key"] << "\n" << out;
     EXPECT_EQ(r.code, want == "PASS" ? 0 : 1) << out;
     EXPECT_TRUE(same_error(r.max_abs, man["gauntlet"]["max_abs_err"].get<double>()))
-        << man["key"] << ": repro.py " << r.max_abs << ", gauntlet "
-        << man["gauntlet"]["max_abs_err"] << "\n"
+        << man["key"] << ": repro.py " << r.max_abs << ", gauntlet " << man["gauntlet"]["max_abs_err"] << "\n"
         << out;
   }
 };
@@ -139,36 +131,32 @@ TEST_F(Bundle, OpCasesReplayInPythonWithGauntletsVerdictAndError) {
     if (!python_has_torch()) continue;
     expect_python_agrees(dir);
   }
-  if (!python_has_torch())
-    GTEST_SKIP() << kPython << " cannot import torch: the bundles were written, not replayed";
+  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch: the bundles were written, not replayed";
 }
 
 TEST_F(Bundle, InputsKeepTheirLayout) {
   const path dir = make("op/log1p/f32/17x31/step2/eager", "step2");
   const nlohmann::json in = manifest(dir)["inputs"].at(0);
   EXPECT_EQ(in["size"], nlohmann::json({17, 31}));
-  EXPECT_NE(in["stride"],
-            nlohmann::json({31, 1}));  // step2: every other element of a larger storage
+  EXPECT_NE(in["stride"], nlohmann::json({31, 1}));  // step2: every other element of a larger storage
   if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
   const auto [code, out] =
-      shell(std::string(kPython) + " -c \"import json, torch; T = torch.load('" +
-            (dir / "tensors.pt").string() + "'); m = json.load(open('" +
-            (dir / "manifest.json").string() +
+      shell(std::string(kPython) + " -c \"import json, torch; T = torch.load('" + (dir / "tensors.pt").string() +
+            "'); m = json.load(open('" + (dir / "manifest.json").string() +
             "'))['inputs'][0]; x = T['input.self'].as_strided(m['size'], m['stride'], "
             "m['storage_offset']); "
             "print(list(x.stride()), x.is_contiguous())\"");
   EXPECT_EQ(code, 0) << out;
   std::string strides;
-  for (const auto& v : in["stride"])
-    strides += (strides.empty() ? "[" : ", ") + std::to_string(v.get<long long>());
+  for (const auto& v : in["stride"]) strides += (strides.empty() ? "[" : ", ") + std::to_string(v.get<long long>());
   EXPECT_EQ(out, strides + "] False\n");
 }
 
 TEST_F(Bundle, ModelCasesReplayTheTorchScriptModule) {
   std::size_t i = 0;
-  for (const std::string& key : {std::string("model/mlp/f32/tiny/eager/infer"),
-                                 std::string("model/cnn/f32/tiny/eager/train"),
-                                 std::string("model/cross_attention/bf16/tiny/eager/infer")}) {
+  for (const std::string& key :
+       {std::string("model/mlp/f32/tiny/eager/infer"), std::string("model/cnn/f32/tiny/eager/train"),
+        std::string("model/cross_attention/bf16/tiny/eager/infer")}) {
     SCOPED_TRACE(key);
     const path dir = make(key, "model" + std::to_string(i++));
     EXPECT_TRUE(e2e::fs::exists(dir / "model.pt"));
@@ -190,18 +178,16 @@ TEST_F(Bundle, CollectiveCaseReplaysEveryRankInOneProcess) {
 // them (--from-saved) prints FAIL with Gauntlet's error.
 TEST_F(Bundle, SimFaultIsInTheSavedOutputs) {
   const std::string key = "op/add/f32/17x31,17x31/t/eager";
-  const path dir = make(key, "fault", "--backend sim",
-                        "GAUNTLET_SIM_FAULTS='op=aten::add*,dtype=f32,kind=bias,factor=0.5'");
+  const path dir =
+      make(key, "fault", "--backend sim", "GAUNTLET_SIM_FAULTS='op=aten::add*,dtype=f32,kind=bias,factor=0.5'");
   const nlohmann::json man = manifest(dir);
   EXPECT_EQ(man["gauntlet"]["status"], "FAIL");
   EXPECT_EQ(man["backend"]["name"], "sim");
-  EXPECT_EQ(man["environment"]["GAUNTLET_SIM_FAULTS"],
-            "op=aten::add*,dtype=f32,kind=bias,factor=0.5");
+  EXPECT_EQ(man["environment"]["GAUNTLET_SIM_FAULTS"], "op=aten::add*,dtype=f32,kind=bias,factor=0.5");
   if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
   expect_python_agrees(dir, "--from-saved");
   // Rerun on the CPU, the same case passes: the fault was the backend's.
-  const auto [code, out] =
-      shell(std::string(kPython) + " " + (dir / "repro.py").string() + " --device cpu");
+  const auto [code, out] = shell(std::string(kPython) + " " + (dir / "repro.py").string() + " --device cpu");
   EXPECT_EQ(parse_replay(code, out).verdict, "PASS") << out;
 }
 
@@ -211,8 +197,7 @@ TEST_F(Bundle, ReplaysOnAPluginDevice) {
   const path dir = make("model/cnn/f32/tiny/eager/train", "sim", "--backend sim");
   EXPECT_EQ(manifest(dir)["backend"]["name"], "sim");
   if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
-  expect_python_agrees(dir,
-                       std::string("--load ") + GAUNTLET_SIM_LIB + " --device privateuseone:0");
+  expect_python_agrees(dir, std::string("--load ") + GAUNTLET_SIM_LIB + " --device privateuseone:0");
 }
 
 // From the record: a run stored the fault in its environment; `repro --db --bundle` restores it,
@@ -220,17 +205,14 @@ TEST_F(Bundle, ReplaysOnAPluginDevice) {
 TEST_F(Bundle, FromTheRecordOfAStoredRun) {
   const std::string key = "op/add/f32/17x31,17x31/t/eager";
   const std::string db = (dir_ / "r.db").string();
-  const e2e::Result run =
-      gauntlet("run --suite smoke --filter '" + key + "' --backend sim --db " + db + " --quiet",
-               "GAUNTLET_SIM_FAULTS='op=aten::add*,dtype=f32,kind=bias,factor=0.5'");
+  const e2e::Result run = gauntlet("run --suite smoke --filter '" + key + "' --backend sim --db " + db + " --quiet",
+                                   "GAUNTLET_SIM_FAULTS='op=aten::add*,dtype=f32,kind=bias,factor=0.5'");
   ASSERT_EQ(run.code, 0) << run.out << run.err;
-  const path dir =
-      make(key, "record", "--db " + db);  // no fault in this environment: the run's is restored
+  const path dir = make(key, "record", "--db " + db);  // no fault in this environment: the run's is restored
   const nlohmann::json man = manifest(dir);
   EXPECT_EQ(man["gauntlet"]["status"], "FAIL");
   EXPECT_EQ(man["restored_from"], "run 1 of " + db);
-  EXPECT_EQ(man["environment"]["GAUNTLET_SIM_FAULTS"],
-            "op=aten::add*,dtype=f32,kind=bias,factor=0.5");
+  EXPECT_EQ(man["environment"]["GAUNTLET_SIM_FAULTS"], "op=aten::add*,dtype=f32,kind=bias,factor=0.5");
   if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
   expect_python_agrees(dir, "--from-saved");
 }
@@ -246,8 +228,7 @@ TEST_F(Bundle, AnExpectedFailureReplaysAsItsRawFail) {
   const auto [code, out] = shell(std::string(kPython) + " " + (dir / "repro.py").string());
   const Replay r = parse_replay(code, out);
   EXPECT_EQ(r.verdict, "FAIL") << out;
-  EXPECT_NE(out.find("\nexpected to fail (" + man["gauntlet"]["reason"].get<std::string>() + ")"),
-            std::string::npos)
+  EXPECT_NE(out.find("\nexpected to fail (" + man["gauntlet"]["reason"].get<std::string>() + ")"), std::string::npos)
       << out;
   EXPECT_TRUE(same_error(r.max_abs, man["gauntlet"]["max_abs_err"].get<double>())) << out;
 }
@@ -259,17 +240,18 @@ TEST_F(Bundle, AnExpectedFailureReplaysAsItsRawFail) {
 TEST_F(Bundle, ModelFileCasesReplayTheirModuleJudgedByTheManifestsRules) {
   if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
   const path pt = dir_ / "tiny.pt";
-  const auto [export_code, export_out] = shell(
-      std::string(kPython) + " -c \"import torch\n"
-                             "class M(torch.nn.Module):\n"
-                             "    def __init__(s):\n"
-                             "        super().__init__(); s.c = torch.nn.Conv2d(3, 4, 3); s.l = torch.nn.Linear(144, 10)\n"
-                             "    def forward(s, x):\n"
-                             "        y = torch.relu(s.c(x))\n"
-                             "        return s.l(y.flatten(1)), y, y.mean((2, 3))\n"
-                             "torch.manual_seed(0)\n"
-                             "torch.jit.trace(M().eval(), torch.randn(2, 3, 8, 8)).save('" +
-      pt.string() + "')\"");
+  const auto [export_code, export_out] =
+      shell(std::string(kPython) +
+            " -c \"import torch\n"
+            "class M(torch.nn.Module):\n"
+            "    def __init__(s):\n"
+            "        super().__init__(); s.c = torch.nn.Conv2d(3, 4, 3); s.l = torch.nn.Linear(144, 10)\n"
+            "    def forward(s, x):\n"
+            "        y = torch.relu(s.c(x))\n"
+            "        return s.l(y.flatten(1)), y, y.mean((2, 3))\n"
+            "torch.manual_seed(0)\n"
+            "torch.jit.trace(M().eval(), torch.randn(2, 3, 8, 8)).save('" +
+            pt.string() + "')\"");
   ASSERT_EQ(export_code, 0) << export_out;
   std::ofstream(dir_ / "tiny.yaml") << "inputs:\n  - {name: x, shape: [2, 3, 8, 8]}\n"
                                        "outputs:\n  - {name: logits, compare: topk}\n  - {name: features}\n"
@@ -336,16 +318,15 @@ TEST_F(Bundle, AModelFilesTrainingScenarioIsNotBundled) {
   const e2e::Result r = gauntlet("repro '" + train_key + "' --bundle " + (dir_ / "train").string(),
                                  "GAUNTLET_MODEL_FILES=" + pt.string() + " ");
   EXPECT_EQ(r.code, 2) << r.out << r.err;
-  EXPECT_NE(r.out.find("bundle   NOT written: a model file's training scenario cannot be bundled"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bundle   NOT written: a model file's training scenario cannot be bundled"), std::string::npos)
+      << r.out;
 }
 
 // A case that cannot be bundled says why, and repro exits 2.
 TEST_F(Bundle, ACaseWithoutOutputsIsNotBundled) {
-  const e2e::Result r =
-      gauntlet("repro 'coll/barrier/f32/1/contig/w2' --bundle " + (dir_ / "barrier").string());
+  const e2e::Result r = gauntlet("repro 'coll/barrier/f32/1/contig/w2' --bundle " + (dir_ / "barrier").string());
   EXPECT_EQ(r.code, 2) << r.out << r.err;
-  EXPECT_NE(r.out.find("bundle   NOT written: a barrier moves no data"), std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("bundle   NOT written: a barrier moves no data"), std::string::npos) << r.out;
 }
 
 // The C++ program: one build (cmake + the compiler, against the libtorch find_package(Torch)
@@ -354,8 +335,8 @@ TEST_F(Bundle, CppProgramBuildsAndAgrees) {
   const std::string key = "op/matmul/f64/17x31,31x8/t/eager-bwd";
   const path dir = make(key, "cpp");
   const nlohmann::json man = manifest(dir);
-  const auto [cfg_code, cfg_out] = shell("cmake -S " + dir.string() + " -B " +
-                                         (dir / "build").string() + " -DCMAKE_BUILD_TYPE=Release");
+  const auto [cfg_code, cfg_out] =
+      shell("cmake -S " + dir.string() + " -B " + (dir / "build").string() + " -DCMAKE_BUILD_TYPE=Release");
   if (cfg_code != 0 && cfg_out.find("Torch") != std::string::npos &&
       cfg_out.find("find_package") != std::string::npos) {
     GTEST_SKIP() << "find_package(Torch) fails here:\n" << cfg_out;
@@ -367,9 +348,7 @@ TEST_F(Bundle, CppProgramBuildsAndAgrees) {
     const auto [code, out] = shell((dir / "build" / "repro").string() + " " + flags);
     const Replay r = parse_replay(code, out);
     EXPECT_EQ(r.verdict, man["gauntlet"]["status"].get<std::string>()) << flags << "\n" << out;
-    EXPECT_TRUE(same_error(r.max_abs, man["gauntlet"]["max_abs_err"].get<double>()))
-        << flags << "\n"
-        << out;
+    EXPECT_TRUE(same_error(r.max_abs, man["gauntlet"]["max_abs_err"].get<double>())) << flags << "\n" << out;
   }
 }
 

@@ -13,14 +13,14 @@ namespace {
 TEST(CaseKey, RoundTripVarietyOfKeys) {
   const std::vector<std::string> keys = {
       "op/add/f32/8x8,8x8/contig/eager",
-      "op/sum/f32/_/contig/eager",                     // 0-d
-      "op/sum/f64/0x4/contig/eager",                   // empty
-      "op/sum/f32/0/contig/eager",                     // empty 1-d
-      "op/where/bool/_,_,_/contig/eager",              // three 0-d inputs
-      "op/addcmul/bf16/7x1x5,1x3x5,5/t/eager-bwd",     // broadcasting, transposed, backward
+      "op/sum/f32/_/contig/eager",                  // 0-d
+      "op/sum/f64/0x4/contig/eager",                // empty
+      "op/sum/f32/0/contig/eager",                  // empty 1-d
+      "op/where/bool/_,_,_/contig/eager",           // three 0-d inputs
+      "op/addcmul/bf16/7x1x5,1x3x5,5/t/eager-bwd",  // broadcasting, transposed, backward
       "op/exp/f16/17x31/step2/eager",
       "op/conv2d/f32/2x4x9x9,6x4x3x3,6/cl/eager-bwd/dilation=2,padding=1:2,stride=2",
-      "op/softmax/f32/17x31/contig/eager/dim=-1",      // negative value
+      "op/softmax/f32/17x31/contig/eager/dim=-1",              // negative value
       "op/clamp/f64/17x31/contig/eager/max=1.5e+3,min=-0.25",  // float values
       "op/sum/i64/2x3x5/contig/eager/dim=0:-1,keepdim=1",      // ':'-list with a negative
       "op/gelu/f32/8/contig/eager/approximate=tanh",
@@ -32,7 +32,7 @@ TEST(CaseKey, RoundTripVarietyOfKeys) {
       "op/bitwise_not/u8/3/contig/eager",
       "op/logical_not/bool/3/contig/eager",
       "op/log_softmax/f32/1x1x1x1/cl/eager",
-      "op/exp/f32/123456789012/contig/eager",          // 12-digit size is accepted
+      "op/exp/f32/123456789012/contig/eager",  // 12-digit size is accepted
       "op/exp/f32/17x31/contig/eager/values=special",
   };
   for (const auto& k : keys) {
@@ -144,67 +144,63 @@ TEST_P(CaseKeyErrors, RejectedWithPosition) {
   } catch (const KeyError& e) {
     EXPECT_EQ(e.pos(), b.pos) << e.what();
     EXPECT_NE(std::string(e.what()).find(b.what), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("at column " + std::to_string(b.pos + 1)), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("at column " + std::to_string(b.pos + 1)), std::string::npos) << e.what();
   }
 }
 
 // Offsets: "op/add/f32/" is 11 characters, "op/add/f32/8,8/contig/eager/" is 28.
 INSTANTIATE_TEST_SUITE_P(
     Grammar, CaseKeyErrors,
-    ::testing::Values(
-        BadKey{"colls/add/f32/8/contig/eager", 0, "unknown kind"},
-        BadKey{"op/add/f33/8/contig/eager", 7, "unknown dtype"},
-        BadKey{"op/add/F32/8/contig/eager", 7, "unknown dtype"},
-        BadKey{"op//f32/8/contig/eager", 3, "empty target"},
-        BadKey{"op/add/f32//contig/eager", 11, "empty shapes"},
-        BadKey{"op/add/f32/8/contig/", 20, "empty mode"},
-        BadKey{"/add/f32/8/contig/eager", 0, "empty kind"},
-        BadKey{"op/Add/f32/8/contig/eager", 3, "bad character in target"},
-        BadKey{"op/add/f32/a8/contig/eager", 11, "dimension size"},
-        BadKey{"op/add/f32/8x?/contig/eager", 13, "dimension size"},
-        BadKey{"op/add/f32/8x-1/contig/eager", 13, "dimension size"},
-        BadKey{"op/add/f32/8x/contig/eager", 13, "dimension size"},
-        BadKey{"op/add/f32/8,,8/contig/eager", 13, "empty shape"},
-        BadKey{"op/add/f32/8,/contig/eager", 13, "empty shape"},
-        BadKey{"op/add/f32/,8/contig/eager", 11, "empty shape"},
-        BadKey{"op/add/f32/8x08/contig/eager", 13, "leading zero"},
-        BadKey{"op/add/f32/00/contig/eager", 11, "leading zero"},
-        BadKey{"op/add/f32/1234567890123/contig/eager", 11, "too large"},
-        BadKey{"op/add/f32/8y8/contig/eager", 12, "expected 'x'"},
-        BadKey{"op/add/f32/8,8x4_/contig/eager", 16, "expected 'x'"},
-        BadKey{"op/add/f32/8,8/contiguous/eager", 15, "unknown layout"},
-        BadKey{"op/add/f32/8,8/contig/lazy", 22, "unknown mode"},
-        BadKey{"op/add/f32/8,8/contig/eager/b=1,a=2", 32, "sorted"},
-        BadKey{"op/add/f32/8,8/contig/eager/a=1,a=2", 32, "duplicate argument 'a'"},
-        BadKey{"op/add/f32/8,8/contig/eager/a1", 28, "expected name=value"},
-        BadKey{"op/add/f32/8,8/contig/eager/a=1,b", 32, "expected name=value"},
-        BadKey{"op/add/f32/8,8/contig/eager/=1", 28, "expected name=value"},
-        BadKey{"op/add/f32/8,8/contig/eager/a=", 30, "empty argument value"},
-        BadKey{"op/add/f32/8,8/contig/eager/a=1,b=", 34, "empty argument value"},
-        BadKey{"op/add/f32/8,8/contig/eager/a=1*2", 31, "bad character in argument value"},
-        BadKey{"op/add/f32/8,8/contig/eager/a=x y", 31, "bad character in argument value"},
-        BadKey{"op/add/f32/8,8/contig/eager/aB=1", 29, "bad character in argument name"},
-        BadKey{"op/add/f32/8,8/contig/eager/a.b=1", 29, "bad character in argument name"},
-        BadKey{"op/add/f32/8,8/contig/eager/a=1,", 32, "expected name=value"},
-        // A trailing '/' leaves an empty segment where the next one would start.
-        BadKey{"op/add/f32/8,8/contig/eager/", 28, "empty arguments"},
-        BadKey{"op/add/f32/8,8/contig/eager/a=1/", 31, "unexpected '/'"},
-        // Too few segments: the missing one is reported at the end of the text.
-        BadKey{"op/add/f32/8,8/contig", 21, "missing mode"},
-        BadKey{"op/add/f32", 10, "missing shapes"},
-        BadKey{"op", 2, "missing target"},
-        BadKey{"", 0, "empty kind"},
-        // Collectives: "coll/all_reduce/f32/" is 20 characters, "coll/all_reduce/f32/8/contig/" 29.
-        BadKey{"coll/all_reduce/f32/8,8/contig/w2", 20, "one 1-D shape"},
-        BadKey{"coll/all_reduce/f32/2x4/contig/w2", 20, "one 1-D shape"},
-        BadKey{"coll/all_reduce/f32/8/t/w2", 22, "contig or step2"},
-        BadKey{"coll/all_reduce/f32/8/contig/eager", 29, "w<ranks>"},
-        BadKey{"coll/all_reduce/f32/8/contig/w04", 29, "w<ranks>"},
-        BadKey{"coll/all_reduce/f32/8/contig/w4x", 31, "w<ranks>"},
-        BadKey{"coll/all_reduce/f32/8/contig/w1", 30, "2 .. 1024"},
-        BadKey{"coll/all_reduce/f32/8/contig/w2000", 30, "2 .. 1024"},
-        BadKey{"coll/all_reduce/f32/8/contig", 28, "missing world size"}));
+    ::testing::Values(BadKey{"colls/add/f32/8/contig/eager", 0, "unknown kind"},
+                      BadKey{"op/add/f33/8/contig/eager", 7, "unknown dtype"},
+                      BadKey{"op/add/F32/8/contig/eager", 7, "unknown dtype"},
+                      BadKey{"op//f32/8/contig/eager", 3, "empty target"},
+                      BadKey{"op/add/f32//contig/eager", 11, "empty shapes"},
+                      BadKey{"op/add/f32/8/contig/", 20, "empty mode"},
+                      BadKey{"/add/f32/8/contig/eager", 0, "empty kind"},
+                      BadKey{"op/Add/f32/8/contig/eager", 3, "bad character in target"},
+                      BadKey{"op/add/f32/a8/contig/eager", 11, "dimension size"},
+                      BadKey{"op/add/f32/8x?/contig/eager", 13, "dimension size"},
+                      BadKey{"op/add/f32/8x-1/contig/eager", 13, "dimension size"},
+                      BadKey{"op/add/f32/8x/contig/eager", 13, "dimension size"},
+                      BadKey{"op/add/f32/8,,8/contig/eager", 13, "empty shape"},
+                      BadKey{"op/add/f32/8,/contig/eager", 13, "empty shape"},
+                      BadKey{"op/add/f32/,8/contig/eager", 11, "empty shape"},
+                      BadKey{"op/add/f32/8x08/contig/eager", 13, "leading zero"},
+                      BadKey{"op/add/f32/00/contig/eager", 11, "leading zero"},
+                      BadKey{"op/add/f32/1234567890123/contig/eager", 11, "too large"},
+                      BadKey{"op/add/f32/8y8/contig/eager", 12, "expected 'x'"},
+                      BadKey{"op/add/f32/8,8x4_/contig/eager", 16, "expected 'x'"},
+                      BadKey{"op/add/f32/8,8/contiguous/eager", 15, "unknown layout"},
+                      BadKey{"op/add/f32/8,8/contig/lazy", 22, "unknown mode"},
+                      BadKey{"op/add/f32/8,8/contig/eager/b=1,a=2", 32, "sorted"},
+                      BadKey{"op/add/f32/8,8/contig/eager/a=1,a=2", 32, "duplicate argument 'a'"},
+                      BadKey{"op/add/f32/8,8/contig/eager/a1", 28, "expected name=value"},
+                      BadKey{"op/add/f32/8,8/contig/eager/a=1,b", 32, "expected name=value"},
+                      BadKey{"op/add/f32/8,8/contig/eager/=1", 28, "expected name=value"},
+                      BadKey{"op/add/f32/8,8/contig/eager/a=", 30, "empty argument value"},
+                      BadKey{"op/add/f32/8,8/contig/eager/a=1,b=", 34, "empty argument value"},
+                      BadKey{"op/add/f32/8,8/contig/eager/a=1*2", 31, "bad character in argument value"},
+                      BadKey{"op/add/f32/8,8/contig/eager/a=x y", 31, "bad character in argument value"},
+                      BadKey{"op/add/f32/8,8/contig/eager/aB=1", 29, "bad character in argument name"},
+                      BadKey{"op/add/f32/8,8/contig/eager/a.b=1", 29, "bad character in argument name"},
+                      BadKey{"op/add/f32/8,8/contig/eager/a=1,", 32, "expected name=value"},
+                      // A trailing '/' leaves an empty segment where the next one would start.
+                      BadKey{"op/add/f32/8,8/contig/eager/", 28, "empty arguments"},
+                      BadKey{"op/add/f32/8,8/contig/eager/a=1/", 31, "unexpected '/'"},
+                      // Too few segments: the missing one is reported at the end of the text.
+                      BadKey{"op/add/f32/8,8/contig", 21, "missing mode"}, BadKey{"op/add/f32", 10, "missing shapes"},
+                      BadKey{"op", 2, "missing target"}, BadKey{"", 0, "empty kind"},
+                      // Collectives: "coll/all_reduce/f32/" is 20 characters, "coll/all_reduce/f32/8/contig/" 29.
+                      BadKey{"coll/all_reduce/f32/8,8/contig/w2", 20, "one 1-D shape"},
+                      BadKey{"coll/all_reduce/f32/2x4/contig/w2", 20, "one 1-D shape"},
+                      BadKey{"coll/all_reduce/f32/8/t/w2", 22, "contig or step2"},
+                      BadKey{"coll/all_reduce/f32/8/contig/eager", 29, "w<ranks>"},
+                      BadKey{"coll/all_reduce/f32/8/contig/w04", 29, "w<ranks>"},
+                      BadKey{"coll/all_reduce/f32/8/contig/w4x", 31, "w<ranks>"},
+                      BadKey{"coll/all_reduce/f32/8/contig/w1", 30, "2 .. 1024"},
+                      BadKey{"coll/all_reduce/f32/8/contig/w2000", 30, "2 .. 1024"},
+                      BadKey{"coll/all_reduce/f32/8/contig", 28, "missing world size"}));
 
 TEST(CaseKey, ModelKeysNameConfigExecutionAndMode) {
   const CaseKey k = CaseKey::parse("model/llama_block/bf16/small/eager/train");

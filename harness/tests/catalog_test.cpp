@@ -2,6 +2,7 @@
 #include "gauntlet/catalog.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -12,8 +13,6 @@
 #include <numeric>
 #include <set>
 #include <string>
-
-#include <unistd.h>
 
 #include "gauntlet/coll_spec.h"
 #include "gauntlet/op_spec.h"
@@ -31,9 +30,8 @@ class CatalogTest : public ::testing::Test {
   void SetUp() override {
     static std::atomic<int> counter{0};
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("gauntlet_catalog_" + std::string(info->name()) + "_" + std::to_string(::getpid()) + "_" +
-            std::to_string(counter++));
+    dir_ = fs::temp_directory_path() / ("gauntlet_catalog_" + std::string(info->name()) + "_" +
+                                        std::to_string(::getpid()) + "_" + std::to_string(counter++));
     fs::create_directories(dir_);
   }
   void TearDown() override {
@@ -66,18 +64,20 @@ class CatalogTest : public ::testing::Test {
 };
 
 // "FILE:LINE:" is the prefix of `err`, and `what` is in it.
-::testing::AssertionResult at_line(const std::string& err, const std::string& file, int line,
-                                   const std::string& what) {
+::testing::AssertionResult at_line(const std::string& err, const std::string& file, int line, const std::string& what) {
   const std::string prefix = file + ":" + std::to_string(line) + ":";
-  if (err.rfind(prefix, 0) != 0) return ::testing::AssertionFailure() << "expected prefix '" << prefix << "' in: " << err;
-  if (err.find(what) == std::string::npos) return ::testing::AssertionFailure() << "expected '" << what << "' in: " << err;
+  if (err.rfind(prefix, 0) != 0)
+    return ::testing::AssertionFailure() << "expected prefix '" << prefix << "' in: " << err;
+  if (err.find(what) == std::string::npos)
+    return ::testing::AssertionFailure() << "expected '" << what << "' in: " << err;
   // file:line:col: message
   std::size_t col_end = err.find(':', prefix.size());
   if (col_end == std::string::npos || col_end == prefix.size()) {
     return ::testing::AssertionFailure() << "no column after the line in: " << err;
   }
   for (std::size_t i = prefix.size(); i < col_end; ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(err[i]))) return ::testing::AssertionFailure() << "bad column in: " << err;
+    if (!std::isdigit(static_cast<unsigned char>(err[i])))
+      return ::testing::AssertionFailure() << "bad column in: " << err;
   }
   return ::testing::AssertionSuccess();
 }
@@ -99,14 +99,16 @@ TEST_F(CatalogTest, CrossProductCount) {
     dtypes: [f32, f64]
     shapes: ["8,8"]
     args: [{alpha: [1, 2, 0.5]}]
-)"), 2u * 3);
+)"),
+            2u * 3);
   // Families expand to their ops.
   std::size_t binary_ops = 0;
   for (const OpSpec* op : all_ops()) binary_ops += op->family == "binary" && contains(op->dtypes, DType::F32);
   EXPECT_EQ(count(R"(  - families: [binary]
     dtypes: [f32]
     shapes: ["4,4"]
-)"), binary_ops);
+)"),
+            binary_ops);
 }
 
 TEST_F(CatalogTest, ArgsCartesianProduct) {
@@ -202,8 +204,9 @@ TEST_F(CatalogTest, PadLengthMustFitTheInputRank) {
     args: [{pad: ["1:1:1:1", "2:1:0:3"]}]
 )"),
             4u);
-  const std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - ops: [pad_reflect]\n    dtypes: [f32]\n"
-                                   "    shapes: [\"2x3x8x8\"]\n    args: [{pad: [\"2:1\"]}]\n");
+  const std::string err = error_of(
+      "suite: t\ndescription: d\ngroups:\n  - ops: [pad_reflect]\n    dtypes: [f32]\n"
+      "    shapes: [\"2x3x8x8\"]\n    args: [{pad: [\"2:1\"]}]\n");
   EXPECT_TRUE(at_line(err, path("bad.yaml"), 7, "argument pad=2:1 of op pad_reflect pads the last 1 dim(s)")) << err;
   EXPECT_NE(err.find("needs rank 2 or 3, not 4"), std::string::npos) << err;
 }
@@ -222,8 +225,9 @@ TEST_F(CatalogTest, SpecialValuesOnlyForFloatingOpsThatDeclareThem) {
 )");
   std::vector<std::string> keys;
   for (const auto& c : s.cases) keys.push_back(c.text);
-  EXPECT_EQ(keys, (std::vector<std::string>{"op/add/f32/4,4/contig/eager/values=special", "op/exp/f32/16/contig/eager",
-                                            "op/exp/f32/16/contig/eager/values=special", "op/logit/f32/16/contig/eager"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"op/add/f32/4,4/contig/eager/values=special", "op/exp/f32/16/contig/eager",
+                                      "op/exp/f32/16/contig/eager/values=special", "op/logit/f32/16/contig/eager"}));
 }
 
 TEST_F(CatalogTest, GridShapesAndShapeSets) {
@@ -244,7 +248,8 @@ TEST_F(CatalogTest, GridShapesAndShapeSets) {
   Suite sets = suite(R"(  - ops: [exp]
     dtypes: [f32]
     shapes: [{set: small}, "3x3", {set: small}]
-)", "shape_sets:\n  small: [\"8\", \"_\"]\n");
+)",
+                     "shape_sets:\n  small: [\"8\", \"_\"]\n");
   keys.clear();
   for (const auto& c : sets.cases) keys.push_back(c.text);
   EXPECT_EQ(keys, (std::vector<std::string>{"op/exp/f32/3x3/contig/eager", "op/exp/f32/8/contig/eager",
@@ -297,14 +302,17 @@ TEST_F(CatalogTest, CollectiveGroupsExpandPruneAndParseBack) {
   EXPECT_EQ(std::count_if(s.cases.begin(), s.cases.end(),
                           [](const Case& c) { return c.text == "coll/broadcast/f32/1024/step2/w4/root=1"; }),
             1);
-  std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - collectives: [all_reduce, nope]\n    dtypes: [f32]\n"
-                             "    sizes: [8]\n    worlds: [2]\n");
+  std::string err = error_of(
+      "suite: t\ndescription: d\ngroups:\n  - collectives: [all_reduce, nope]\n    dtypes: [f32]\n"
+      "    sizes: [8]\n    worlds: [2]\n");
   EXPECT_TRUE(at_line(err, path("bad.yaml"), 4, "unknown collective 'nope'")) << err;
-  err = error_of("suite: t\ndescription: d\ngroups:\n  - collectives: [all_reduce]\n    dtypes: [f32]\n"
-                 "    sizes: [8]\n    worlds: [1]\n");
+  err = error_of(
+      "suite: t\ndescription: d\ngroups:\n  - collectives: [all_reduce]\n    dtypes: [f32]\n"
+      "    sizes: [8]\n    worlds: [1]\n");
   EXPECT_TRUE(at_line(err, path("bad.yaml"), 7, "worlds: '1' is not a whole number in 2 .. 1024")) << err;
-  err = error_of("suite: t\ndescription: d\ngroups:\n  - collectives: [all_reduce]\n    dtypes: [f32]\n"
-                 "    sizes: [8]\n    worlds: [2]\n    layouts: [t]\n");
+  err = error_of(
+      "suite: t\ndescription: d\ngroups:\n  - collectives: [all_reduce]\n    dtypes: [f32]\n"
+      "    sizes: [8]\n    worlds: [2]\n    layouts: [t]\n");
   EXPECT_TRUE(at_line(err, path("bad.yaml"), 8, "contig or step2")) << err;
 }
 
@@ -338,61 +346,73 @@ TEST_F(CatalogTest, MalformedYamlUnclosedBracket) {
 }
 
 TEST_F(CatalogTest, MalformedYamlBadIndentation) {
-  std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n   shapes: [\"8\"]\n");
+  std::string err =
+      error_of("suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n   shapes: [\"8\"]\n");
   EXPECT_TRUE(at_line(err, path("bad.yaml"), 6, "malformed YAML")) << err;
 }
 
 TEST_F(CatalogTest, UnknownOp) {
-  std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - dtypes: [f32]\n    shapes: [\"8\"]\n    ops: [exp, nope]\n");
+  std::string err =
+      error_of("suite: t\ndescription: d\ngroups:\n  - dtypes: [f32]\n    shapes: [\"8\"]\n    ops: [exp, nope]\n");
   EXPECT_TRUE(at_line(err, path("bad.yaml"), 6, "unknown op 'nope'"));
   EXPECT_NE(err.find(":6:16:"), std::string::npos) << err;  // the column of "nope"
 }
 
 TEST_F(CatalogTest, UnknownFamily) {
-  std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - dtypes: [f32]\n    families: [nope]\n    shapes: [\"8\"]\n");
+  std::string err =
+      error_of("suite: t\ndescription: d\ngroups:\n  - dtypes: [f32]\n    families: [nope]\n    shapes: [\"8\"]\n");
   EXPECT_TRUE(at_line(err, path("bad.yaml"), 5, "unknown op family 'nope'"));
 }
 
 TEST_F(CatalogTest, UnknownDtype) {
-  std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    shapes: [\"8\"]\n    dtypes: [f32, f8]\n");
+  std::string err =
+      error_of("suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    shapes: [\"8\"]\n    dtypes: [f32, f8]\n");
   EXPECT_TRUE(at_line(err, path("bad.yaml"), 6, "unknown dtype 'f8'"));
 }
 
 TEST_F(CatalogTest, UnknownLayoutAndMode) {
   std::string err = error_of(
-      "suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8x8\"]\n    layouts: [contig,\n      nhwc]\n");
+      "suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8x8\"]\n    layouts: "
+      "[contig,\n      nhwc]\n");
   EXPECT_TRUE(at_line(err, path("bad.yaml"), 8, "unknown layout 'nhwc'"));
-  err = error_of("suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8x8\"]\n    modes: [lazy]\n");
+  err = error_of(
+      "suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8x8\"]\n    modes: "
+      "[lazy]\n");
   EXPECT_TRUE(at_line(err, path("bad.yaml"), 7, "unknown mode 'lazy'"));
 }
 
 TEST_F(CatalogTest, UnknownFieldInGroup) {
   std::string err = error_of(
-      "suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8\"]\n  - ops: [exp]\n    dtype: [f32]\n    shapes: [\"8\"]\n");
+      "suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8\"]\n  - ops: [exp]\n    "
+      "dtype: [f32]\n    shapes: [\"8\"]\n");
   EXPECT_TRUE(at_line(err, path("bad.yaml"), 8, "unknown field 'dtype'"));
 }
 
 TEST_F(CatalogTest, ShapeArityMismatch) {
-  std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - ops: [add]\n    dtypes: [f32]\n\n    shapes: [\"8\"]\n");
+  std::string err =
+      error_of("suite: t\ndescription: d\ngroups:\n  - ops: [add]\n    dtypes: [f32]\n\n    shapes: [\"8\"]\n");
   EXPECT_TRUE(at_line(err, path("bad.yaml"), 7, "takes 2 tensor inputs"));
 }
 
 TEST_F(CatalogTest, BadShapeText) {
-  std::string err = error_of("suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8\",\n      \"8y8\"]\n");
+  std::string err = error_of(
+      "suite: t\ndescription: d\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8\",\n      \"8y8\"]\n");
   EXPECT_TRUE(at_line(err, path("bad.yaml"), 7, "bad shape list '8y8'"));
 }
 
 TEST_F(CatalogTest, BadArgumentName) {
   // The bad name is on line 8; the group starts on line 4.
   std::string err = error_of(
-      "suite: t\ndescription: d\ngroups:\n  - ops: [add]\n    dtypes: [f32]\n    shapes: [\"4,4\"]\n    # alpha is the only argument of add\n    args: [{alpha: 2}, {beta: 2}]\n");
+      "suite: t\ndescription: d\ngroups:\n  - ops: [add]\n    dtypes: [f32]\n    shapes: [\"4,4\"]\n    # alpha is the "
+      "only argument of add\n    args: [{alpha: 2}, {beta: 2}]\n");
   EXPECT_NE(err.find("has no argument 'beta'"), std::string::npos) << err;
   EXPECT_TRUE(at_line(err, path("bad.yaml"), 8, "has no argument 'beta'"));
 }
 
 TEST_F(CatalogTest, BadArgumentValue) {
   std::string err = error_of(
-      "suite: t\ndescription: d\ngroups:\n  - ops: [add]\n    dtypes: [f32]\n    shapes: [\"4,4\"]\n    args: [{alpha: x}]\n");
+      "suite: t\ndescription: d\ngroups:\n  - ops: [add]\n    dtypes: [f32]\n    shapes: [\"4,4\"]\n    args: [{alpha: "
+      "x}]\n");
   EXPECT_NE(err.find("expects a number"), std::string::npos) << err;
 }
 
@@ -407,18 +427,21 @@ TEST_F(CatalogTest, MissingSuiteOrGroups) {
 
 // Note [Ops from models]: a group of one canonical op key with the models it came from.
 TEST_F(CatalogTest, KeyGroupsHoldOneCanonicalValidOpCaseAndItsModels) {
-  Suite s = suite("  - {key: \"op/add/f32/4x4,4/contig/eager\", from: [resnet18, vgg11]}\n"
-                  "  - {key: \"op/exp/f32/8/contig/eager\"}\n"
-                  "  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8\"]\n");
+  Suite s = suite(
+      "  - {key: \"op/add/f32/4x4,4/contig/eager\", from: [resnet18, vgg11]}\n"
+      "  - {key: \"op/exp/f32/8/contig/eager\"}\n"
+      "  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"8\"]\n");
   ASSERT_EQ(s.cases.size(), 2u);  // exp twice is one case
   EXPECT_EQ(s.cases[0].text, "op/add/f32/4x4,4/contig/eager");
   EXPECT_EQ(s.cases[0].note, "from models: resnet18, vgg11");
   EXPECT_EQ(s.cases[1].note, "");
   const std::string head = "suite: t\ndescription: d\ngroups:\n";
-  EXPECT_TRUE(at_line(error_of(head + "  - {key: \"op/sum/f32/4x5/contig/eager/keepdim=1,dim=0\"}\n"), path("bad.yaml"), 4,
-                      "arguments must be sorted by name"));
-  EXPECT_TRUE(at_line(error_of(head + "  - {key: \"op/sum/f32/4x5/contig/eager/dim=+1\"}\n"), path("bad.yaml"), 4, "dim=+1"));
-  EXPECT_TRUE(at_line(error_of(head + "  - {key: \"op/nosuchop/f32/4/contig/eager\"}\n"), path("bad.yaml"), 4, "key: "));
+  EXPECT_TRUE(at_line(error_of(head + "  - {key: \"op/sum/f32/4x5/contig/eager/keepdim=1,dim=0\"}\n"), path("bad.yaml"),
+                      4, "arguments must be sorted by name"));
+  EXPECT_TRUE(
+      at_line(error_of(head + "  - {key: \"op/sum/f32/4x5/contig/eager/dim=+1\"}\n"), path("bad.yaml"), 4, "dim=+1"));
+  EXPECT_TRUE(
+      at_line(error_of(head + "  - {key: \"op/nosuchop/f32/4/contig/eager\"}\n"), path("bad.yaml"), 4, "key: "));
   EXPECT_TRUE(at_line(error_of(head + "  - {key: \"op/add/f32/4x4\"}\n"), path("bad.yaml"), 4, "key: "));
   EXPECT_TRUE(at_line(error_of(head + "  - {key: \"op/exp/f32/8/contig/eager\", ops: [exp]}\n"), path("bad.yaml"), 4,
                       "unknown field 'ops'"));
@@ -427,7 +450,9 @@ TEST_F(CatalogTest, KeyGroupsHoldOneCanonicalValidOpCaseAndItsModels) {
 // Note [Included suites]: cases of other suites by name, a cycle named.
 TEST_F(CatalogTest, IncludedSuitesAddTheirCasesAndACycleIsAnError) {
   write("inner.yaml", "suite: inner\ndescription: d\ngroups:\n  - {key: \"op/exp/f32/8/contig/eager\", from: [m]}\n");
-  write("outer.yaml", "suite: outer\ndescription: d\ninclude: [inner]\ngroups:\n  - ops: [add]\n    dtypes: [f32]\n    shapes: [\"4,4\"]\n");
+  write("outer.yaml",
+        "suite: outer\ndescription: d\ninclude: [inner]\ngroups:\n  - ops: [add]\n    dtypes: [f32]\n    shapes: "
+        "[\"4,4\"]\n");
   Suite s = load_suite("outer", dir_.string());
   ASSERT_EQ(s.cases.size(), 2u);
   EXPECT_EQ(s.cases[1].text, "op/exp/f32/8/contig/eager");
@@ -442,7 +467,8 @@ TEST_F(CatalogTest, IncludedSuitesAddTheirCasesAndACycleIsAnError) {
   } catch (const CatalogError& e) {
     EXPECT_NE(std::string(e.what()).find("include: a cycle"), std::string::npos) << e.what();
   }
-  EXPECT_NE(error_of("suite: t\ndescription: d\ninclude: [nosuch]\n").find("include: nosuch: unknown suite"), std::string::npos)
+  EXPECT_NE(error_of("suite: t\ndescription: d\ninclude: [nosuch]\n").find("include: nosuch: unknown suite"),
+            std::string::npos)
       << error_of("suite: t\ndescription: d\ninclude: [nosuch]\n");
 }
 
@@ -450,8 +476,9 @@ TEST_F(CatalogTest, IncludedSuitesAddTheirCasesAndACycleIsAnError) {
 // is one case, keeping the note one of them has.
 TEST_F(CatalogTest, IncludedSuitesKeepTheirTimeoutsAndAKeyMadeTwiceIsOneCase) {
   write("slow.yaml", "suite: slow\ndescription: d\ntimeout: 300\ngroups:\n  - {key: \"op/exp/f32/8/contig/eager\"}\n");
-  write("noted.yaml", "suite: noted\ndescription: d\ngroups:\n  - {key: \"op/exp/f32/8/contig/eager\", from: [m]}\n"
-                      "  - {key: \"op/add/f32/4,4/contig/eager\"}\n");
+  write("noted.yaml",
+        "suite: noted\ndescription: d\ngroups:\n  - {key: \"op/exp/f32/8/contig/eager\", from: [m]}\n"
+        "  - {key: \"op/add/f32/4,4/contig/eager\"}\n");
   write("both.yaml", "suite: both\ndescription: d\ninclude: [slow, noted]\n");
   Suite s = load_suite("both", dir_.string());
   ASSERT_EQ(s.cases.size(), 2u);
@@ -487,8 +514,9 @@ TEST_F(CatalogTest, UnknownSuiteNamesTheKnownOnes) {
 }
 
 TEST_F(CatalogTest, ExpectationsNeedAReason) {
-  std::string file = write("expectations.yaml",
-                           "skip:\n  - match: \"op/exp/*\"\n    reason: slow\nxfail:\n  - match: \"op/mm/*\"\n    backend: sim\n");
+  std::string file =
+      write("expectations.yaml",
+            "skip:\n  - match: \"op/exp/*\"\n    reason: slow\nxfail:\n  - match: \"op/mm/*\"\n    backend: sim\n");
   try {
     Expectations::load(file);
     FAIL() << "loaded an xfail without a reason";
@@ -625,8 +653,10 @@ TEST_F(CatalogTest, ToleranceScalesWithTheContractionLength) {
   // Convolutions: C_in/groups x kernel (forward), C_in/groups x kernel transposed.
   EXPECT_EQ(contraction_length(CaseKey::parse("op/conv2d/f32/1x64x56x56,128x64x3x3/contig/eager")), 576);
   EXPECT_EQ(contraction_length(CaseKey::parse("op/conv2d/f32/1x64x56x56,64x1x3x3/contig/eager/groups=64")), 9);
-  EXPECT_EQ(contraction_length(CaseKey::parse("op/_convolution/f32/1x8x5x5,8x4x3x3/contig/eager/groups=2,transposed=1")), 36);
-  EXPECT_EQ(contraction_length(CaseKey::parse("op/conv1d/f32/2x4x100,6x4x3/contig/eager-bwd")), 200);  // the weight's gradient: N x L
+  EXPECT_EQ(
+      contraction_length(CaseKey::parse("op/_convolution/f32/1x8x5x5,8x4x3x3/contig/eager/groups=2,transposed=1")), 36);
+  EXPECT_EQ(contraction_length(CaseKey::parse("op/conv1d/f32/2x4x100,6x4x3/contig/eager-bwd")),
+            200);  // the weight's gradient: N x L
   EXPECT_EQ(contraction_length(CaseKey::parse("op/gru_cell/f32/3x10,3x20,60x10,60x20/contig/eager")), 30);
   EXPECT_EQ(contraction_length(CaseKey::parse("op/exp/f32/8/contig/eager")), 0);
   EXPECT_EQ(contraction_length(CaseKey::parse("op/outer/f32/8,9/contig/eager")), 0);
@@ -640,7 +670,8 @@ TEST_F(CatalogTest, ToleranceScalesWithTheContractionLength) {
 }
 
 TEST_F(CatalogTest, ToleranceRuleErrors) {
-  std::string file = write("tolerances.yaml", "rules:\n  - ops: [exp]\n    rtol: 0.1\n  - ops: [nope]\n    rtol: 0.1\n");
+  std::string file =
+      write("tolerances.yaml", "rules:\n  - ops: [exp]\n    rtol: 0.1\n  - ops: [nope]\n    rtol: 0.1\n");
   try {
     ToleranceTable::load(file);
     FAIL();

@@ -220,11 +220,24 @@ TEST(Ulp, Float64GapsAsLongDoubleGaveThem) {
     std::memcpy(&ba, &a, 8);
     std::memcpy(&bb, &b, 8);
     auto ordered = [](std::int64_t x) { return x < 0 ? std::numeric_limits<std::int64_t>::min() - x : x; };
-    return static_cast<double>(std::fabs(static_cast<long double>(ordered(ba)) - static_cast<long double>(ordered(bb))));
+    return static_cast<double>(
+        std::fabs(static_cast<long double>(ordered(ba)) - static_cast<long double>(ordered(bb))));
   };
   const double max = std::numeric_limits<double>::max(), tiny = std::numeric_limits<double>::denorm_min();
-  const std::vector<double> values = {0.0, -0.0, 1.0, -1.0, max, -max, tiny, -tiny, 1e-300, -1e300, 3.5, -2.25,
-                                      std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  const std::vector<double> values = {0.0,
+                                      -0.0,
+                                      1.0,
+                                      -1.0,
+                                      max,
+                                      -max,
+                                      tiny,
+                                      -tiny,
+                                      1e-300,
+                                      -1e300,
+                                      3.5,
+                                      -2.25,
+                                      std::numeric_limits<double>::infinity(),
+                                      -std::numeric_limits<double>::infinity()};
   for (double a : values) {
     for (double b : values) EXPECT_EQ(ulp_distance(a, b, DType::F64), reference(a, b)) << a << " " << b;
   }
@@ -264,11 +277,11 @@ TEST(Ulp, Float64) {
 }
 
 TEST(Ulp, HalfTypes) {
-  EXPECT_EQ(ulp_distance(1.0, 1.0078125, DType::BF16), 1);       // bf16: 7 mantissa bits
-  EXPECT_EQ(ulp_distance(1.0, 1.0 + 0x1p-10, DType::F16), 1);    // f16: 10 mantissa bits
-  EXPECT_EQ(ulp_distance(1.0, 1.0 + 0x1p-10, DType::BF16), 0);   // same bf16 value
+  EXPECT_EQ(ulp_distance(1.0, 1.0078125, DType::BF16), 1);      // bf16: 7 mantissa bits
+  EXPECT_EQ(ulp_distance(1.0, 1.0 + 0x1p-10, DType::F16), 1);   // f16: 10 mantissa bits
+  EXPECT_EQ(ulp_distance(1.0, 1.0 + 0x1p-10, DType::BF16), 0);  // same bf16 value
   EXPECT_EQ(ulp_distance(65504.0, kInf, DType::F16), 1);
-  EXPECT_EQ(ulp_distance(0x1p-24, 0.0, DType::F16), 1);          // smallest f16 subnormal
+  EXPECT_EQ(ulp_distance(0x1p-24, 0.0, DType::F16), 1);  // smallest f16 subnormal
 }
 
 TEST(Ulp, ZerosNanAndIntegers) {
@@ -284,8 +297,8 @@ TEST(Ulp, ZerosNanAndIntegers) {
 
 TEST(RoundTo, Bf16TiesToEven) {
   // bf16 spacing at 1 is 2^-7.
-  EXPECT_EQ(round_to(1.0 + 0x1p-8, DType::BF16), 1.0);                  // tie: even (1.0)
-  EXPECT_EQ(round_to(1.0 + 3 * 0x1p-8, DType::BF16), 1.0 + 0x1p-6);     // tie: even (up)
+  EXPECT_EQ(round_to(1.0 + 0x1p-8, DType::BF16), 1.0);                     // tie: even (1.0)
+  EXPECT_EQ(round_to(1.0 + 3 * 0x1p-8, DType::BF16), 1.0 + 0x1p-6);        // tie: even (up)
   EXPECT_EQ(round_to(1.0 + 0x1p-8 + 0x1p-12, DType::BF16), 1.0 + 0x1p-7);  // above the tie
   EXPECT_EQ(round_to(-(1.0 + 0x1p-8), DType::BF16), -1.0);
   EXPECT_EQ(round_to(3.4e38, DType::BF16), kInf);  // above bf16's max (3.39e38) by more than half an ulp
@@ -313,9 +326,9 @@ TEST(RoundTo, F16TiesOverflowSubnormals) {
   EXPECT_EQ(round_to(0x1p-24, DType::F16), 0x1p-24);
   EXPECT_EQ(round_to(0x1p-25, DType::F16), 0.0);
   EXPECT_EQ(round_to(1.5 * 0x1p-25, DType::F16), 0x1p-24);
-  EXPECT_EQ(round_to(3 * 0x1p-25, DType::F16), 2 * 0x1p-24);  // tie between 1 and 2 ulps: even
-  EXPECT_EQ(round_to(5 * 0x1p-25, DType::F16), 2 * 0x1p-24);  // tie between 2 and 3: even
-  EXPECT_EQ(round_to(0x1p-14, DType::F16), 0x1p-14);          // smallest normal
+  EXPECT_EQ(round_to(3 * 0x1p-25, DType::F16), 2 * 0x1p-24);              // tie between 1 and 2 ulps: even
+  EXPECT_EQ(round_to(5 * 0x1p-25, DType::F16), 2 * 0x1p-24);              // tie between 2 and 3: even
+  EXPECT_EQ(round_to(0x1p-14, DType::F16), 0x1p-14);                      // smallest normal
   EXPECT_EQ(round_to(0x1p-14 - 0x1p-24, DType::F16), 0x1p-14 - 0x1p-24);  // largest subnormal
   EXPECT_EQ(round_to(1e-9, DType::F16), 0.0);
   EXPECT_EQ(round_to(-1e-9, DType::F16), 0.0);
@@ -392,16 +405,23 @@ TEST(Comparison, FasterLoopGivesTheReferencesMetricsToTheBit) {
   bool specials = false;
   auto draw = [&](double base) {
     switch (specials ? rng() % 14 : 5 + rng() % 9) {
-      case 0: return 0.0;
-      case 1: return std::numeric_limits<double>::quiet_NaN();
-      case 2: return (rng() % 2 ? 1 : -1) * std::numeric_limits<double>::infinity();
-      case 3: return std::numeric_limits<double>::denorm_min() * static_cast<double>(rng() % 1000);
-      case 4: return unit(rng) * 1e300;
-      case 5: return base;  // exact
+      case 0:
+        return 0.0;
+      case 1:
+        return std::numeric_limits<double>::quiet_NaN();
+      case 2:
+        return (rng() % 2 ? 1 : -1) * std::numeric_limits<double>::infinity();
+      case 3:
+        return std::numeric_limits<double>::denorm_min() * static_cast<double>(rng() % 1000);
+      case 4:
+        return unit(rng) * 1e300;
+      case 5:
+        return base;  // exact
       case 6:
       case 7:  // errors a hair apart: the worst element and the largest ratio change by 0.001% steps
         return base * (1 + 1e-4 * (1 + static_cast<double>(rng() % 1000) * 1e-5));
-      default: return base * (1 + unit(rng) * std::pow(10.0, -static_cast<double>(rng() % 9)));
+      default:
+        return base * (1 + unit(rng) * std::pow(10.0, -static_cast<double>(rng() % 9)));
     }
   };
   const gauntlet::DType dtypes[] = {gauntlet::DType::F32, gauntlet::DType::F64, gauntlet::DType::BF16,
@@ -427,8 +447,9 @@ TEST(Comparison, FasterLoopGivesTheReferencesMetricsToTheBit) {
       keep.push_back(std::move(golden));
       keep.push_back(std::move(cast));
       keep.push_back(std::move(actual));
-      const gauntlet::OutputView view{"out" + std::to_string(o), keep[keep.size() - 1].data(), keep[keep.size() - 3].data(),
-                                      keep[keep.size() - 2].data(), static_cast<std::int64_t>(n), d};
+      const gauntlet::OutputView view{"out" + std::to_string(o),    keep[keep.size() - 1].data(),
+                                      keep[keep.size() - 3].data(), keep[keep.size() - 2].data(),
+                                      static_cast<std::int64_t>(n), d};
       fast.add(view, tol);
       ref.add(view, tol);
     }
@@ -456,7 +477,8 @@ double value_of_bits(std::uint16_t b, gauntlet::DType d) {
   }
   const double sign = (b & 0x8000) ? -1.0 : 1.0;
   const int exp = (b >> 10) & 0x1f, mant = b & 0x3ff;
-  if (exp == 31) return mant ? std::numeric_limits<double>::quiet_NaN() : sign * std::numeric_limits<double>::infinity();
+  if (exp == 31)
+    return mant ? std::numeric_limits<double>::quiet_NaN() : sign * std::numeric_limits<double>::infinity();
   return sign * (exp == 0 ? std::ldexp(mant, -24) : std::ldexp(1024 + mant, exp - 25));
 }
 
@@ -471,7 +493,8 @@ double value_of_bits(std::uint16_t b, gauntlet::DType d) {
 TEST(Comparison, TypedViewGivesTheDoubleViewsMetricsToTheBit) {
   std::mt19937_64 rng(20261203);
   std::uniform_real_distribution<double> unit(-1, 1);
-  const gauntlet::DType dtypes[] = {gauntlet::DType::F32, gauntlet::DType::F64, gauntlet::DType::BF16, gauntlet::DType::F16};
+  const gauntlet::DType dtypes[] = {gauntlet::DType::F32, gauntlet::DType::F64, gauntlet::DType::BF16,
+                                    gauntlet::DType::F16};
   for (int trial = 0; trial < 3000; ++trial) {
     // Specials nowhere, everywhere, or one element in 64 (most blocks of Note [Vectorised
     // comparison] then compare four at a time, some element by element).
@@ -490,11 +513,11 @@ TEST(Comparison, TypedViewGivesTheDoubleViewsMetricsToTheBit) {
       for (std::size_t i = 0; i < n; ++i) {
         const bool specials = mode == 1 || (mode == 2 && rng() % 64 == 0);
         const auto pick = rng() % 20;
-        golden[i] = pick == 0   ? 0.0
+        golden[i] = pick == 0               ? 0.0
                     : specials && pick == 1 ? std::numeric_limits<double>::quiet_NaN()
                     : specials && pick == 2 ? (rng() % 2 ? 1 : -1) * std::numeric_limits<double>::infinity()
                     : specials && pick == 3 ? unit(rng) * 1e300
-                    : unit(rng) * std::pow(10.0, static_cast<double>(rng() % 13) - 6);
+                                            : unit(rng) * std::pow(10.0, static_cast<double>(rng() % 13) - 6);
         cast[i] = gauntlet::round_to(golden[i], d);
         // The actual element as its dtype stores it: the cast golden moved a few ULPs, or (with
         // specials) any bit pattern at all.
@@ -504,8 +527,10 @@ TEST(Comparison, TypedViewGivesTheDoubleViewsMetricsToTheBit) {
           double v = cast[i];
           std::int64_t b;
           std::memcpy(&b, &v, 8);
-          if (specials && how == 0) b = static_cast<std::int64_t>(rng());
-          else if (how < 7) b += static_cast<std::int64_t>(rng() % 7) - 3;
+          if (specials && how == 0)
+            b = static_cast<std::int64_t>(rng());
+          else if (how < 7)
+            b += static_cast<std::int64_t>(rng() % 7) - 3;
           std::memcpy(at, &b, 8);
           std::memcpy(&v, &b, 8);
           actual[i] = v;
@@ -513,15 +538,18 @@ TEST(Comparison, TypedViewGivesTheDoubleViewsMetricsToTheBit) {
           float v = static_cast<float>(cast[i]);
           std::uint32_t b;
           std::memcpy(&b, &v, 4);
-          if (specials && how == 0) b = static_cast<std::uint32_t>(rng());
-          else if (how < 7) b += static_cast<std::uint32_t>(rng() % 7) - 3u;
+          if (specials && how == 0)
+            b = static_cast<std::uint32_t>(rng());
+          else if (how < 7)
+            b += static_cast<std::uint32_t>(rng() % 7) - 3u;
           std::memcpy(at, &b, 4);
           std::memcpy(&v, &b, 4);
           actual[i] = v;
         } else {
           // The pattern of the cast golden, found by its value (exact for every finite pattern).
           std::uint16_t b = 0;
-          if (std::isnan(cast[i])) b = d == gauntlet::DType::BF16 ? 0x7fc0 : 0x7e00;
+          if (std::isnan(cast[i]))
+            b = d == gauntlet::DType::BF16 ? 0x7fc0 : 0x7e00;
           else {
             float f = static_cast<float>(cast[i]);
             std::uint32_t u;
@@ -540,8 +568,10 @@ TEST(Comparison, TypedViewGivesTheDoubleViewsMetricsToTheBit) {
               b = f16_bits.at(cast[i]);
             }
           }
-          if (specials && how == 0) b = static_cast<std::uint16_t>(rng());
-          else if (how < 7) b = static_cast<std::uint16_t>(b + (rng() % 7) - 3);
+          if (specials && how == 0)
+            b = static_cast<std::uint16_t>(rng());
+          else if (how < 7)
+            b = static_cast<std::uint16_t>(b + (rng() % 7) - 3);
           std::memcpy(at, &b, 2);
           actual[i] = value_of_bits(b, d);
         }
@@ -606,5 +636,6 @@ TEST(Comparison, TypedViewOfANonFloatingDTypeIsRefused) {
   gauntlet::Comparison c;
   const std::int32_t v[1] = {1};
   const double g[1] = {1};
-  EXPECT_THROW(c.add(gauntlet::TypedOutputView{"out0", v, g, 1, gauntlet::DType::I32}, gauntlet::Tolerance{}), std::invalid_argument);
+  EXPECT_THROW(c.add(gauntlet::TypedOutputView{"out0", v, g, 1, gauntlet::DType::I32}, gauntlet::Tolerance{}),
+               std::invalid_argument);
 }

@@ -41,8 +41,10 @@ class CompileNoiseTest : public ::testing::Test {
     add_run(*store, 1, [](int n) { return 0.95 + 0.1 * uniform(1, n); });
     add_run(*store, 2, [](int n) { return 1.8 + 0.6 * uniform(2, n); });
     add_run(*store, 3, [](int n) { return (0.95 + 0.1 * uniform(3, n)) * (n % 5 == 0 ? 1.6 : 1.0); });
-    add_run(*store, 4, [](int n) { return 0.1 * (0.95 + 0.1 * uniform(1, n)); }, true);
-    add_run(*store, 5, [](int n) { return 0.1 * (0.95 + 0.1 * uniform(1, n)) * (n % 5 == 0 ? 1.3 : 1.0); }, true);
+    add_run(
+        *store, 4, [](int n) { return 0.1 * (0.95 + 0.1 * uniform(1, n)); }, true);
+    add_run(
+        *store, 5, [](int n) { return 0.1 * (0.95 + 0.1 * uniform(1, n)) * (n % 5 == 0 ? 1.3 : 1.0); }, true);
   }
   void TearDown() override { fs::remove_all(dir_); }
 

@@ -9,9 +9,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -23,8 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr const char* kHostile =
-    "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=1\">";
+constexpr const char* kHostile = "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=1\">";
 
 std::string key_of(const std::string& op, int n) {
   const std::string shape = std::to_string(n) + "x" + std::to_string(n);
@@ -47,16 +46,15 @@ class DashboardTest : public ::testing::Test {
     // A key no suite could make, as a foreign or damaged database may hold: shown as text.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(db_.c_str(), &db), SQLITE_OK);
-    const std::string sql = "UPDATE cases SET key = 'op/add/" + std::string(kHostile) +
-                            "' WHERE key = '" + key_of("add", 8) + "'";
+    const std::string sql =
+        "UPDATE cases SET key = 'op/add/" + std::string(kHostile) + "' WHERE key = '" + key_of("add", 8) + "'";
     char* err = nullptr;
     ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
     sqlite3_close(db);
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  static void add_run(Store& store, const std::string& release, int week,
-                      const std::string& backend) {
+  static void add_run(Store& store, const std::string& release, int week, const std::string& backend) {
     RunInfo info;
     info.release = release;
     info.backend = backend;
@@ -287,7 +285,8 @@ TEST_F(DashboardTest, SinceBackendAndSuiteSelectRuns) {
     write(o);
     ADD_FAILURE() << "no error for a suite without runs";
   } catch (const DashboardError& e) {
-    EXPECT_NE(std::string(e.what()).find("no runs of suite 'nightly' among the database's"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no runs of suite 'nightly' among the database's"), std::string::npos)
+        << e.what();
     EXPECT_EQ(e.exit_code(), kExitBadInput);
   }
 }
@@ -304,8 +303,7 @@ TEST_F(DashboardTest, BadInputIsOneLineNamingIt) {
   DashboardOptions bad_date;
   bad_date.since = "2026-13-01";
   EXPECT_EQ(error(db_, bad_date), "--since: '2026-13-01' is not a date (YYYY-MM-DD)");
-  EXPECT_EQ(error((dir_ / "none.db").string(), {}),
-            (dir_ / "none.db").string() + ": no such database");
+  EXPECT_EQ(error((dir_ / "none.db").string(), {}), (dir_ / "none.db").string() + ": no such database");
   const std::string text = (dir_ / "text.db").string();
   std::ofstream(text) << "not a database";
   EXPECT_NE(error(text, {}).find(text + ": "), std::string::npos);
@@ -326,7 +324,8 @@ TEST_F(DashboardTest, EveryJudgedReleaseHasAPageWithItsFailuresGroupedByCause) {
     o.timing.median_us = 10.0 * n;
     if (op == "add" && (n == 6 || n == 7)) {
       o.status = Status::Fail;
-      o.error = n == 6 ? "out0: max_abs_err 0.75 at [3, 1] (atol 1e-05)\nmore" : "out0: max_abs_err 2.5e-3 at [0, 12] (atol 1e-05)";
+      o.error = n == 6 ? "out0: max_abs_err 0.75 at [3, 1] (atol 1e-05)\nmore"
+                       : "out0: max_abs_err 2.5e-3 at [0, 12] (atol 1e-05)";
     }
   });
   write();
@@ -460,8 +459,8 @@ TEST_F(DashboardTest, TheStatusGridHoldsEveryCasesStatusInTheNewestReleases) {
 TEST_F(DashboardTest, SeriesAreHonestAboutWhatWasMeasuredAndWhatRan) {
   // r7: two mm cases UNSUPPORTED, one XFAIL: 3 of 16 did not run to a verdict.
   add_sim_release("r7", [](const std::string& op, int n, Outcome& o) {
-    o.status = op == "mm" && n <= 2 ? Status::Unsupported
-               : op == "mm" && n == 3 ? Status::XFail
+    o.status = op == "mm" && n <= 2    ? Status::Unsupported
+               : op == "mm" && n == 3  ? Status::XFail
                : op == "add" && n >= 7 ? Status::Fail
                                        : Status::Pass;
     o.sim_time_us = o.timing.median_us = 10.0 * n;
@@ -521,7 +520,8 @@ TEST_F(DashboardTest, SeriesAreHonestAboutWhatWasMeasuredAndWhatRan) {
   for (const json& rel : week["releases"]) release_cp = release_cp || rel["change_point"]["speed"].get<bool>();
   EXPECT_TRUE(release_cp) << "the doubled time is a change point of the release series";
   ASSERT_EQ(week["weeks"].size(), 1u);
-  for (const char* k : {"speed", "pass", "fallback", "breaks"}) EXPECT_FALSE(week["weeks"][0]["change_point"][k].get<bool>()) << k;
+  for (const char* k : {"speed", "pass", "fallback", "breaks"})
+    EXPECT_FALSE(week["weeks"][0]["change_point"][k].get<bool>()) << k;
 
   // A change point's release is judged, and has its page, however few pairs are asked for.
   DashboardOptions one;
@@ -532,12 +532,12 @@ TEST_F(DashboardTest, SeriesAreHonestAboutWhatWasMeasuredAndWhatRan) {
   for (std::size_t r = 1; r + 1 < week3["releases"].size(); ++r) {
     const json& rel = week3["releases"][r];
     EXPECT_EQ(!rel["regressions"].is_null(), rel["change_point"]["speed"].get<bool>()) << r;
-    EXPECT_EQ(fs::exists(dir_ / "site" / "data" / week3["id"].get<std::string>() / "releases" / (std::to_string(r) + ".js")),
-              rel["change_point"]["speed"].get<bool>())
+    EXPECT_EQ(
+        fs::exists(dir_ / "site" / "data" / week3["id"].get<std::string>() / "releases" / (std::to_string(r) + ".js")),
+        rel["change_point"]["speed"].get<bool>())
         << r;
   }
 }
-
 
 // The case: the fallback rate steps from 14.9% to 18.4% while pass rate and speed hold;
 // the fallback series gets its change point like any other (Note [Change points on every series]).

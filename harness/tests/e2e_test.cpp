@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "e2e_support.h"
 #include "gauntlet/case_key.h"
 #include "gauntlet/collective.h"
 #include "gauntlet/golden.h"
@@ -18,13 +19,12 @@
 #include "gauntlet/outcome.h"
 #include "gauntlet/outcome_json.h"
 #include "gauntlet/store.h"
-#include "e2e_support.h"
 
 namespace fs = std::filesystem;
-using gauntlet::Status;
 using e2e::E2E;
 using e2e::Result;
 using e2e::slurp;
+using gauntlet::Status;
 
 namespace {
 
@@ -57,7 +57,8 @@ TEST_F(E2E, ListFilterAndJson) {
 // Runs a slice of the smoke suite, with a tolerance file that makes bf16 results fail, then
 // checks that repro --json reproduces exactly the stored status and error metrics.
 TEST_F(E2E, ReproReproducesStoredOutcomes) {
-  fs::path suites = suites_with({{"tolerances.yaml", "rules:\n  - dtypes: [bf16]\n    rtol: 1.0e-6\n    atol: 1.0e-9\n"}});
+  fs::path suites =
+      suites_with({{"tolerances.yaml", "rules:\n  - dtypes: [bf16]\n    rtol: 1.0e-6\n    atol: 1.0e-9\n"}});
   const std::string db = (dir_ / "run.db").string();
   Result run = gauntlet("run --suite smoke --backend cpu --db " + db + " --suites-dir " + suites.string() +
                         " --filter 'op/exp/*:op/add/*:op/sum/*:op/hardswish/*:op/mm/*:op/layer_norm/*' --release e2e");
@@ -83,7 +84,8 @@ TEST_F(E2E, ReproReproducesStoredOutcomes) {
     EXPECT_EQ(again.metrics.numel, stored.metrics.numel) << stored.key;
     EXPECT_DOUBLE_EQ(again.metrics.max_abs_err, stored.metrics.max_abs_err) << stored.key;
     EXPECT_EQ(again.metrics.max_rel_err == stored.metrics.max_rel_err ||
-                  (std::isnan(again.metrics.max_rel_err) && std::isnan(stored.metrics.max_rel_err)), true)
+                  (std::isnan(again.metrics.max_rel_err) && std::isnan(stored.metrics.max_rel_err)),
+              true)
         << stored.key;
     EXPECT_EQ(again.metrics.max_ulp, stored.metrics.max_ulp) << stored.key;
     EXPECT_EQ(again.metrics.worst, stored.metrics.worst) << stored.key;
@@ -125,8 +127,9 @@ TEST_F(E2E, ShowSummarizesByStatusWithReproCommands) {
   ASSERT_EQ(show.code, 0) << show.err;
   EXPECT_NE(show.out.find("PASS "), std::string::npos);
   EXPECT_NE(show.out.find("XFAIL"), std::string::npos);
-  EXPECT_NE(show.out.find("repro: gauntlet repro 'op/hardswish/f32/64/contig/eager/values=special' --db " + db + " --run 1"),
-            std::string::npos)
+  EXPECT_NE(
+      show.out.find("repro: gauntlet repro 'op/hardswish/f32/64/contig/eager/values=special' --db " + db + " --run 1"),
+      std::string::npos)
       << show.out;
   Result json = gauntlet("show --db " + db + " --json --status all");
   ASSERT_EQ(json.code, 0);
@@ -159,8 +162,10 @@ TEST_F(E2E, BadInputGivesOneLineErrorAndExitTwo) {
   expect_one_line_error(gauntlet("report --weekly --db " + (dir_ / "missing.db").string()), "no such database");
   expect_one_line_error(gauntlet("frobnicate"), "");
 
-  fs::path bad = suites_with({{"broken.yaml", "suite: broken\ndescription: x\ngroups:\n  - ops: [exp]\n    dtypes: [f32\n"},
-                              {"typo.yaml", "suite: typo\ndescription: x\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapez: [\"4\"]\n"}});
+  fs::path bad =
+      suites_with({{"broken.yaml", "suite: broken\ndescription: x\ngroups:\n  - ops: [exp]\n    dtypes: [f32\n"},
+                   {"typo.yaml",
+                    "suite: typo\ndescription: x\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapez: [\"4\"]\n"}});
   Result r = gauntlet("list --suite broken --suites-dir " + bad.string());
   expect_one_line_error(r, "broken.yaml:");
   Result t = gauntlet("list --suite typo --suites-dir " + bad.string());
@@ -182,11 +187,14 @@ TEST_F(E2E, EveryBadInputIsRefusedInOneLineAndTheDatabaseStaysAsItWas) {
   const fs::path files = suites_with({
       {"big.yaml", group + "    shapes: [{grid: [[4]], inputs: 99999999999}]\n"},
       {"neg.yaml", group + "    shapes: [{grid: [[4]], inputs: -1}]\n"},
-      {"twice.yaml", "suite: s\nsuite: t\ndescription: x\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"4\"]\n"},
+      {"twice.yaml",
+       "suite: s\nsuite: t\ndescription: x\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"4\"]\n"},
       {"dtypes.yaml", group + "    dtypes: [bf16]\n    shapes: [\"4\"]\n"},
       {"docs.yaml", group + "    shapes: [\"4\"]\n---\nsuite: other\n"},
-      {"utf8.yaml", "suite: s\ndescription: \"caf\xe9\"\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"4\"]\n"},
-      {"timeout0.yaml", "suite: s\ndescription: x\ntimeout: 0\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"4\"]\n"},
+      {"utf8.yaml",
+       "suite: s\ndescription: \"caf\xe9\"\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"4\"]\n"},
+      {"timeout0.yaml",
+       "suite: s\ndescription: x\ntimeout: 0\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"4\"]\n"},
       // yaml-cpp's LoadAll looped forever on this one (Note [One document] in strict_yaml.cpp).
       {"comma.yaml", " , "},
       // A key with a newline in it: the error stays one line.
@@ -225,8 +233,11 @@ TEST_F(E2E, EveryBadInputIsRefusedInOneLineAndTheDatabaseStaysAsItWas) {
     sqlite3* h = nullptr;
     ASSERT_EQ(sqlite3_open(flipped.c_str(), &h), SQLITE_OK);
     sqlite3_stmt* q = nullptr;
-    ASSERT_EQ(sqlite3_prepare_v2(h, "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM sqlite_master "
-                                    "WHERE name = 'results'", -1, &q, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_prepare_v2(h,
+                                 "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM sqlite_master "
+                                 "WHERE name = 'results'",
+                                 -1, &q, nullptr),
+              SQLITE_OK);
     ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
     const std::int64_t page = sqlite3_column_int64(q, 0), page_size = sqlite3_column_int64(q, 1);
     sqlite3_finalize(q);
@@ -279,7 +290,8 @@ TEST_F(E2E, EveryBadInputIsRefusedInOneLineAndTheDatabaseStaysAsItWas) {
       {"compare --db " + db + " --error-growth 0.5", "", "--error-growth"},
       {"compare --db " + db + " --history -1", "", "--history"},
       {"compare --db " + db + " --min-samples 0", "", "--min-samples"},
-      {"compare --db " + db + " --waivers " + waivers_twice.string(), "", "w2.yaml:2: waivers: given twice (first at line 1)"},
+      {"compare --db " + db + " --waivers " + waivers_twice.string(), "",
+       "w2.yaml:2: waivers: given twice (first at line 1)"},
       {"compare --db " + db + " --waivers " + waivers_docs.string(), "", "w3.yaml:3: a second YAML document"},
       {"dashboard --db " + db + " --out " + (dir_ / "site").string() + " --compare-pairs 0", "", "--compare-pairs"},
       {"dashboard --db " + db + " --out ''", "", "--out: must not be empty"},
@@ -295,10 +307,13 @@ TEST_F(E2E, EveryBadInputIsRefusedInOneLineAndTheDatabaseStaysAsItWas) {
       {"rnu --suite smoke", "", "unknown command 'rnu' (did you mean run?) (see gauntlet --help)"},
       {"run --bogus", "", "unknown option --bogus (see gauntlet run --help)"},
       {run + " --workrs 2", "", "unknown option --workrs (did you mean --workers?) (see gauntlet run --help)"},
-      {"golden build --store " + (dir_ / "g").string() + " --suite smoke --workers 0", "", "(see gauntlet golden build --help)"},
+      {"golden build --store " + (dir_ / "g").string() + " --suite smoke --workers 0", "",
+       "(see gauntlet golden build --help)"},
       // Keys: a dim checked against the first input, a newline kept out of the one line.
-      {"repro 'op/sum/f32/17x31/contig/eager/dim=abc'", "", "argument dim=abc of op sum expects 'all' or dims separated by ':'"},
-      {"repro 'op/sum/f32/17x31/contig/eager/dim=2'", "", "dim 2 is out of range for a first input of rank 2 (from -2 to 1)"},
+      {"repro 'op/sum/f32/17x31/contig/eager/dim=abc'", "",
+       "argument dim=abc of op sum expects 'all' or dims separated by ':'"},
+      {"repro 'op/sum/f32/17x31/contig/eager/dim=2'", "",
+       "dim 2 is out of range for a first input of rank 2 (from -2 to 1)"},
       {"repro 'op/softmax/f32/17x31/contig/eager/dim=-3'", "", "dim -3 is out of range"},
       {"repro \"$(printf 'op/exp/f32/4\\nx/contig/eager')\"", "", "bad case key 'op/exp/f32/4\\x0ax/contig/eager'"},
       // More of every command's options and files.
@@ -323,8 +338,10 @@ TEST_F(E2E, EveryBadInputIsRefusedInOneLineAndTheDatabaseStaysAsItWas) {
       {"compare --db " + db + " --gate bogus", "", "--gate: unknown kind 'bogus'"},
       {"report --weekly --db " + db + " --since 2026-02-30", "", "--since: '2026-02-30' is not a date"},
       {"report --db " + db, "", "--weekly is required"},
-      {"dashboard --db " + db + " --out " + (dir_ / "s1").string() + " --since bogus", "", "--since: 'bogus' is not a date"},
-      {"dashboard --db " + db + " --out " + (dir_ / "s2").string() + " --metric bogus", "", "--metric: 'bogus' is not auto"},
+      {"dashboard --db " + db + " --out " + (dir_ / "s1").string() + " --since bogus", "",
+       "--since: 'bogus' is not a date"},
+      {"dashboard --db " + db + " --out " + (dir_ / "s2").string() + " --metric bogus", "",
+       "--metric: 'bogus' is not auto"},
       {"repro 'op/nope/f32/4/contig/eager'", "", "unknown op 'nope'"},
       {"repro 'op/exp/f99/4/contig/eager'", "", "unknown dtype 'f99'"},
       {"repro 'op/exp/f32/4/contig/eager' --backend tpu", "", "unknown backend 'tpu'"},
@@ -356,9 +373,11 @@ TEST_F(E2E, EveryBadInputIsRefusedInOneLineAndTheDatabaseStaysAsItWas) {
       {"run --suite timeout0" + in, "", "timeout0.yaml:3:10: timeout must be more than 0 seconds"},
       {"run --suite comma" + in, "", "comma.yaml:1:2: malformed YAML: "},
       {"run --suite newline" + in, "", "newline.yaml:3:1: a\\x0ab: given twice (first at line 2)"},
-      {"run --suite smoke --suites-dir " + bad_tol.string() + " --db " + db + small, "", "rtol must be a finite number >= 0"},
+      {"run --suite smoke --suites-dir " + bad_tol.string() + " --db " + db + small, "",
+       "rtol must be a finite number >= 0"},
       // The simulator's configuration.
-      {run + " --backend sim", "GAUNTLET_SIM_MEMORY=99999999999TiB", "GAUNTLET_SIM_MEMORY: '99999999999TiB' is too large"},
+      {run + " --backend sim", "GAUNTLET_SIM_MEMORY=99999999999TiB",
+       "GAUNTLET_SIM_MEMORY: '99999999999TiB' is too large"},
       {run + " --backend sim", "GAUNTLET_SIM_FAULTS='op=[,kind=nan'", "has '[', which no op name has"},
       {run + " --backend sim", "GAUNTLET_SIM_FAULTS='op=,kind=nan'", "empty value for 'op'"},
   };
@@ -379,7 +398,8 @@ TEST_F(E2E, EveryShardOfASplitExitsZeroAndExactlyOneRunsTheCase) {
   for (int i = 0; i < 4; ++i) {
     SCOPED_TRACE("shard " + std::to_string(i));
     const fs::path db = dir_ / ("s" + std::to_string(i) + ".db");
-    const Result r = gauntlet("run --suite smoke --quiet --gate --filter '" + key + "' --shard " + std::to_string(i) + "/4 --db " + db.string());
+    const Result r = gauntlet("run --suite smoke --quiet --gate --filter '" + key + "' --shard " + std::to_string(i) +
+                              "/4 --db " + db.string());
     EXPECT_EQ(r.code, 0) << r.err;
     if (fs::exists(db)) {
       ++ran;
@@ -387,8 +407,8 @@ TEST_F(E2E, EveryShardOfASplitExitsZeroAndExactlyOneRunsTheCase) {
       ASSERT_EQ(store->results(*store->latest_run()).size(), 1u);
       EXPECT_EQ(store->results(*store->latest_run())[0].outcome.key, key);
     } else {
-      EXPECT_NE(r.err.find("gauntlet: note: shard " + std::to_string(i) + "/4 holds none of the 1 case that filter '" + key +
-                           "' selects from suite smoke: nothing to do"),
+      EXPECT_NE(r.err.find("gauntlet: note: shard " + std::to_string(i) + "/4 holds none of the 1 case that filter '" +
+                           key + "' selects from suite smoke: nothing to do"),
                 std::string::npos)
           << r.err;
       EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
@@ -398,8 +418,9 @@ TEST_F(E2E, EveryShardOfASplitExitsZeroAndExactlyOneRunsTheCase) {
     }
   }
   EXPECT_EQ(ran, 1);
-  expect_one_line_error(gauntlet("run --suite smoke --filter 'op/nothing*' --shard 1/4 --db " + (dir_ / "n.db").string()),
-                        "matches no case of suite smoke");
+  expect_one_line_error(
+      gauntlet("run --suite smoke --filter 'op/nothing*' --shard 1/4 --db " + (dir_ / "n.db").string()),
+      "matches no case of suite smoke");
 }
 
 TEST_F(E2E, ForeignOrBrokenDatabaseIsRejectedAndLeftIntact) {
@@ -468,8 +489,9 @@ TEST_F(E2E, DashboardWritesTheSiteAndRefusesBadInputLeavingTheDatabaseIntact) {
   expect_one_line_error(gauntlet("dashboard --db " + db + " --out " + site.string() + " --suite nightly"),
                         "no runs of suite 'nightly' among the database's 2 (suites: smoke; backends: cpu)");
   EXPECT_TRUE(fs::exists(site / "data/g0/latest.js"));
-  expect_one_line_error(gauntlet("dashboard --db " + db + " --out " + site.string() + " --backend sim --since 2026-01-01"),
-                        "no runs on backend 'sim' since 2026-01-01 among the database's 2");
+  expect_one_line_error(
+      gauntlet("dashboard --db " + db + " --out " + site.string() + " --backend sim --since 2026-01-01"),
+      "no runs on backend 'sim' since 2026-01-01 among the database's 2");
   EXPECT_EQ(slurp(db), before);  // dashboard only reads
 }
 
@@ -478,7 +500,8 @@ TEST_F(E2E, AFailedRunKeepsEarlierResults) {
   ASSERT_EQ(gauntlet("run --suite smoke --db " + db + " --filter 'op/exp/*' --quiet").code, 0);
   Result before = gauntlet("show --db " + db + " --json --status all");
   ASSERT_EQ(before.code, 0);
-  fs::path bad = suites_with({{"bad.yaml", "suite: bad\ndescription: x\ngroups:\n  - ops: [nope]\n    dtypes: [f32]\n    shapes: [\"4\"]\n"}});
+  fs::path bad = suites_with(
+      {{"bad.yaml", "suite: bad\ndescription: x\ngroups:\n  - ops: [nope]\n    dtypes: [f32]\n    shapes: [\"4\"]\n"}});
   expect_one_line_error(gauntlet("run --suite bad --suites-dir " + bad.string() + " --db " + db), "unknown op 'nope'");
   Result after = gauntlet("show --db " + db + " --json --status all");
   EXPECT_EQ(nlohmann::json::parse(after.out).at("results"), nlohmann::json::parse(before.out).at("results"));
@@ -504,9 +527,11 @@ void expect_same_verdicts(const std::map<std::string, gauntlet::Outcome>& a,
     EXPECT_EQ(x.metrics.max_ulp, y.metrics.max_ulp) << key;
     EXPECT_EQ(x.metrics.worst, y.metrics.worst) << key;
     EXPECT_TRUE(x.metrics.max_abs_err == y.metrics.max_abs_err ||
-                (std::isnan(x.metrics.max_abs_err) && std::isnan(y.metrics.max_abs_err))) << key;
+                (std::isnan(x.metrics.max_abs_err) && std::isnan(y.metrics.max_abs_err)))
+        << key;
     EXPECT_TRUE(x.metrics.max_rel_err == y.metrics.max_rel_err ||
-                (std::isnan(x.metrics.max_rel_err) && std::isnan(y.metrics.max_rel_err))) << key;
+                (std::isnan(x.metrics.max_rel_err) && std::isnan(y.metrics.max_rel_err)))
+        << key;
     EXPECT_EQ(x.error, y.error) << key;
   }
 }
@@ -515,7 +540,8 @@ const char* kGoldenFilter = "'op/mm/*:op/exp/*:op/layer_norm/*:op/sum/*:op/sort/
 
 TEST_F(E2E, GoldenStoreGivesIdenticalResultsAndSurvivesCorruption) {
   const std::string store = (dir_ / "goldens").string();
-  Result build = gauntlet("golden build --suite smoke --store " + store + " --filter " + kGoldenFilter + " --workers 2");
+  Result build =
+      gauntlet("golden build --suite smoke --store " + store + " --filter " + kGoldenFilter + " --workers 2");
   ASSERT_EQ(build.code, 0) << build.out << build.err;
   EXPECT_NE(build.out.find(" 0 already stored, 0 without a golden"), std::string::npos) << build.out;
   Result again = gauntlet("golden build --suite smoke --store " + store + " --filter " + kGoldenFilter);
@@ -524,8 +550,10 @@ TEST_F(E2E, GoldenStoreGivesIdenticalResultsAndSurvivesCorruption) {
 
   const std::string plain = (dir_ / "plain.db").string(), stored = (dir_ / "stored.db").string();
   ASSERT_EQ(gauntlet("run --suite smoke --quiet --db " + plain + " --filter " + kGoldenFilter).code, 0);
-  ASSERT_EQ(gauntlet("run --suite smoke --quiet --db " + stored + " --filter " + kGoldenFilter +
-                     " --golden-store " + store + " --golden-always").code, 0);
+  ASSERT_EQ(gauntlet("run --suite smoke --quiet --db " + stored + " --filter " + kGoldenFilter + " --golden-store " +
+                     store + " --golden-always")
+                .code,
+            0);
   auto a = outcomes_of(plain), b = outcomes_of(stored);
   expect_same_verdicts(a, b);
   std::size_t from_store = 0;
@@ -541,8 +569,10 @@ TEST_F(E2E, GoldenStoreGivesIdenticalResultsAndSurvivesCorruption) {
   // Without --golden-always, goldens cheaper to compute than to read (all of these small cases)
   // are recomputed, with the same verdicts.
   const std::string automatic = (dir_ / "auto.db").string();
-  ASSERT_EQ(gauntlet("run --suite smoke --quiet --db " + automatic + " --filter " + kGoldenFilter +
-                     " --golden-store " + store).code, 0);
+  ASSERT_EQ(gauntlet("run --suite smoke --quiet --db " + automatic + " --filter " + kGoldenFilter + " --golden-store " +
+                     store)
+                .code,
+            0);
   auto d = outcomes_of(automatic);
   expect_same_verdicts(a, d);
   for (const auto& [key, o] : d) {
@@ -576,8 +606,10 @@ TEST_F(E2E, GoldenStoreGivesIdenticalResultsAndSurvivesCorruption) {
     f.write(&c, 1);
   }
   const std::string after = (dir_ / "after.db").string();
-  ASSERT_EQ(gauntlet("run --suite smoke --quiet --db " + after + " --filter " + kGoldenFilter + " --golden-store " + store +
-                     " --golden-always").code, 0);
+  ASSERT_EQ(gauntlet("run --suite smoke --quiet --db " + after + " --filter " + kGoldenFilter + " --golden-store " +
+                     store + " --golden-always")
+                .code,
+            0);
   auto c = outcomes_of(after);
   expect_same_verdicts(a, c);
   EXPECT_EQ(c.at(victim.key).golden_source, "computed") << victim.key;
@@ -637,13 +669,16 @@ TEST_F(E2E, FrozenReleaseKeepsItsGoldens) {
   // none (GoldenCheck, golden_check_test.cpp): a suite of its own makes one (a valid key, but a
   // max over an empty dim, which the CPU op refuses even in fp64; a dim out of range no longer
   // makes a valid key).
-  const fs::path nog_suites = suites_with({{"nogolden.yaml",
-                                            "suite: nogolden\ndescription: a case without a golden\ngroups:\n"
-                                            "  - ops: [max_dim]\n    dtypes: [f32]\n    shapes: [\"0x4\"]\n    args: [{dim: 0}]\n"}});
+  const fs::path nog_suites =
+      suites_with({{"nogolden.yaml",
+                    "suite: nogolden\ndescription: a case without a golden\ngroups:\n"
+                    "  - ops: [max_dim]\n    dtypes: [f32]\n    shapes: [\"0x4\"]\n    args: [{dim: 0}]\n"}});
   Result nog = gauntlet("golden build --suite nogolden --suites-dir " + nog_suites.string() + " --store " + store);
   EXPECT_EQ(nog.code, 0) << nog.err;
-  EXPECT_NE(nog.out.find("NO GOLDEN   op/max_dim/f32/0x4/contig/eager/dim=0: max(): Expected reduction dim 0 to have non-zero size"),
-            std::string::npos)
+  EXPECT_NE(
+      nog.out.find(
+          "NO GOLDEN   op/max_dim/f32/0x4/contig/eager/dim=0: max(): Expected reduction dim 0 to have non-zero size"),
+      std::string::npos)
       << nog.out;
 
   // The current golden of one case changes afterwards (a new reference, say)...
@@ -663,16 +698,16 @@ TEST_F(E2E, FrozenReleaseKeepsItsGoldens) {
   EXPECT_EQ(nlohmann::json::parse(frozen.out).at("status"), "PASS") << frozen.out;
   const std::string db = (dir_ / "r1.db").string();
   ASSERT_EQ(gauntlet("run --suite smoke --quiet --db " + db + " --filter " + filter + " --golden-store " + store +
-                     " --golden-release r1 --gate").code, 0);
+                     " --golden-release r1 --gate")
+                .code,
+            0);
 }
 
 // Note [Group start-up]: ranks that never start and join the group are named at the start-up limit,
 // not at the collective timeout, and none is left behind.
 TEST_F(E2E, ACollectiveGroupThatNeverAssemblesNamesTheRanksThatDidNotJoin) {
   const fs::path exe = dir_ / "stuck-rank";
-  {
-    std::ofstream(exe) << "#!/bin/sh\necho $$ >> '" << (dir_ / "pids").string() << "'\nexec sleep 120\n";
-  }
+  { std::ofstream(exe) << "#!/bin/sh\necho $$ >> '" << (dir_ / "pids").string() << "'\nexec sleep 120\n"; }
   fs::permissions(exe, fs::perms::owner_all);
   gauntlet::GroupConfig cfg;
   cfg.exe = exe.string();
@@ -682,10 +717,12 @@ TEST_F(E2E, ACollectiveGroupThatNeverAssemblesNamesTheRanksThatDidNotJoin) {
   const auto key = gauntlet::CaseKey::parse("coll/all_reduce/f32/1024/contig/w2/op=sum");
   const gauntlet::Outcome o = gauntlet::run_collective_group(key, cfg);
   EXPECT_EQ(o.status, Status::Timeout) << o.error;
-  EXPECT_EQ(o.error.find("ranks 0, 1 did not start and join the group within 2 s (group of 2 on 127.0.0.1:"), 0u) << o.error;
+  EXPECT_EQ(o.error.find("ranks 0, 1 did not start and join the group within 2 s (group of 2 on 127.0.0.1:"), 0u)
+      << o.error;
   std::istringstream pids(slurp(dir_ / "pids"));
   int started = 0;
-  for (std::string pid; pids >> pid; ++started) EXPECT_FALSE(fs::exists("/proc/" + pid)) << "rank process " << pid << " left";
+  for (std::string pid; pids >> pid; ++started)
+    EXPECT_FALSE(fs::exists("/proc/" + pid)) << "rank process " << pid << " left";
   EXPECT_LE(started, 2);  // a rank killed before its shell ran wrote nothing
 }
 
@@ -693,7 +730,8 @@ TEST_F(E2E, ACollectiveGroupThatNeverAssemblesNamesTheRanksThatDidNotJoin) {
 // (which --filter would split); comments and blank lines are skipped; a key the suite does not
 // have is refused naming its line; --filter narrows the list; a resume keeps the stored keys.
 TEST_F(E2E, KeysFileRunsExactlyItsKeysAndAResumeKeepsThem) {
-  const std::vector<std::string> keys = {"op/add/f32/_,_/contig/eager", "op/pad/f32/2x3x8/contig/eager/pad=1:2:0:1,value=0.5",
+  const std::vector<std::string> keys = {"op/add/f32/_,_/contig/eager",
+                                         "op/pad/f32/2x3x8/contig/eager/pad=1:2:0:1,value=0.5",
                                          "op/exp/f32/17x31/contig/eager"};
   const fs::path file = dir_ / "keys.txt";
   std::ofstream(file) << "# failing in run 7\n" << keys[0] << "\n\n  " << keys[1] << "  \n" << keys[2] << "\r\n";
@@ -708,7 +746,10 @@ TEST_F(E2E, KeysFileRunsExactlyItsKeysAndAResumeKeepsThem) {
   EXPECT_EQ(ran, std::set<std::string>(keys.begin(), keys.end()));
   // --filter narrows the list.
   const std::string db2 = (dir_ / "k2.db").string();
-  ASSERT_EQ(gauntlet("run --suite smoke --quiet --workers 0 --keys-file " + file.string() + " --filter 'op/add/*' --db " + db2).code, 0);
+  ASSERT_EQ(gauntlet("run --suite smoke --quiet --workers 0 --keys-file " + file.string() +
+                     " --filter 'op/add/*' --db " + db2)
+                .code,
+            0);
   {
     auto store = gauntlet::Store::open(db2, gauntlet::Store::OpenMode::ReadOnly);
     ASSERT_EQ(store->results(*store->latest_run()).size(), 1u);

@@ -107,7 +107,9 @@ TEST(GitHubAnnotation, CompareGatingRegressionsAreErrorsOthersWarnings) {
   ASSERT_EQ(a.size(), 2u);  // the waived regression, the fixed case and the known failure: none
   EXPECT_EQ(a[0].level, Annotation::Level::Error);
   EXPECT_EQ(a[0].title, "status-change op/mm/f32");
-  EXPECT_EQ(a[0].message, "status-change op/mm/f32: PASS -> FAIL: max_abs_err 0.5\nrepro: gauntlet repro 'op/mm/f32' --db g.db --run 2");
+  EXPECT_EQ(
+      a[0].message,
+      "status-change op/mm/f32: PASS -> FAIL: max_abs_err 0.5\nrepro: gauntlet repro 'op/mm/f32' --db g.db --run 2");
   EXPECT_EQ(a[1].level, Annotation::Level::Warning);
   EXPECT_NE(a[1].message.find("(not gated: --gate coverage not asked for)"), std::string::npos);
 }

@@ -128,16 +128,26 @@ TEST(Filter, ManyPatternsDecideAsTryingEachInTurn) {
   const std::vector<std::string> tails = {"contig/eager", "t/eager", "contig/eager-bwd", "contig/eager/padding=1:1"};
   auto pick = [&](const std::vector<std::string>& v) { return v[rng() % v.size()]; };
   std::vector<std::string> keys;
-  for (int i = 0; i < 3000; ++i) keys.push_back("op/" + pick(ops) + "/" + pick(dtypes) + "/" + pick(shapes) + "/" + pick(tails));
+  for (int i = 0; i < 3000; ++i)
+    keys.push_back("op/" + pick(ops) + "/" + pick(dtypes) + "/" + pick(shapes) + "/" + pick(tails));
   std::vector<std::string> patterns;
   for (int i = 0; i < 400; ++i) {
     std::string p = keys[rng() % keys.size()];
     switch (rng() % 5) {
-      case 0: break;                                                  // a literal key
-      case 1: p = p.substr(0, 12 + rng() % (p.size() - 12)) + "*"; break;  // a prefix glob
-      case 2: p = "*" + p.substr(rng() % p.size()); break;             // a suffix glob
-      case 3: p[rng() % p.size()] = '?'; break;                        // one character free
-      default: p = p.substr(0, 12 + rng() % (p.size() - 12)) + "*" + p.substr(p.size() - 1 - rng() % 6); break;
+      case 0:
+        break;  // a literal key
+      case 1:
+        p = p.substr(0, 12 + rng() % (p.size() - 12)) + "*";
+        break;  // a prefix glob
+      case 2:
+        p = "*" + p.substr(rng() % p.size());
+        break;  // a suffix glob
+      case 3:
+        p[rng() % p.size()] = '?';
+        break;  // one character free
+      default:
+        p = p.substr(0, 12 + rng() % (p.size() - 12)) + "*" + p.substr(p.size() - 1 - rng() % 6);
+        break;
     }
     patterns.push_back(p);
   }
@@ -160,9 +170,10 @@ TEST(Filter, ManyPatternsDecideAsTryingEachInTurn) {
 
 TEST(Filter, ExactKeysNarrowAFilterAndKeepItsNegativePart) {
   Filter f("-*/bf16/*");
-  f.add_keys({"op/add/f32/8/contig/eager", "op/add/bf16/8/contig/eager", "op/_convolution/f32/1x1/contig/eager/padding=1:1"});
+  f.add_keys(
+      {"op/add/f32/8/contig/eager", "op/add/bf16/8/contig/eager", "op/_convolution/f32/1x1/contig/eager/padding=1:1"});
   EXPECT_TRUE(f.matches("op/add/f32/8/contig/eager"));
-  EXPECT_FALSE(f.matches("op/add/bf16/8/contig/eager"));  // the negative part still applies
+  EXPECT_FALSE(f.matches("op/add/bf16/8/contig/eager"));                       // the negative part still applies
   EXPECT_TRUE(f.matches("op/_convolution/f32/1x1/contig/eager/padding=1:1"));  // ':' in a key is no separator here
   EXPECT_FALSE(f.matches("op/add/f32/8/contig/eager-bwd"));
   EXPECT_FALSE(f.matches("op/add/f32/8/contig/eage"));

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <torch/version.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -15,9 +17,6 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <thread>
-#include <torch/version.h>
-
-#include <unistd.h>
 
 #include "gauntlet/case_key.h"
 #include "gauntlet/golden.h"
@@ -36,9 +35,8 @@ constexpr const char* kMm = "op/mm/f32/17x31,31x8/contig/eager-bwd";
 class GoldenStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gauntlet_golden_store_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("gauntlet_golden_store_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     store_dir_ = (dir_ / "store").string();
   }
@@ -304,8 +302,7 @@ TEST_F(GoldenStoreTest, FreezeIsImmutable) {
     store->freeze("2.4", {kMm}, 1, kRef);
     FAIL() << "froze 2.4 twice";
   } catch (const GoldenStoreError& e) {
-    EXPECT_NE(std::string(e.what()).find("release 2.4 is already frozen (manifests are immutable)"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("release 2.4 is already frozen (manifests are immutable)"), std::string::npos)
         << e.what();
   }
   // A key without an entry of this method version and reference.

@@ -37,9 +37,10 @@ TEST(Inputs, Deterministic) {
 // path (real, positive, probabilities), 0-d and large inputs.
 TEST(Inputs, FloatingInputsAreTheCastOfTheirDrawnDoubles) {
   constexpr std::uint64_t kInputSalt = 0x5151'a1a1'0000'0001ULL;
-  for (const char* key : {"op/add/f32/8x8,8x8/contig/eager", "op/exp/bf16/17x31/contig/eager", "op/exp/f16/300x301/contig/eager",
-                          "op/log/f64/1000/contig/eager", "op/add/bf16/_,4/contig/eager", "op/sigmoid/f32/1024x1024/contig/eager",
-                          "op/logit/f32/64x64/contig/eager", "op/sqrt/bf16/65537/contig/eager"}) {
+  for (const char* key :
+       {"op/add/f32/8x8,8x8/contig/eager", "op/exp/bf16/17x31/contig/eager", "op/exp/f16/300x301/contig/eager",
+        "op/log/f64/1000/contig/eager", "op/add/bf16/_,4/contig/eager", "op/sigmoid/f32/1024x1024/contig/eager",
+        "op/logit/f32/64x64/contig/eager", "op/sqrt/bf16/65537/contig/eager"}) {
     SCOPED_TRACE(key);
     const CaseKey k = CaseKey::parse(key);
     const OpSpec* spec = find_op(k.target);
@@ -50,9 +51,11 @@ TEST(Inputs, FloatingInputsAreTheCastOfTheirDrawnDoubles) {
       if (!at::isFloatingType(made[i].scalar_type())) continue;
       SplitMix64 rng(k.id() ^ (kInputSalt * (i + 1)));
       std::vector<double> values(static_cast<std::size_t>(made[i].numel()));
-      for (double& v : values) v = in.domain == Domain::Prob ? 0.02 + 0.96 * rng.uniform() : in.lo + (in.hi - in.lo) * rng.uniform();
-      const at::Tensor expected =
-          at::from_blob(values.data(), {static_cast<std::int64_t>(values.size())}, at::kDouble).to(made[i].scalar_type()).reshape(made[i].sizes());
+      for (double& v : values)
+        v = in.domain == Domain::Prob ? 0.02 + 0.96 * rng.uniform() : in.lo + (in.hi - in.lo) * rng.uniform();
+      const at::Tensor expected = at::from_blob(values.data(), {static_cast<std::int64_t>(values.size())}, at::kDouble)
+                                      .to(made[i].scalar_type())
+                                      .reshape(made[i].sizes());
       // Inputs moved off kinks differ there by design; these ops have none.
       EXPECT_TRUE(at::equal(made[i], expected)) << "input " << i;
     }

@@ -78,8 +78,9 @@ TEST(OpTable, ValidateKeyRejects) {
   // Keys whose golden the CPU cannot compute (libtorch 1.13 raises): clamp.Tensor's backward where
   // self broadcast with min or with max falls short of the output's shape; a non-constant pad of
   // a length the input's rank cannot take.
-  EXPECT_NE(problem("op/clamp_tensor/f32/7x1x5,1x3x5,5/contig/eager-bwd").find("has no backward for inputs 7x1x5,1x3x5,5"),
-            std::string::npos);
+  EXPECT_NE(
+      problem("op/clamp_tensor/f32/7x1x5,1x3x5,5/contig/eager-bwd").find("has no backward for inputs 7x1x5,1x3x5,5"),
+      std::string::npos);
   EXPECT_NE(problem("op/clamp_tensor/f32/5,5,3x5/contig/eager-bwd").find("no backward"), std::string::npos);
   EXPECT_EQ(problem("op/clamp_tensor/f32/7x1x5,1x3x5,5/contig/eager"), "");
   EXPECT_EQ(problem("op/clamp_tensor/f32/17x31,31,17x1/contig/eager-bwd"), "");
@@ -112,7 +113,8 @@ TEST(OpTable, ExemptOps) {
   // An exempt op is not also a table op.
   for (const OpExemption& e : op_exemptions()) {
     EXPECT_EQ(find_op(e.name), nullptr) << e.name;
-    for (const OpSpec* op : all_ops()) EXPECT_NE(op->aten.substr(0, op->aten.find('.')), std::string("aten::") + e.name) << e.name;
+    for (const OpSpec* op : all_ops())
+      EXPECT_NE(op->aten.substr(0, op->aten.find('.')), std::string("aten::") + e.name) << e.name;
   }
 }
 

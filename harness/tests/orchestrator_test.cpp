@@ -14,9 +14,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Keys: "ok-N" pass; "slow-N" pass after 20 ms (so that every worker gets some); "nap-N" after 0.5 s; "segv-N" / "abort-N" kill the worker with that signal; "hang-N" never
-// answers; "flaky-N" crashes the first time it runs and passes after; "exit" exits 3 between
-// cases. Each result's error carries $SLOT (the device binding) and the worker's pid.
+// Keys: "ok-N" pass; "slow-N" pass after 20 ms (so that every worker gets some); "nap-N" after 0.5 s; "segv-N" /
+// "abort-N" kill the worker with that signal; "hang-N" never answers; "flaky-N" crashes the first time it runs and
+// passes after; "exit" exits 3 between cases. Each result's error carries $SLOT (the device binding) and the worker's
+// pid.
 constexpr const char* kScript = R"sh(#!/bin/bash
 echo '{"type":"hello","protocol":1}'
 while IFS= read -r key; do
@@ -60,8 +61,10 @@ class OrchestratorTest : public ::testing::Test {
           out[d.key] = std::move(d);
         },
         [] { return false; });
-    if (stopped) *stopped = why;
-    else EXPECT_EQ(why, "");
+    if (stopped)
+      *stopped = why;
+    else
+      EXPECT_EQ(why, "");
     return out;
   }
 
@@ -93,7 +96,8 @@ TEST_F(OrchestratorTest, CrashAndHangCostOneCaseAfterARetryAlone) {
   auto done = run(keys, cfg);
   ASSERT_EQ(done.size(), keys.size());
   EXPECT_EQ(done["segv-1"].outcome.status, Status::Crash);
-  EXPECT_NE(done["segv-1"].outcome.error.find("worker died with SIGSEGV"), std::string::npos) << done["segv-1"].outcome.error;
+  EXPECT_NE(done["segv-1"].outcome.error.find("worker died with SIGSEGV"), std::string::npos)
+      << done["segv-1"].outcome.error;
   EXPECT_EQ(done["segv-1"].outcome.attempt, 2);
   EXPECT_EQ(done["abort-1"].outcome.status, Status::Crash);
   EXPECT_NE(done["abort-1"].outcome.error.find("SIGABRT"), std::string::npos);
@@ -117,7 +121,8 @@ TEST_F(OrchestratorTest, ACaseTimeoutOfItsOwnReplacesTheRunsForThatCase) {
   auto done = run({"nap-1", "hang-1", "ok-1"}, cfg);
   EXPECT_EQ(done["nap-1"].outcome.status, Status::Pass);
   EXPECT_EQ(done["hang-1"].outcome.status, Status::Timeout);
-  EXPECT_NE(done["hang-1"].outcome.error.find("no result after 0.3 s"), std::string::npos) << done["hang-1"].outcome.error;
+  EXPECT_NE(done["hang-1"].outcome.error.find("no result after 0.3 s"), std::string::npos)
+      << done["hang-1"].outcome.error;
   EXPECT_EQ(done["ok-1"].outcome.status, Status::Pass);
 }
 
@@ -152,7 +157,8 @@ TEST_F(OrchestratorTest, WorkersAreBoundToTheirDeviceSlots) {
   auto done = run(keys, cfg);
   std::map<std::string, int> per_slot;
   for (const auto& [k, d] : done) {
-    EXPECT_EQ(d.outcome.error.rfind("slot=" + d.slot + " ", 0), 0u) << "the worker saw its own slot: " << d.outcome.error;
+    EXPECT_EQ(d.outcome.error.rfind("slot=" + d.slot + " ", 0), 0u)
+        << "the worker saw its own slot: " << d.outcome.error;
     ++per_slot[d.slot];
   }
   EXPECT_EQ(per_slot.size(), 2u);

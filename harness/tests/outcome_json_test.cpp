@@ -1,10 +1,10 @@
 // The worker's fast JSON writer (to_json_text) against the JSON library's (to_json).
+#include "gauntlet/outcome_json.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
-
-#include "gauntlet/outcome_json.h"
 
 namespace gauntlet {
 namespace {
@@ -26,11 +26,13 @@ Outcome varied() {
   o.metrics.worst = "grad.self[3]";
   o.error = "RuntimeError: \"quoted\" \\ back\nline two\r\n\t\x01\x1f <script>x</script> \xc3\xbc bad \xff utf8";
   o.reason = "xfail: known";
-  o.timing = {123.5, 45.25, 40.0, -std::numeric_limits<double>::infinity(), 0.125, 17, 3.0, {45.25, 1e-300, 5e-324, 1.7976931348623157e308}};
+  o.timing = {123.5, 45.25, 40.0, -std::numeric_limits<double>::infinity(),
+              0.125, 17,    3.0,  {45.25, 1e-300, 5e-324, 1.7976931348623157e308}};
   o.peak_mem_bytes = 12345678901;
   o.fallback_ops = {"aten::cumsum.out", "weird \"op\"\n"};
-  o.executed_ops = {executed_op_text({"aten::_convolution", "input=f32[1,3,8,8]@[192,1,24,3], stride=[2,2], mode='reflect'", 3}),
-                    executed_op_text({"aten::relu_", "self=f32[4]+2", 1})};
+  o.executed_ops = {
+      executed_op_text({"aten::_convolution", "input=f32[1,3,8,8]@[192,1,24,3], stride=[2,2], mode='reflect'", 3}),
+      executed_op_text({"aten::relu_", "self=f32[4]+2", 1})};
   o.golden_source = "store";
   o.golden_entry = "abc";
   o.sim_time_us = 0.5;
@@ -44,8 +46,8 @@ TEST(OutcomeJson, TheFastWriterWritesWhatTheJsonLibraryWrites) {
   for (Outcome o : {varied(), Outcome{}}) {
     // What the worker used to send: the library's text, invalid UTF-8 replaced.
     const std::string library = to_json(o).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    EXPECT_EQ(nlohmann::json::parse(to_json_text(o)), nlohmann::json::parse(library))
-        << to_json_text(o) << "\n" << library;
+    EXPECT_EQ(nlohmann::json::parse(to_json_text(o)), nlohmann::json::parse(library)) << to_json_text(o) << "\n"
+                                                                                      << library;
   }
 }
 

@@ -88,7 +88,8 @@ TEST(Plan, MalformedPlansAreOneLineErrorsNamingTheFile) {
   expect_error("not json", "not a JSON plan");
   expect_error(R"({"format":"other"})", "not a gauntlet plan");
   expect_error(R"({"format":"gauntlet-plan","version":99})", "plan format version 99");
-  expect_error(R"({"format":"gauntlet-plan","version":1,"suite":"s","shards":2,"assignment":[]})", "2 shards declared, 0 listed");
+  expect_error(R"({"format":"gauntlet-plan","version":1,"suite":"s","shards":2,"assignment":[]})",
+               "2 shards declared, 0 listed");
   EXPECT_THROW(Plan::load("/nonexistent/plan.json"), std::invalid_argument);
   fs::remove(file);
 }

@@ -19,7 +19,9 @@ std::vector<std::string> keys_of(const Candidates& c) {
   return out;
 }
 
-bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
 
 Outcome outcome(Status s, const std::string& error = "", const std::string& worst = "", std::int64_t mismatches = 0) {
   Outcome o;
@@ -45,7 +47,8 @@ struct Scripted {
 };
 
 Outcome bias_fault(const CaseKey& k) {  // sim's kind=bias,min_numel=64: the largest input counts
-  if (largest_input_elements(k) >= 64) return outcome(Status::Fail, "out0: 64 of 64 elements outside tolerance", "out0[3]", 64);
+  if (largest_input_elements(k) >= 64)
+    return outcome(Status::Fail, "out0: 64 of 64 elements outside tolerance", "out0[3]", 64);
   return outcome(Status::Pass);
 }
 
@@ -54,9 +57,9 @@ TEST(ReduceCandidates, SameShapedInputsShrinkTogetherAndEveryCandidateIsValid) {
   const Candidates c = shrink_candidates(k);
   const auto keys = keys_of(c);
   EXPECT_TRUE(has(keys, "op/add/f32/8x16,8x16/contig/eager"));
-  EXPECT_TRUE(has(keys, "op/add/f32/8x8,8x8/contig/eager"));    // the shared size 16, everywhere
+  EXPECT_TRUE(has(keys, "op/add/f32/8x8,8x8/contig/eager"));     // the shared size 16, everywhere
   EXPECT_TRUE(has(keys, "op/add/f32/1x16,16x16/contig/eager"));  // one input's dim: broadcasts
-  EXPECT_TRUE(has(keys, "op/add/f32/16,16/contig/eager"));      // leading dims dropped
+  EXPECT_TRUE(has(keys, "op/add/f32/16,16/contig/eager"));       // leading dims dropped
   EXPECT_FALSE(has(keys, k.str()));
   EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), keys.size());
   for (const auto& cand : c.valid) {
@@ -87,8 +90,10 @@ TEST(ReduceCandidates, NothingSmallerThanOnes) {
 }
 
 TEST(ReduceSignature, FailNamesItsOutputsErrorBlanksNumbersCrashKeepsTheSignal) {
-  const auto a = failure_signature(outcome(Status::Fail, "out0: 3 of 64 elements outside tolerance (rtol=1e-05)", "out0[7]", 3));
-  const auto b = failure_signature(outcome(Status::Fail, "out0: 1 of 2 elements outside tolerance (rtol=1e-05)", "out0[0]", 1));
+  const auto a =
+      failure_signature(outcome(Status::Fail, "out0: 3 of 64 elements outside tolerance (rtol=1e-05)", "out0[7]", 3));
+  const auto b =
+      failure_signature(outcome(Status::Fail, "out0: 1 of 2 elements outside tolerance (rtol=1e-05)", "out0[0]", 1));
   const auto g = failure_signature(outcome(Status::Fail, "out0: 1 of 2 elements outside tolerance", "grad.self[0]", 2));
   EXPECT_EQ(a, b);
   EXPECT_NE(a, g);
@@ -98,7 +103,8 @@ TEST(ReduceSignature, FailNamesItsOutputsErrorBlanksNumbersCrashKeepsTheSignal) 
             failure_signature(outcome(Status::Error, "shape [3, 1, 2] mismatch")));
   EXPECT_NE(failure_signature(outcome(Status::Error, "shape [7] mismatch")),
             failure_signature(outcome(Status::Error, "golden raised")));
-  const auto crash = failure_signature(outcome(Status::Crash, "worker died with SIGSEGV while running the case\nlast lines"));
+  const auto crash =
+      failure_signature(outcome(Status::Crash, "worker died with SIGSEGV while running the case\nlast lines"));
   EXPECT_EQ(crash.detail, "SIGSEGV");
   EXPECT_EQ(crash.str(), "CRASH (SIGSEGV)");
   EXPECT_NE(crash, failure_signature(outcome(Status::Crash, "worker died with SIGABRT while running the case")));
@@ -156,7 +162,8 @@ TEST(ReduceSearch, ACrashAnywhereShrinksToOnesInOneCandidatePerRound) {
 TEST(ReduceSearch, AnotherFailureIsNotTheSameWay) {
   // Small cases crash instead of failing: reduction keeps to FAIL.
   auto rule = [](const CaseKey& k) {
-    if (largest_input_elements(k) < 16) return outcome(Status::Crash, "worker died with SIGSEGV while running the case");
+    if (largest_input_elements(k) < 16)
+      return outcome(Status::Crash, "worker died with SIGSEGV while running the case");
     return outcome(Status::Fail, "out0: 1 of 16 elements outside tolerance", "out0[0]", 1);
   };
   Scripted s{rule, {}};

@@ -12,8 +12,8 @@
 #include <set>
 #include <sstream>
 
-#include "gauntlet/outcome.h"
 #include "e2e_support.h"
+#include "gauntlet/outcome.h"
 
 namespace fs = std::filesystem;
 using e2e::E2E;
@@ -28,7 +28,8 @@ const std::string kJUnitXsd = std::string(GAUNTLET_SOURCE_DIR) + "/harness/tests
 
 // xmllint's verdict on `file` against harness/tests/junit.xsd: "" when it validates.
 std::string junit_errors(const fs::path& file) {
-  if (std::system("command -v xmllint >/dev/null 2>&1") != 0) return "xmllint not found: run ci/setup.sh (libxml2-utils)";
+  if (std::system("command -v xmllint >/dev/null 2>&1") != 0)
+    return "xmllint not found: run ci/setup.sh (libxml2-utils)";
   const std::string cmd = "xmllint --noout --schema '" + kJUnitXsd + "' '" + file.string() + "' 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   std::string out;
@@ -63,9 +64,9 @@ TEST_F(E2E, RunJUnitHasEveryCaseWithTimeValidatesAndCountsFailuresAsShowDoes) {
   const fs::path suites = suites_with(kStrictF32);
   const std::string db = (dir_ / "r.db").string();
   const fs::path junit = dir_ / "run.xml", lines = dir_ / "run.jsonl", md = dir_ / "run.md";
-  const Result r = gauntlet("run --suite smoke --quiet --gate --suites-dir " + suites.string() + " --db " + db + " --filter " +
-                            kReportFilter + " --junit " + junit.string() + " --json-lines " + lines.string() +
-                            " --markdown " + md.string(),
+  const Result r = gauntlet("run --suite smoke --quiet --gate --suites-dir " + suites.string() + " --db " + db +
+                                " --filter " + kReportFilter + " --junit " + junit.string() + " --json-lines " +
+                                lines.string() + " --markdown " + md.string(),
                             "GITHUB_ACTIONS=");
   ASSERT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_EQ(r.out.find("::error"), std::string::npos) << "annotations only with --github or GITHUB_ACTIONS=true";
@@ -89,7 +90,8 @@ TEST_F(E2E, RunJUnitHasEveryCaseWithTimeValidatesAndCountsFailuresAsShowDoes) {
     timed += xml.substr(at, xml.find('>', at) - at).find(" time=\"") != std::string::npos;
   }
   EXPECT_EQ(timed, cases);
-  EXPECT_EQ(std::stoll(attribute(xml, "testsuites", "failures")) + std::stoll(attribute(xml, "testsuites", "errors")), failing);
+  EXPECT_EQ(std::stoll(attribute(xml, "testsuites", "failures")) + std::stoll(attribute(xml, "testsuites", "errors")),
+            failing);
   EXPECT_EQ(std::stoll(attribute(xml, "testsuites", "skipped")), skipped);
   EXPECT_EQ(std::stoull(attribute(xml, "testsuites", "tests")), cases);
   for (const auto& res : j.at("results")) {
@@ -142,7 +144,8 @@ TEST_F(E2E, ResumedRunsReportsCoverEveryResultOnce) {
   std::ifstream in(lines);
   std::set<std::string> keys;
   std::size_t n = 0;
-  for (std::string line; std::getline(in, line); ++n) keys.insert(nlohmann::json::parse(line).at("key").get<std::string>());
+  for (std::string line; std::getline(in, line); ++n)
+    keys.insert(nlohmann::json::parse(line).at("key").get<std::string>());
   EXPECT_EQ(n, cases);
   EXPECT_EQ(keys.size(), cases);
 }
@@ -162,8 +165,9 @@ TEST_F(E2E, GitHubActionsGetsStepSummariesAndAnnotationsFromRunAndCompare) {
 
   const fs::path suites = suites_with(kStrictF32);
   // The suite file lies in the workspace: the annotations name it, relative to it.
-  const Result b = gauntlet("run --suite smoke --quiet --gate --release b --suites-dir " + suites.string() + " --db " + db + filter,
-                            env + " GITHUB_WORKSPACE=" + dir_.string());
+  const Result b =
+      gauntlet("run --suite smoke --quiet --gate --release b --suites-dir " + suites.string() + " --db " + db + filter,
+               env + " GITHUB_WORKSPACE=" + dir_.string());
   ASSERT_EQ(b.code, 1) << b.err;
   EXPECT_NE(b.out.find("::error file=suites/smoke.yaml,title=FAIL op/mm/f32/"), std::string::npos) << b.out;
   EXPECT_NE(b.out.find("%0Arepro: gauntlet repro 'op/mm/f32/"), std::string::npos) << b.out;
@@ -181,17 +185,21 @@ TEST_F(E2E, GitHubActionsGetsStepSummariesAndAnnotationsFromRunAndCompare) {
   EXPECT_NE(s.find("gate accuracy: FAIL: "), std::string::npos) << s;
 
   // Release c fails as b did: known failures, listed apart, not gating, not annotated.
-  ASSERT_EQ(gauntlet("run --suite smoke --quiet --release c --suites-dir " + suites.string() + " --db " + db + filter).code, 0);
+  ASSERT_EQ(
+      gauntlet("run --suite smoke --quiet --release c --suites-dir " + suites.string() + " --db " + db + filter).code,
+      0);
   const fs::path cx = dir_ / "compare.xml", cj = dir_ / "compare.json";
-  const Result known = gauntlet("compare --db " + db + " --gate accuracy --quiet --junit " + cx.string() + " --json " + cj.string(), env);
+  const Result known = gauntlet(
+      "compare --db " + db + " --gate accuracy --quiet --junit " + cx.string() + " --json " + cj.string(), env);
   EXPECT_EQ(known.code, 0) << known.out << known.err;
   EXPECT_EQ(known.out.find("::error"), std::string::npos) << known.out;
   EXPECT_EQ(junit_errors(cx), "");
   const auto kj = nlohmann::json::parse(slurp(cj));
   EXPECT_GT(kj.at("known_failures").size(), 0u);
   EXPECT_EQ(kj.at("counts").at("known_failures"), kj.at("known_failures").size());
-  EXPECT_NE(slurp(cx).find("<testsuite name=\"known-failures\" tests=\"" + std::to_string(kj.at("known_failures").size())),
-            std::string::npos);
+  EXPECT_NE(
+      slurp(cx).find("<testsuite name=\"known-failures\" tests=\"" + std::to_string(kj.at("known_failures").size())),
+      std::string::npos);
   EXPECT_NE(slurp(summary).find("Known failures (failing in both runs; not regressions, not gating): " +
                                 std::to_string(kj.at("known_failures").size())),
             std::string::npos);
@@ -247,13 +255,14 @@ TEST_F(E2E, SetupInstallsNodeAndNpmFromDebianWhenTheMachineHasNeither) {
     fs::permissions(bin / name, fs::perms::owner_all);
   };
   script("dpkg-query",
-         "case \"${@: -1}\" in nodejs|npm) echo -n 'unknown ok not-installed';; *) echo -n 'install ok installed';; esac\n");
+         "case \"${@: -1}\" in nodejs|npm) echo -n 'unknown ok not-installed';; *) echo -n 'install ok installed';; "
+         "esac\n");
   // apt-get install puts a node and an npm on PATH, as Debian's packages would.
   script("apt-get", "echo \"apt-get $*\" >> '" + log.string() + "'\n" +
                         "if [ \"$1\" = install ]; then printf '#!/bin/bash\\necho \"npm $*\" >> " + log.string() +
                         "\\n[ \"$1\" = ci ] && mkdir -p node_modules\\n' > '" + (bin / "npm").string() + "'; printf " +
-                        "'#!/bin/bash\\n' > '" + (bin / "node").string() + "'; chmod +x '" + (bin / "npm").string() + "' '" +
-                        (bin / "node").string() + "'; fi\n");
+                        "'#!/bin/bash\\n' > '" + (bin / "node").string() + "'; chmod +x '" + (bin / "npm").string() +
+                        "' '" + (bin / "node").string() + "'; fi\n");
   script("sudo", "\"$@\"\n");
   const std::string run = "env -i PATH='" + bin.string() + "' /bin/bash '" + (tree / "ci/setup.sh").string() + "' >" +
                           (dir_ / "out").string() + " 2>&1";

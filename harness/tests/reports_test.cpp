@@ -13,8 +13,6 @@
 // libxml2-utils, installed by ci/setup.sh); without xmllint that test fails.
 #include "gauntlet/reports.h"
 
-#include "approval.h"
-
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -29,6 +27,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "approval.h"
 
 namespace gauntlet {
 namespace {
@@ -46,8 +46,8 @@ const std::string kScript = "<script>alert(1)</script>";
 // ---- The fixed input: one finding of every kind of change, two of them waived (one waiver
 // expired), one whose key and detail carry markup, quotes, a control byte and invalid UTF-8.
 
-Finding finding(std::string key, Change change, double baseline, double candidate, double ratio,
-                double p_value, std::string detail, std::optional<WaiverRef> waiver = {}) {
+Finding finding(std::string key, Change change, double baseline, double candidate, double ratio, double p_value,
+                std::string detail, std::optional<WaiverRef> waiver = {}) {
   Finding f;
   f.key = std::move(key);
   f.change = change;
@@ -60,10 +60,9 @@ Finding finding(std::string key, Change change, double baseline, double candidat
   return f;
 }
 
-const WaiverRef kWaived{"waivers.yaml:12", "bf16 matmul accumulates in fp32 on sim 0.9.2",
-                        "numerics-team", "2099-12-31", false};
-const WaiverRef kExpired{"waivers.yaml:30", "erfinv half precision is flaky", "alice", "2024-01-31",
-                         true};
+const WaiverRef kWaived{"waivers.yaml:12", "bf16 matmul accumulates in fp32 on sim 0.9.2", "numerics-team",
+                        "2099-12-31", false};
+const WaiverRef kExpired{"waivers.yaml:30", "erfinv half precision is flaky", "alice", "2024-01-31", true};
 
 RunComparison sample() {
   RunComparison c;
@@ -72,8 +71,7 @@ RunComparison sample() {
   c.baseline_cases = 1203;
   c.candidate_cases = 1204;
   c.common_cases = 1202;
-  c.baseline_counts = {
-      {Status::Pass, 1183}, {Status::Fail, 3}, {Status::Skip, 7}, {Status::XFail, 10}};
+  c.baseline_counts = {{Status::Pass, 1183}, {Status::Fail, 3}, {Status::Skip, 7}, {Status::XFail, 10}};
   c.candidate_counts = {{Status::Pass, 1180},     {Status::Fail, 5}, {Status::Error, 1},
                         {Status::Unsupported, 2}, {Status::Skip, 7}, {Status::XFail, 9}};
   const double nan = std::nan("");
@@ -84,26 +82,23 @@ RunComparison sample() {
               "PASS -> ERROR: " + kScript +
                   " | \"quoted\" & 'single' \x01 ctrl \xff byte\n"
                   "second line"),
-      finding("op/matmul/bfloat16/m=64,n=64,k=64", Change::ErrorGrowth, 0.0012, 0.0098, 8.1666667,
-              -1, "max_abs_err 0.0012 -> 0.0098 (8.2x, more than 4x)", kWaived),
+      finding("op/matmul/bfloat16/m=64,n=64,k=64", Change::ErrorGrowth, 0.0012, 0.0098, 8.1666667, -1,
+              "max_abs_err 0.0012 -> 0.0098 (8.2x, more than 4x)", kWaived),
       finding("op/erfinv/float16/n=1024", Change::XPass, 0, 0, 0, -1,
               "XFAIL -> XPASS: the expectation is stale (expectations.yaml:40)", kExpired),
       finding("op/sub/int32/n=7", Change::Fixed, 0, 0, 0, -1, "FAIL -> PASS"),
-      finding("op/conv2d/float32/n=8,c=64,h=56,w=56", Change::Slower, 812.5, 1020.25, 1.2557,
-              0.00031, "median 812.5 µs -> 1.02 ms (+25.6%, outside the noise band ±3.1%)"),
-      finding("op/relu/float32/n=1048576", Change::Faster, 150, 120, 0.8, 0.0021,
-              "median 150 µs -> 120 µs (-20.0%)"),
-      finding("op/acosh/float32/n=1024", Change::NewFallback, 0, 1, 0, -1,
-              "falls back to the CPU: aten::acosh.out"),
-      finding("model/mlp/compile/batch=32", Change::GraphBreaks, 0, 2, 0, -1,
-              "graph breaks 0 -> 2"),
+      finding("op/conv2d/float32/n=8,c=64,h=56,w=56", Change::Slower, 812.5, 1020.25, 1.2557, 0.00031,
+              "median 812.5 µs -> 1.02 ms (+25.6%, outside the noise band ±3.1%)"),
+      finding("op/relu/float32/n=1048576", Change::Faster, 150, 120, 0.8, 0.0021, "median 150 µs -> 120 µs (-20.0%)"),
+      finding("op/acosh/float32/n=1024", Change::NewFallback, 0, 1, 0, -1, "falls back to the CPU: aten::acosh.out"),
+      finding("model/mlp/compile/batch=32", Change::GraphBreaks, 0, 2, 0, -1, "graph breaks 0 -> 2"),
       finding("model/mlp/compile/batch=64", Change::Recompiles, 1, 3, 3, -1, "recompiles 1 -> 3"),
       finding("model/resnet18/compile/batch=8", Change::CompileTime, 4.2e6, 5.6e6, 1.3333, -1,
               "compile time 4.2 s -> 5.6 s (+33.3%)"),
       finding("model/resnet18/eager/batch=8", Change::FirstRun, 21000, 27500, 1.3095, -1,
               "first run 21 ms -> 27.5 ms (+31.0%)"),
-      finding("model/resnet18/eager/batch=8", Change::PeakMemory, 1610612736, 1879048192, 1.1667,
-              -1, "peak memory 1.5 GiB -> 1.75 GiB (+16.7%)"),
+      finding("model/resnet18/eager/batch=8", Change::PeakMemory, 1610612736, 1879048192, 1.1667, -1,
+              "peak memory 1.5 GiB -> 1.75 GiB (+16.7%)"),
       finding("op/`odd`'key/float32", Change::Missing, 0, nan, 0, -1,
               "in baseline run 41 (PASS), not in candidate run 57"),
       finding("op/new_op/float32/n=16", Change::New, 0, 0, 0, -1, "new in the candidate: PASS"),
@@ -118,18 +113,15 @@ RunComparison sample() {
   // Failing in both runs, no worse (2 of the baseline's 3 FAIL).
   c.known_failures = {{"op/div/float16/n=64", Status::Fail, Status::Fail, "3 of 64 elements outside tolerance"},
                       {"op/lgamma/float32/n=8", Status::Fail, Status::Fail, "RuntimeError: " + kScript}};
-  c.throughput = {{"samples", 40, 1520.5, 1480.25, {0.9735, 0.951, 0.996}, 0.2284, 0.2815, {1.2327, 1.2048, 1.2618}},
-                  {"elements", 1140, 2.31e9, 2.24e9, {0.9697, 0.958, 0.981}, 1.503e-4, 1.86e-4, {1.2375, 1.2232, 1.2526}}};
+  c.throughput = {
+      {"samples", 40, 1520.5, 1480.25, {0.9735, 0.951, 0.996}, 0.2284, 0.2815, {1.2327, 1.2048, 1.2618}},
+      {"elements", 1140, 2.31e9, 2.24e9, {0.9697, 0.958, 0.981}, 1.503e-4, 1.86e-4, {1.2375, 1.2232, 1.2526}}};
   c.speed.metric = "sim";
   c.speed.compared = 1180;
   c.speed.unjudged = 12;
   c.speed.geomean = {1.034, 1.021, 1.047};
-  c.speed.history = {{"1.9.0", 1.0, false},
-                     {"2.0.0", 1.002, false},
-                     {"2.1.0", 1.0, false},
-                     {"2.2.0", 0.991, false},
-                     {"2.3.0", 1.002, false},
-                     {"2.4.0-rc1", 1.036, true}};
+  c.speed.history = {{"1.9.0", 1.0, false},   {"2.0.0", 1.002, false}, {"2.1.0", 1.0, false},
+                     {"2.2.0", 0.991, false}, {"2.3.0", 1.002, false}, {"2.4.0-rc1", 1.036, true}};
   return c;
 }
 
@@ -205,23 +197,22 @@ TEST(RegressNames, RoundTripCaseInsensitively) {
 }
 
 TEST(RegressNames, ChangesNameTheirGate) {
-  const std::vector<std::pair<Change, std::string>> names = {
-      {Change::StatusChange, "status-change"},
-      {Change::ErrorGrowth, "error-growth"},
-      {Change::XPass, "xpass"},
-      {Change::NewFallback, "new-fallback"},
-      {Change::GraphBreaks, "graph-breaks"},
-      {Change::Recompiles, "recompiles"},
-      {Change::CompileTime, "compile-time"},
-      {Change::FirstRun, "first-run"},
-      {Change::PeakMemory, "peak-memory"},
-      {Change::Missing, "missing"},
-      {Change::Slower, "slower"},
-      {Change::Faster, "faster"},
-      {Change::Fixed, "fixed"},
-      {Change::New, "new"},
-      {Change::ErrorShift, "error-shift"},
-      {Change::SpeedShift, "speed-shift"}};
+  const std::vector<std::pair<Change, std::string>> names = {{Change::StatusChange, "status-change"},
+                                                             {Change::ErrorGrowth, "error-growth"},
+                                                             {Change::XPass, "xpass"},
+                                                             {Change::NewFallback, "new-fallback"},
+                                                             {Change::GraphBreaks, "graph-breaks"},
+                                                             {Change::Recompiles, "recompiles"},
+                                                             {Change::CompileTime, "compile-time"},
+                                                             {Change::FirstRun, "first-run"},
+                                                             {Change::PeakMemory, "peak-memory"},
+                                                             {Change::Missing, "missing"},
+                                                             {Change::Slower, "slower"},
+                                                             {Change::Faster, "faster"},
+                                                             {Change::Fixed, "fixed"},
+                                                             {Change::New, "new"},
+                                                             {Change::ErrorShift, "error-shift"},
+                                                             {Change::SpeedShift, "speed-shift"}};
   for (const auto& [change, name] : names) EXPECT_EQ(change_name(change), name);
   EXPECT_EQ(change_gate(Change::ErrorGrowth), Gate::Accuracy);
   EXPECT_EQ(change_gate(Change::Fixed), Gate::Accuracy);
@@ -273,8 +264,7 @@ TEST(GateVerdict, RegressionInAGateNotAskedPasses) {
   c.findings = {finding("op/a", Change::PeakMemory, 1, 2, 2, -1, "memory up")};
   EXPECT_EQ(gate_verdict(c, {Gate::Accuracy, Gate::Speed}).exit_code, 0);
   EXPECT_EQ(gate_verdict(c, {Gate::Coverage}).exit_code, 1);
-  EXPECT_EQ(gate_verdict(c, {Gate::Coverage}).summary,
-            "gate coverage: FAIL: 1 coverage regression");
+  EXPECT_EQ(gate_verdict(c, {Gate::Coverage}).summary, "gate coverage: FAIL: 1 coverage regression");
 }
 
 TEST(GateVerdict, ExpiredWaiverGates) {
@@ -293,9 +283,7 @@ TEST(GateVerdict, NoFindingsPass) {
 
 // ---- Markdown ----
 
-TEST(ReportMarkdown, MatchesApproved) {
-  expect_approved("compare_report", "md", markdown_report(sample(), options()));
-}
+TEST(ReportMarkdown, MatchesApproved) { expect_approved("compare_report", "md", markdown_report(sample(), options())); }
 
 TEST(ReportMarkdown, TablesSurviveHostileKeysAndDetails) {
   const std::string md = markdown_report(sample(), options());
@@ -337,8 +325,7 @@ TEST(ReportMarkdown, TablesStopAtTop) {
 
 TEST(ReportMarkdown, EmptyComparison) {
   const std::string md = markdown_report(RunComparison{}, ReportOptions{});
-  EXPECT_NE(md.find("**PASS** (exit code 0): gate none: PASS: no gating regressions"),
-            std::string::npos);
+  EXPECT_NE(md.find("**PASS** (exit code 0): gate none: PASS: no gating regressions"), std::string::npos);
   EXPECT_NE(md.find("No findings"), std::string::npos);
   EXPECT_NE(md.find("No case was timed by both runs"), std::string::npos);
 }
@@ -353,16 +340,12 @@ TEST(ReportJUnit, ValidatesAgainstTheSchema) {
     const fs::path file = build_dir() / "compare_report.junit.xml";
     write_file(file, junit_report(sample(), options(gates)));
     std::string output;
-    EXPECT_EQ(
-        run_command("xmllint --noout --schema '" + kXsd + "' '" + file.string() + "'", &output), 0)
-        << output;
+    EXPECT_EQ(run_command("xmllint --noout --schema '" + kXsd + "' '" + file.string() + "'", &output), 0) << output;
   }
   const fs::path empty = build_dir() / "compare_report.empty.junit.xml";
   write_file(empty, junit_report(RunComparison{}, ReportOptions{}));
   std::string output;
-  EXPECT_EQ(
-      run_command("xmllint --noout --schema '" + kXsd + "' '" + empty.string() + "'", &output), 0)
-      << output;
+  EXPECT_EQ(run_command("xmllint --noout --schema '" + kXsd + "' '" + empty.string() + "'", &output), 0) << output;
 }
 
 // Cases failing in both runs are listed apart from the regressions, in every report, never gating.
@@ -396,12 +379,11 @@ TEST(ReportJUnit, FailuresAreGatingRegressions) {
                      "errors=\"0\" skipped=\"10\">"),
             std::string::npos)
       << xml;
-  EXPECT_NE(
-      xml.find("<testcase classname=\"nightly.accuracy\" "
-               "name=\"op/add/float32/shape=[2,3]\">\n      <failure message=\"status-change: "
-               "PASS -&gt; FAIL: max_abs_err 0.5 (rtol 1.3e-06, atol 1e-05)\" "
-               "type=\"status-change\">"),
-      std::string::npos);
+  EXPECT_NE(xml.find("<testcase classname=\"nightly.accuracy\" "
+                     "name=\"op/add/float32/shape=[2,3]\">\n      <failure message=\"status-change: "
+                     "PASS -&gt; FAIL: max_abs_err 0.5 (rtol 1.3e-06, atol 1e-05)\" "
+                     "type=\"status-change\">"),
+            std::string::npos);
   // Waived: skipped with the waiver; expired: a failure.
   EXPECT_NE(xml.find("name=\"op/matmul/bfloat16/m=64,n=64,k=64\">\n      <skipped "
                      "message=\"waived: bf16 matmul accumulates in fp32 on sim 0.9.2 "
@@ -409,15 +391,12 @@ TEST(ReportJUnit, FailuresAreGatingRegressions) {
             std::string::npos);
   EXPECT_NE(xml.find("name=\"op/erfinv/float16/n=1024\">\n      <failure "), std::string::npos);
   // Coverage was not asked for: its regressions are skipped, not failures.
-  EXPECT_NE(xml.find("<skipped message=\"not gated (--gate coverage not asked for): peak-memory"),
-            std::string::npos);
+  EXPECT_NE(xml.find("<skipped message=\"not gated (--gate coverage not asked for): peak-memory"), std::string::npos);
   EXPECT_NE(xml.find("<property name=\"baseline_release\" value=\"2.3.0\"/>"), std::string::npos);
-  EXPECT_NE(xml.find("<property name=\"candidate_release\" value=\"2.4.0-rc1\"/>"),
-            std::string::npos);
+  EXPECT_NE(xml.find("<property name=\"candidate_release\" value=\"2.4.0-rc1\"/>"), std::string::npos);
   EXPECT_NE(xml.find("<property name=\"gauntlet_version\" value=\"0.1.0\"/>"), std::string::npos);
 
-  const std::string all =
-      junit_report(sample(), options({kAllGates[0], kAllGates[1], kAllGates[2]}));
+  const std::string all = junit_report(sample(), options({kAllGates[0], kAllGates[1], kAllGates[2]}));
   EXPECT_EQ(count(all, "<failure "), 11u);
   EXPECT_EQ(count(all, "<skipped "), 3u);  // the waived regression and the two known failures
   EXPECT_NE(all.find("type=\"peak-memory\""), std::string::npos);
@@ -426,8 +405,7 @@ TEST(ReportJUnit, FailuresAreGatingRegressions) {
 TEST(ReportJUnit, EscapesEverything) {
   const std::string xml = junit_report(sample(), options());
   EXPECT_EQ(xml.find("<script>"), std::string::npos);
-  EXPECT_NE(xml.find("name=\"op/&lt;script&gt;alert(1)&lt;/script&gt;|x/float32\""),
-            std::string::npos);
+  EXPECT_NE(xml.find("name=\"op/&lt;script&gt;alert(1)&lt;/script&gt;|x/float32\""), std::string::npos);
   EXPECT_NE(xml.find("&lt;script&gt;alert(1)&lt;/script&gt; | &quot;quoted&quot; &amp; "
                      "&apos;single&apos; \xEF\xBF\xBD ctrl \xEF\xBF\xBD byte"),
             std::string::npos);
@@ -445,9 +423,7 @@ TEST(ReportJUnit, EscapesEverything) {
 
 // ---- JSON ----
 
-TEST(ReportJson, MatchesApproved) {
-  expect_approved("compare_report", "json", json_report(sample(), options()));
-}
+TEST(ReportJson, MatchesApproved) { expect_approved("compare_report", "json", json_report(sample(), options())); }
 
 TEST(ReportJson, FieldsAndNulls) {
   const auto j = nlohmann::json::parse(json_report(sample(), options()));

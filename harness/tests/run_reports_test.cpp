@@ -61,7 +61,8 @@ RunReport sample() {
   Outcome timeout = outcome("coll/all_reduce/f32/1048576/w4/sum", Status::Timeout, "no result after 60 s");
   Outcome error = outcome("op/<script>x|y/f32/4/contig/eager", Status::Error,
                           "bad <script> & \"quoted\" \x01 ctrl \xff byte\nsecond line");
-  Outcome xpass = outcome("op/erfinv/f16/64/contig/eager", Status::XPass, "", "expectations.yaml:40: erfinv f16 is inexact");
+  Outcome xpass =
+      outcome("op/erfinv/f16/64/contig/eager", Status::XPass, "", "expectations.yaml:40: erfinv f16 is inexact");
   Outcome xfail = outcome("op/sort/bf16/64/contig/eager", Status::XFail, "2 of 64 elements outside tolerance",
                           "expectations.yaml:12: stable sort of bf16 ties");
   Outcome skip = outcome("model/mlp/f32/b32-h1024/compile/train", Status::Skip, "", "compile tests run nightly");
@@ -71,7 +72,9 @@ RunReport sample() {
   return r;
 }
 
-TEST(RunReportJUnit, MatchesApprovedCopy) { approval::expect_approved("run_report", "xml", run_junit_report(sample())); }
+TEST(RunReportJUnit, MatchesApprovedCopy) {
+  approval::expect_approved("run_report", "xml", run_junit_report(sample()));
+}
 
 TEST(RunReportJUnit, ValidatesAgainstTheSchema) {
   EXPECT_EQ(approval::junit_schema_errors(run_junit_report(sample()), "run_report.junit.xml"), "");
@@ -100,8 +103,9 @@ TEST(RunReportJUnit, StatusMapping) {
   EXPECT_NE(xml.find("<system-out>XFAIL: failed as expected"), std::string::npos);
   EXPECT_NE(xml.find("repro: gauntlet repro 'op/mm/f32/64x64,64x64/contig/eager' --db out/qualify/gauntlet.db --run 7"),
             std::string::npos);
-  EXPECT_NE(xml.find("<system-err>sim: fault at 0x10\n``` fenced ```\nbacktrace: &lt;frame&gt; &amp; \"more\"</system-err>"),
-            std::string::npos)
+  EXPECT_NE(
+      xml.find("<system-err>sim: fault at 0x10\n``` fenced ```\nbacktrace: &lt;frame&gt; &amp; \"more\"</system-err>"),
+      std::string::npos)
       << xml;
   EXPECT_EQ(xml.find("<script>"), std::string::npos);
 }
@@ -141,8 +145,9 @@ TEST(RunReportVerdict, GateFailuresHollowAndUnfinished) {
   clean.hollow.clear();
   clean.finished_at.clear();
   clean.planned = 10;
-  EXPECT_EQ(run_verdict(clean).summary,
-            "gate: PASS: 1 of 2 cases passed, 1 skipped or unsupported, none failed; unfinished: 2 of 10 cases have results");
+  EXPECT_EQ(
+      run_verdict(clean).summary,
+      "gate: PASS: 1 of 2 cases passed, 1 skipped or unsupported, none failed; unfinished: 2 of 10 cases have results");
 }
 
 TEST(RunReportTime, CaseSeconds) {

@@ -2,11 +2,10 @@
 #include "gauntlet/runner.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <unistd.h>
 
 namespace gauntlet {
 namespace {
@@ -113,8 +112,8 @@ TEST_F(RunnerTest, InvalidKeyIsError) {
 }
 
 TEST_F(RunnerTest, SkipDoesNotRun) {
-  Expectations ex = Expectations::load(write("expectations.yaml",
-                                             "skip:\n  - match: \"op/add/*\"\n    reason: too slow here\n"));
+  Expectations ex =
+      Expectations::load(write("expectations.yaml", "skip:\n  - match: \"op/add/*\"\n    reason: too slow here\n"));
   RunnerConfig cfg;
   cfg.expectations = &ex;
   CaseDetail detail;
@@ -147,9 +146,10 @@ TEST_F(RunnerTest, XFailAndXPass) {
 }
 
 TEST_F(RunnerTest, NonStrictXFailKeepsPassAndFailIsXFail) {
-  Expectations ex = Expectations::load(write("expectations.yaml",
-                                             "xfail:\n  - match: \"op/add/*\"\n    strict: false\n    reason: data-dependent\n"
-                                             "  - match: \"op/exp/f16/*\"\n    strict: false\n    reason: no f16 exp\n"));
+  Expectations ex =
+      Expectations::load(write("expectations.yaml",
+                               "xfail:\n  - match: \"op/add/*\"\n    strict: false\n    reason: data-dependent\n"
+                               "  - match: \"op/exp/f16/*\"\n    strict: false\n    reason: no f16 exp\n"));
   RunnerConfig cfg;
   cfg.expectations = &ex;
   Outcome pass = run("op/add/f32/8x8,8x8/contig/eager", cfg);
@@ -166,8 +166,8 @@ TEST_F(RunnerTest, StrictOnSkipIsRejected) {
 TEST_F(RunnerTest, TightToleranceRuleFails) {
   // layer_norm in bf16 differs from the fp64 golden rounded to bf16 in some elements.
   const std::string key = "op/layer_norm/bf16/4x7x16,16,16/contig/eager";
-  ToleranceTable t = ToleranceTable::load(write("tolerances.yaml",
-                                                "rules:\n  - ops: [layer_norm]\n    dtypes: [bf16]\n    rtol: 1e-9\n    atol: 1e-9\n"));
+  ToleranceTable t = ToleranceTable::load(
+      write("tolerances.yaml", "rules:\n  - ops: [layer_norm]\n    dtypes: [bf16]\n    rtol: 1e-9\n    atol: 1e-9\n"));
   RunnerConfig cfg;
   cfg.tolerances = &t;
   Outcome o = run(key, cfg);
@@ -179,8 +179,8 @@ TEST_F(RunnerTest, TightToleranceRuleFails) {
   EXPECT_NE(o.error.find("outside tolerance"), std::string::npos) << o.error;
   EXPECT_EQ(o.metrics.worst.rfind("out0[", 0), 0u) << o.metrics.worst;
   // A loose rule makes it pass.
-  ToleranceTable loose = ToleranceTable::load(write("tolerances.yaml",
-                                                    "rules:\n  - ops: [layer_norm]\n    rtol: 0.5\n    atol: 0.5\n"));
+  ToleranceTable loose =
+      ToleranceTable::load(write("tolerances.yaml", "rules:\n  - ops: [layer_norm]\n    rtol: 0.5\n    atol: 0.5\n"));
   cfg.tolerances = &loose;
   EXPECT_EQ(run(key, cfg).status, Status::Pass);
 }
@@ -217,16 +217,20 @@ TEST(LeadWithCause, TheKernelsMessageComesFirstAndTheTracebackAfter) {
       "The following operation failed in the TorchScript interpreter.\n"
       "Traceback of TorchScript, serialized code (most recent call last):\n"
       "  File \"code/__torch__/torch/nn/modules/conv.py\", line 10, in forward\n"
-      "    input = torch._convolution(x, weight, None, [2, 2], [3, 3], [1, 1], False, [0, 0], 1, False, False, True, True)\n"
+      "    input = torch._convolution(x, weight, None, [2, 2], [3, 3], [1, 1], False, [0, 0], 1, False, False, True, "
+      "True)\n"
       "            ~~~~~~~~~~~~~~~~~~ <--- HERE\n"
       "\n"
       "Traceback of TorchScript, original code (most recent call last):\n"
       "/usr/lib/python3/dist-packages/torch/nn/modules/conv.py(459): _conv_forward\n"
       "/usr/lib/python3/dist-packages/torch/jit/_trace.py(759): trace\n"
-      "RuntimeError: convolution_overrideable not implemented. You are likely triggering this with tensor backend other than CPU/CUDA/MKLDNN\n"
+      "RuntimeError: convolution_overrideable not implemented. You are likely triggering this with tensor backend "
+      "other than CPU/CUDA/MKLDNN\n"
       "second line of the cause\n";
   const std::string led = lead_with_cause(text);
-  EXPECT_EQ(led.substr(0, led.find('\n')), "convolution_overrideable not implemented. You are likely triggering this with tensor backend other than CPU/CUDA/MKLDNN");
+  EXPECT_EQ(led.substr(0, led.find('\n')),
+            "convolution_overrideable not implemented. You are likely triggering this with tensor backend other than "
+            "CPU/CUDA/MKLDNN");
   EXPECT_NE(led.find("\nsecond line of the cause\nThe following operation failed"), std::string::npos) << led;
   EXPECT_NE(led.find("<--- HERE"), std::string::npos);
   EXPECT_EQ(lead_with_cause("Could not run 'aten::sin.out' ..."), "Could not run 'aten::sin.out' ...");

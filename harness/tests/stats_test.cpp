@@ -162,8 +162,7 @@ TEST(MannWhitney, ExactAtTheCapAgreesWithNormal) {
   const auto r = mann_whitney_u(a, b);
   EXPECT_TRUE(r.exact);
   const double sigma = std::sqrt(2500.0 * 101 / 12);
-  const double normal =
-      std::erfc((std::max(r.u, 2500 - r.u) - 1250 - 0.5) / sigma / std::sqrt(2.0));
+  const double normal = std::erfc((std::max(r.u, 2500 - r.u) - 1250 - 0.5) / sigma / std::sqrt(2.0));
   EXPECT_GT(r.p_value, 0.01);
   EXPECT_NEAR(r.p_value / normal, 1.0, 0.02);
 }
@@ -174,8 +173,7 @@ TEST(MannWhitney, NormalApproximationWithTies) {
   EXPECT_DOUBLE_EQ(r.u, 6.0);
   EXPECT_FALSE(r.exact);
   EXPECT_NEAR(r.p_value, 0.11304997885632297, 1e-12);
-  r = mann_whitney_u({1.5, 2, 2, 3, 3, 4, 7, 7, 8, 9, 10, 12},
-                     {3, 4, 4, 5, 6, 7, 8, 9, 9, 11, 13, 13, 14, 15});
+  r = mann_whitney_u({1.5, 2, 2, 3, 3, 4, 7, 7, 8, 9, 10, 12}, {3, 4, 4, 5, 6, 7, 8, 9, 9, 11, 13, 13, 14, 15});
   EXPECT_DOUBLE_EQ(r.u, 47.5);
   EXPECT_NEAR(r.p_value, 0.06321396850656212, 1e-12);
 }
@@ -321,8 +319,8 @@ TEST(NoiseBand, ShortHistoryIsUnknown) {
 // ---- E-Divisive ----
 
 // `levels[i]` repeated `lengths[i]` times, plus uniform noise in ±amplitude.
-std::vector<double> steps(const std::vector<double>& levels, const std::vector<int>& lengths,
-                          double amplitude, std::uint64_t seed = 11) {
+std::vector<double> steps(const std::vector<double>& levels, const std::vector<int>& lengths, double amplitude,
+                          std::uint64_t seed = 11) {
   Rng rng(seed);
   std::vector<double> s;
   for (std::size_t i = 0; i < levels.size(); ++i) {

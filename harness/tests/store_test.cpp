@@ -1,8 +1,4 @@
 #include "gauntlet/store.h"
-#include "gauntlet/store_reader.h"
-
-#include "gauntlet/outcome_fields.h"
-#include "gauntlet/outcome_json.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -13,10 +9,14 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
-#include <set>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
+
+#include "gauntlet/outcome_fields.h"
+#include "gauntlet/outcome_json.h"
+#include "gauntlet/store_reader.h"
 
 namespace gauntlet {
 namespace {
@@ -83,9 +83,7 @@ std::string read_bytes(const std::string& path) {
   return out.str();
 }
 
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+void write_bytes(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 // The message Store::open throws, or "(no error)".
 std::string open_error(const std::string& path, Mode mode) {
@@ -144,8 +142,9 @@ Outcome sample_outcome() {
   o.timing = {123.5, 45.25, 40.0, kNaN, 0.25, 17, 0, {45.25, 44.5, 1e-3, 3.5e7}};
   o.peak_mem_bytes = std::int64_t{1} << 40;
   o.fallback_ops = {"aten::_foo", "aten::bar.out", "weird \"op\"\n"};
-  o.executed_ops = {executed_op_text({"aten::_convolution", "input=f32[1,3,8,8]@[192,1,24,3], stride=[2,2], mode='reflect'", 3}),
-                    executed_op_text({"aten::relu_", "self=f32[4]+2", 1})};
+  o.executed_ops = {
+      executed_op_text({"aten::_convolution", "input=f32[1,3,8,8]@[192,1,24,3], stride=[2,2], mode='reflect'", 3}),
+      executed_op_text({"aten::relu_", "self=f32[4]+2", 1})};
   o.attempt = 3;
   o.work_items = 6'000'000'000;
   return o;
@@ -238,8 +237,8 @@ TEST(StatusTest, NamesParseBackCaseInsensitively) {
 
 TEST(StatusTest, FailuresAreFailErrorCrashTimeoutXPass) {
   for (Status s : kAllStatuses) {
-    const bool want = s == Status::Fail || s == Status::Error || s == Status::Crash ||
-                      s == Status::Timeout || s == Status::XPass;
+    const bool want =
+        s == Status::Fail || s == Status::Error || s == Status::Crash || s == Status::Timeout || s == Status::XPass;
     EXPECT_EQ(is_failure(s), want) << status_name(s);
   }
 }
@@ -309,9 +308,11 @@ struct EveryFieldSet {
   void operator()(const fields::Field&, double& v) { v = 0.1 * ++n + 1e-9; }
   void operator()(const fields::Field&, std::optional<double>& v) { v = 0.25 * ++n + 1e-12; }
   void operator()(const fields::Field&, std::optional<std::int64_t>& v) { v = 1000 + ++n; }
-  void operator()(const fields::Field&, std::vector<std::string>& v) { v = {"aten::op" + std::to_string(++n), "b\t\"c\""}; }
+  void operator()(const fields::Field&, std::vector<std::string>& v) {
+    v = {"aten::op" + std::to_string(++n), "b\t\"c\""};
+  }
   void operator()(const fields::Field&, std::vector<double>& v) { v = {1.5, 2.25, 3.0, 1e-3f}; }  // float32 values
-  void operator()(const fields::Field&, double&&) {}  // derived
+  void operator()(const fields::Field&, double&&) {}                                              // derived
 };
 
 TEST_F(StoreTest, EveryFieldOfTheFieldTableRoundTripsThroughJsonAndSqlite) {
@@ -496,7 +497,8 @@ TEST_F(StoreTest, TheReaderScansNamedColumnsOfOneOrSeveralRunsInStorageOrder) {
   EXPECT_EQ(tally.at(Status::Fail).results, 1);
   EXPECT_EQ(tally.at(Status::Fail).with_fallbacks, 1);
   EXPECT_EQ(tally.at(Status::Pass).with_fallbacks, 0);
-  EXPECT_EQ(reader.counts_set(runs[0].id, {"median_us", "sim_time_us"}), (std::vector<std::int64_t>{2, 0}));  // 0 is a time, no sim time is NULL
+  EXPECT_EQ(reader.counts_set(runs[0].id, {"median_us", "sim_time_us"}),
+            (std::vector<std::int64_t>{2, 0}));  // 0 is a time, no sim time is NULL
   EXPECT_EQ(reader.cases().size(), 3u);
   EXPECT_TRUE(reader.case_ids("model").empty());
 
@@ -530,8 +532,7 @@ TEST_F(StoreTest, StatusCountsGroupByStatus) {
   }
   store->flush();
 
-  const std::map<Status, std::int64_t> want = {
-      {Status::Pass, 3}, {Status::Fail, 1}, {Status::Skip, 1}};
+  const std::map<Status, std::int64_t> want = {{Status::Pass, 3}, {Status::Fail, 1}, {Status::Skip, 1}};
   EXPECT_EQ(store->status_counts(run), want);
   EXPECT_TRUE(store->status_counts(run + 1).empty());
 }
@@ -656,14 +657,12 @@ TEST_F(StoreTest, NewDatabaseHasTheCurrentSchema) {
   RawDb db(path);
   EXPECT_EQ(db.scalar("PRAGMA user_version"), std::to_string(kSchemaVersion));
   EXPECT_EQ(db.scalar("SELECT value FROM meta WHERE key = 'application'"), "gauntlet");
-  EXPECT_EQ(db.scalar("SELECT value FROM meta WHERE key = 'schema_version'"),
-            std::to_string(kSchemaVersion));
+  EXPECT_EQ(db.scalar("SELECT value FROM meta WHERE key = 'schema_version'"), std::to_string(kSchemaVersion));
   EXPECT_EQ(db.scalar("PRAGMA journal_mode"), "wal");
   // Dropped in schema 3: maintaining it halved ingestion; the primary key serves counts by run.
   EXPECT_EQ(db.scalar("SELECT count(*) FROM sqlite_master WHERE name = 'results_by_status'"), "0");
   for (const char* column : {"graph_breaks", "recompiles", "compile_ms", "sim_time_us"}) {
-    EXPECT_EQ(db.scalar("SELECT count(*) FROM pragma_table_info('results') WHERE name = '" +
-                        std::string(column) + "'"),
+    EXPECT_EQ(db.scalar("SELECT count(*) FROM pragma_table_info('results') WHERE name = '" + std::string(column) + "'"),
               "1")
         << column;
   }
@@ -682,11 +681,34 @@ TEST_F(StoreTest, ASchemaOneDatabaseIsMigratedKeepingItsResults) {
   {
     RawDb db(path);
     const std::map<std::string, std::set<std::string>> schema_one = {
-        {"results",
-         {"run_id", "case_id", "status", "attempt", "rtol", "atol", "tolerance_profile", "max_abs_err", "max_rel_err",
-          "mismatches", "numel", "mismatch_frac", "max_ulp", "nan_inf_ok", "worst", "error", "reason", "first_us",
-          "median_us", "p10_us", "p90_us", "reps", "peak_mem_bytes", "fallback_ops", "graph_breaks", "recompiles",
-          "compile_ms", "sim_time_us"}},
+        {"results", {"run_id",
+                     "case_id",
+                     "status",
+                     "attempt",
+                     "rtol",
+                     "atol",
+                     "tolerance_profile",
+                     "max_abs_err",
+                     "max_rel_err",
+                     "mismatches",
+                     "numel",
+                     "mismatch_frac",
+                     "max_ulp",
+                     "nan_inf_ok",
+                     "worst",
+                     "error",
+                     "reason",
+                     "first_us",
+                     "median_us",
+                     "p10_us",
+                     "p90_us",
+                     "reps",
+                     "peak_mem_bytes",
+                     "fallback_ops",
+                     "graph_breaks",
+                     "recompiles",
+                     "compile_ms",
+                     "sim_time_us"}},
         {"runs",
          {"id", "release", "build_id", "backend", "backend_version", "torch_version", "host", "cpu", "blas",
           "build_config", "threads", "suite", "filter", "shard", "started_at", "finished_at", "config_json",
@@ -759,9 +781,8 @@ TEST_F(StoreTest, ANewerSchemaIsRefusedInBothModes) {
   RawDb(path).exec("PRAGMA user_version = " + std::to_string(kSchemaVersion + 1));
   const std::string bytes = read_bytes(path);
 
-  const std::string want = path + ": database schema version " +
-                           std::to_string(kSchemaVersion + 1) + " is newer than this gauntlet (" +
-                           std::to_string(kSchemaVersion) + ")";
+  const std::string want = path + ": database schema version " + std::to_string(kSchemaVersion + 1) +
+                           " is newer than this gauntlet (" + std::to_string(kSchemaVersion) + ")";
   EXPECT_EQ(open_error(path, Mode::ReadWrite), want);
   EXPECT_EQ(open_error(path, Mode::ReadOnly), want);
   EXPECT_EQ(read_bytes(path), bytes);

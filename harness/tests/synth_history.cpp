@@ -42,14 +42,12 @@ using namespace gauntlet;
 
 class Stmt : public sqlite::Stmt {
  public:
-  Stmt(sqlite3* db, const std::string& path, std::string_view sql)
-      : sqlite::Stmt(raise, db, path, sql) {}
+  Stmt(sqlite3* db, const std::string& path, std::string_view sql) : sqlite::Stmt(raise, db, path, sql) {}
 };
 
 // A number in [0, 1) for (i, salt): splitmix64.
 double unit(std::int64_t i, std::uint64_t salt) {
-  std::uint64_t z =
-      static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL + salt * 0xbf58476d1ce4e5b9ULL + 1;
+  std::uint64_t z = static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ULL + salt * 0xbf58476d1ce4e5b9ULL + 1;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   z ^= z >> 31;
@@ -123,43 +121,31 @@ void from_real(const std::string& from, const std::string& into, int releases, b
     // Drift under 1%, a step before the middle release, failures and fallbacks not there yet.
     const double drift = 1 + (unit(i, 1) - 0.5) * 0.02;
     const double step = i < releases / 2 ? 0.88 : 1.0;
-    sqlite::exec(
-        raise, db, into,
-        fmt::format(
-            "UPDATE results SET median_us = median_us * {0}, sim_time_us = sim_time_us * {0} "
-            "WHERE run_id = {1}",
-            drift, id));
-    sqlite::exec(
-        raise, db, into,
-        fmt::format(
-            "UPDATE results SET median_us = median_us * {0}, sim_time_us = sim_time_us * {0} "
-            "WHERE run_id = {1} AND case_id IN (SELECT id FROM cases WHERE target LIKE 'm%')",
-            step, id));
-    sqlite::exec(
-        raise, db, into,
-        fmt::format(
-            "UPDATE results SET median_us = median_us * 0.9, sim_time_us = sim_time_us * 0.9 "
-            "WHERE run_id = {} AND case_id IN (SELECT id FROM cases WHERE target LIKE 's%')",
-            id));
-    sqlite::exec(
-        raise, db, into,
-        fmt::format(
-            "UPDATE results SET status = 'PASS', error = '' WHERE run_id = {} AND status IN "
-            "('FAIL', 'ERROR') AND ({} OR case_id % 2 = 0)",
-            id, weeks > 3 ? "1" : "0"));
-    sqlite::exec(
-        raise, db, into,
-        fmt::format(
-            "UPDATE results SET fallback_ops = '[]' WHERE run_id = {} AND ({} OR case_id % 2 = 0)",
-            id, i < releases / 3 ? "1" : "0"));
+    sqlite::exec(raise, db, into,
+                 fmt::format("UPDATE results SET median_us = median_us * {0}, sim_time_us = sim_time_us * {0} "
+                             "WHERE run_id = {1}",
+                             drift, id));
+    sqlite::exec(raise, db, into,
+                 fmt::format("UPDATE results SET median_us = median_us * {0}, sim_time_us = sim_time_us * {0} "
+                             "WHERE run_id = {1} AND case_id IN (SELECT id FROM cases WHERE target LIKE 'm%')",
+                             step, id));
+    sqlite::exec(raise, db, into,
+                 fmt::format("UPDATE results SET median_us = median_us * 0.9, sim_time_us = sim_time_us * 0.9 "
+                             "WHERE run_id = {} AND case_id IN (SELECT id FROM cases WHERE target LIKE 's%')",
+                             id));
+    sqlite::exec(raise, db, into,
+                 fmt::format("UPDATE results SET status = 'PASS', error = '' WHERE run_id = {} AND status IN "
+                             "('FAIL', 'ERROR') AND ({} OR case_id % 2 = 0)",
+                             id, weeks > 3 ? "1" : "0"));
+    sqlite::exec(raise, db, into,
+                 fmt::format("UPDATE results SET fallback_ops = '[]' WHERE run_id = {} AND ({} OR case_id % 2 = 0)", id,
+                             i < releases / 3 ? "1" : "0"));
   }
   if (hostile) {
-    const std::string markup =
-        "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=1\">";
+    const std::string markup = "<script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=1\">";
     // One case's key, everywhere it is shown; and the error text of the real run's first result
     // (made a failure, so that it is a regression with a drill-down).
-    Stmt key(db, into,
-             "UPDATE cases SET key = key || ? WHERE id = (SELECT MIN(case_id) FROM results)");
+    Stmt key(db, into, "UPDATE cases SET key = key || ? WHERE id = (SELECT MIN(case_id) FROM results)");
     key.bind(std::string_view(markup)).exec();
     Stmt err(db, into,
              "UPDATE results SET status = 'FAIL', error = ? WHERE run_id = (SELECT MAX(id) FROM "
@@ -205,21 +191,19 @@ void synthetic(const std::string& into, int releases, std::int64_t cases) {
       const std::int64_t id = sqlite3_last_insert_rowid(db);
       const double drift = 1 + (unit(rel, 3) - 0.5) * 0.02 + (rel >= releases * 2 / 3 ? 0.10 : 0.0);
       for (std::int64_t i = 0; i < cases; ++i) {
-        const std::string key =
-            fmt::format("op/bench{}/{}/{}/contig/eager", i % 500, kDtypes[i % 4], i);
+        const std::string key = fmt::format("op/bench{}/{}/{}/contig/eager", i % 500, kDtypes[i % 4], i);
         const bool fails = unit(i, 5) < 0.01 || (rel >= releases - 2 && unit(i, 6) < 0.002);
         const bool falls_back = unit(i, 7) < 0.001 * (1 + rel / 10);
         const double t = (5 + 1000 * unit(i, 8)) * drift;
-        r.bind(id, sqlite::as_signed(key_id(key)), fails ? "FAIL" : "PASS", fails ? 0.5 : 1e-7,
-               fails ? 0.4 : 1e-7, t * 1.5, falls_back ? "[\"aten::bench.out\"]" : "[]", t)
+        r.bind(id, sqlite::as_signed(key_id(key)), fails ? "FAIL" : "PASS", fails ? 0.5 : 1e-7, fails ? 0.4 : 1e-7,
+               t * 1.5, falls_back ? "[\"aten::bench.out\"]" : "[]", t)
             .exec();
       }
     }
   }
   t.commit();
   close(db, into);
-  std::cout << fmt::format("synth_history: {} releases of {} cases into {}\n", releases, cases,
-                           into);
+  std::cout << fmt::format("synth_history: {} releases of {} cases into {}\n", releases, cases, into);
 }
 
 }  // namespace

@@ -111,10 +111,9 @@ TEST(Waivers, EmptyFilesGiveNoWaivers) {
 }
 
 TEST(Waivers, AcceptsEveryGateAndRegressionName) {
-  const char* names[] = {"accuracy",     "speed",        "coverage",     "status-change",
-                         "error-growth", "xpass",        "new-fallback", "graph-breaks",
-                         "recompiles",   "compile-time", "first-run",    "peak-memory",
-                         "missing",      "slower",       "SPEED"};
+  const char* names[] = {"accuracy",  "speed",        "coverage",     "status-change", "error-growth",
+                         "xpass",     "new-fallback", "graph-breaks", "recompiles",    "compile-time",
+                         "first-run", "peak-memory",  "missing",      "slower",        "SPEED"};
   for (const char* name : names) {
     SCOPED_TRACE(name);
     const std::string text = std::string("waivers:\n  - case: a\n    change: ") + name +
@@ -123,9 +122,8 @@ TEST(Waivers, AcceptsEveryGateAndRegressionName) {
     ASSERT_EQ(w.all().size(), 1u);
     EXPECT_TRUE(w.all()[0].gate.has_value() != w.all()[0].change.has_value());
   }
-  Waivers w = Waivers::parse(
-      "waivers:\n  - {case: a, change: peak-memory, reason: r, owner: o, expires: 2027-01-01}\n",
-      "w.yaml");
+  Waivers w = Waivers::parse("waivers:\n  - {case: a, change: peak-memory, reason: r, owner: o, expires: 2027-01-01}\n",
+                             "w.yaml");
   EXPECT_EQ(w.all()[0].change, Change::PeakMemory);
   EXPECT_EQ(w.all()[0].change_str(), "peak-memory");
 }
@@ -145,12 +143,9 @@ TEST(Waivers, FlowStyleWaiversOnOneLineGetDistinctWhere) {
 // --- errors ------------------------------------------------------------------------------------
 
 TEST(WaiverErrors, MissingField) {
-  expect_error("waivers:\n  - case: a\n    reason: r\n    expires: 2027-01-01\n",
-               "waivers.yaml:2: owner:", "missing");
-  expect_error("waivers:\n  - reason: r\n    owner: o\n    expires: 2027-01-01\n",
-               "waivers.yaml:2: case:", "missing");
-  expect_error("waivers:\n  - case: a\n    reason: r\n    owner: o\n",
-               "waivers.yaml:2: expires:", "missing");
+  expect_error("waivers:\n  - case: a\n    reason: r\n    expires: 2027-01-01\n", "waivers.yaml:2: owner:", "missing");
+  expect_error("waivers:\n  - reason: r\n    owner: o\n    expires: 2027-01-01\n", "waivers.yaml:2: case:", "missing");
+  expect_error("waivers:\n  - case: a\n    reason: r\n    owner: o\n", "waivers.yaml:2: expires:", "missing");
 }
 
 TEST(WaiverErrors, EmptyField) {
@@ -165,9 +160,8 @@ TEST(WaiverErrors, EmptyField) {
 }
 
 TEST(WaiverErrors, UnknownKey) {
-  expect_error(
-      "waivers:\n  - case: a\n    reason: r\n    owner: o\n    expire: 2027-01-01\n",
-      "waivers.yaml:5: expire:", "unknown key (allowed: case, change, reason, owner, expires)");
+  expect_error("waivers:\n  - case: a\n    reason: r\n    owner: o\n    expire: 2027-01-01\n",
+               "waivers.yaml:5: expire:", "unknown key (allowed: case, change, reason, owner, expires)");
   expect_error("waiver:\n  - case: a\n", "waivers.yaml:1: waiver:", "unknown key");
   expect_error("waivers: []\nowner: me\n", "waivers.yaml:2: owner:", "unknown key");
 }
@@ -181,8 +175,7 @@ TEST(WaiverErrors, KeyGivenTwice) {
 
 TEST(WaiverErrors, BadDate) {
   const std::string head = "waivers:\n  - case: a\n    reason: r\n    owner: o\n    expires: ";
-  expect_error(head + "tomorrow\n",
-               "waivers.yaml:5: expires: 'tomorrow' is not a date (YYYY-MM-DD)", "");
+  expect_error(head + "tomorrow\n", "waivers.yaml:5: expires: 'tomorrow' is not a date (YYYY-MM-DD)", "");
   expect_error(head + "2027-02-30\n", "waivers.yaml:5: expires: '2027-02-30' is not a date", "");
   expect_error(head + "2027-02-29\n", "waivers.yaml:5: expires:", "not a date");  // not a leap year
   expect_error(head + "2100-02-29\n", "waivers.yaml:5: expires:", "not a date");  // century
@@ -197,8 +190,7 @@ TEST(WaiverErrors, BadDate) {
 }
 
 TEST(WaiverErrors, BadChange) {
-  const std::string head =
-      "waivers:\n  - case: a\n    reason: r\n    owner: o\n    expires: 2027-01-01\n    change: ";
+  const std::string head = "waivers:\n  - case: a\n    reason: r\n    owner: o\n    expires: 2027-01-01\n    change: ";
   expect_error(head + "slow\n", "waivers.yaml:6: change: 'slow' is not a gate or a change",
                "accuracy, speed, coverage, status-change");
   expect_error(head + "faster\n", "waivers.yaml:6: change: 'faster'", "not a regression");
@@ -237,13 +229,10 @@ TEST(WaiverErrors, Duplicate) {
   const std::string any =
       "waivers:\n  - {case: x, reason: r, owner: o, expires: 2027-01-01}\n"
       "  - {case: x, reason: s, owner: o, expires: 2027-01-01}\n";
-  expect_error(any, "waivers.yaml:3: duplicate waiver for case 'x' and change 'any'",
-               "waivers.yaml:2");
+  expect_error(any, "waivers.yaml:3: duplicate waiver for case 'x' and change 'any'", "waivers.yaml:2");
 }
 
-TEST(WaiverErrors, MalformedYaml) {
-  expect_error("waivers:\n  - case: [a\n", "waivers.yaml:", "malformed YAML");
-}
+TEST(WaiverErrors, MalformedYaml) { expect_error("waivers:\n  - case: [a\n", "waivers.yaml:", "malformed YAML"); }
 
 TEST(WaiverErrors, LoadNamesFileAndLine) {
   EXPECT_THROW(
@@ -251,15 +240,13 @@ TEST(WaiverErrors, LoadNamesFileAndLine) {
         try {
           Waivers::load("/nonexistent/dir/waivers.yaml");
         } catch (const WaiverError& e) {
-          EXPECT_STREQ(e.what(),
-                       "/nonexistent/dir/waivers.yaml: cannot read: No such file or directory");
+          EXPECT_STREQ(e.what(), "/nonexistent/dir/waivers.yaml: cannot read: No such file or directory");
           throw;
         }
       },
       WaiverError);
 
-  const fs::path dir =
-      fs::temp_directory_path() / ("gauntlet_waivers_" + std::to_string(::getpid()));
+  const fs::path dir = fs::temp_directory_path() / ("gauntlet_waivers_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string path = (dir / "waivers.yaml").string();
   {
@@ -309,8 +296,7 @@ TEST(WaiverMatch, ByGlob) {
   EXPECT_EQ(m->owner, "o");
   EXPECT_EQ(m->expires, "2027-01-31");
   EXPECT_FALSE(m->expired);
-  EXPECT_FALSE(
-      w.match("op/gelu/f32/8x8/contig/eager", Change::StatusChange, Gate::Accuracy, kToday));
+  EXPECT_FALSE(w.match("op/gelu/f32/8x8/contig/eager", Change::StatusChange, Gate::Accuracy, kToday));
   auto q = w.match("op/abs/f32/8/contig/eager", Change::Slower, Gate::Speed, kToday);
   ASSERT_TRUE(q);
   EXPECT_EQ(q->reason, "q");
@@ -430,8 +416,7 @@ TEST(WaiverDates, TodayFromClockAndOverride) {
       today_utc();
       ADD_FAILURE() << "no error";
     } catch (const WaiverError& e) {
-      EXPECT_EQ(std::string(e.what()),
-                std::string("GAUNTLET_TODAY: '") + bad + "' is not a date (YYYY-MM-DD)");
+      EXPECT_EQ(std::string(e.what()), std::string("GAUNTLET_TODAY: '") + bad + "' is not a date (YYYY-MM-DD)");
     }
   }
 }

@@ -56,9 +56,8 @@ class WeeklyTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  static void add_run(Store& store, const std::string& release, int day, int fail_adds = 0,
-                      bool slow_mm = false, bool fallback = false,
-                      const std::string& backend = "sim") {
+  static void add_run(Store& store, const std::string& release, int day, int fail_adds = 0, bool slow_mm = false,
+                      bool fallback = false, const std::string& backend = "sim") {
     RunInfo info;
     info.release = release;
     info.backend = backend;
@@ -299,15 +298,15 @@ TEST_F(WeeklyTest, MarkdownLines) {
       "| r9 | 14 | 2 |",
       "### r9 vs r8 (run 10 vs run 9)",
       "| `op/add/f32/1x1,1x1/contig/eager` | status-change | PASS -> FAIL: out0: 3 of 64 elements "
-      "outside tolerance | `gauntlet repro 'op/add/f32/1x1,1x1/contig/eager' --db " + db_ + " --run 10` |",
+      "outside tolerance | `gauntlet repro 'op/add/f32/1x1,1x1/contig/eager' --db " +
+          db_ + " --run 10` |",
       "## `cpu`, smoke",
       "| 2.0\\|&lt;rc> | 13 | 2026-11-09T10:00:00Z | 16 | 100.00% | 0.00% | 1.000 |  |  |",
       "Change points: too few releases for change points (1 of the 4 needed).",
       "---",
       "gauntlet 0.1.0 · json_schema_version 1",
   };
-  for (const std::string& line : want)
-    EXPECT_TRUE(has_line(md, line)) << "missing: " << line << "\n" << md;
+  for (const std::string& line : want) EXPECT_TRUE(has_line(md, line)) << "missing: " << line << "\n" << md;
   const std::string pair =
       "2 regressions: 2 accuracy, 0 speed, 0 coverage. Speed: 1.000x [1.000, 1.000] over 16 "
       "cases. Compare: `gauntlet compare --db " +
@@ -315,9 +314,8 @@ TEST_F(WeeklyTest, MarkdownLines) {
   EXPECT_NE(md.find(pair), std::string::npos) << md;
   // The default week starts with the release before it.
   const std::string week = weekly_markdown(report(), "0.1.0");
-  EXPECT_TRUE(has_line(
-      week,
-      "| r3 (before the window) | 3 | 2026-11-03T10:00:00Z | 16 | 100.00% | 0.00% | 1.000 |  |  |"))
+  EXPECT_TRUE(
+      has_line(week, "| r3 (before the window) | 3 | 2026-11-03T10:00:00Z | 16 | 100.00% | 0.00% | 1.000 |  |  |"))
       << week;
 }
 
@@ -326,9 +324,7 @@ TEST_F(WeeklyTest, JsonHasItsSchemaVersionAndEveryRelease) {
   EXPECT_NE(json.find("\"json_schema_version\": 1"), std::string::npos);
   EXPECT_NE(json.find("\"since\": \"2026-11-01\""), std::string::npos);
   EXPECT_NE(json.find("\"release\": \"2.0|<rc>\""), std::string::npos);
-  EXPECT_NE(json.find("\"speed\": [\n          {\n            \"release\": \"r7\""),
-            std::string::npos)
-      << json;
+  EXPECT_NE(json.find("\"speed\": [\n          {\n            \"release\": \"r7\""), std::string::npos) << json;
 }
 
 TEST_F(WeeklyTest, NoRunsInTheWindow) {

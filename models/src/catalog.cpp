@@ -11,10 +11,9 @@
 #include <set>
 #include <sstream>
 
-#include "gauntlet/models.h"
-#include "gauntlet/model_file.h"
-
 #include "gauntlet/case_key.h"
+#include "gauntlet/model_file.h"
+#include "gauntlet/models.h"
 #include "gauntlet/strict_yaml.h"
 #include "yaml_reader.h"
 
@@ -36,8 +35,7 @@ using model_yaml::Reader;
 // factor := integer | name | '(' expr ')'
 class ExprParser {
  public:
-  ExprParser(const std::string& text, const std::map<std::string, std::int64_t>& sizes)
-      : s_(text), sizes_(sizes) {}
+  ExprParser(const std::string& text, const std::map<std::string, std::int64_t>& sizes) : s_(text), sizes_(sizes) {}
 
   std::int64_t parse() {
     std::int64_t v = expr();
@@ -98,14 +96,12 @@ class ExprParser {
     const char c = s_[i_];
     if (std::isdigit(static_cast<unsigned char>(c))) {
       std::int64_t v = 0;
-      while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_])))
-        v = v * 10 + (s_[i_++] - '0');
+      while (i_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_]))) v = v * 10 + (s_[i_++] - '0');
       return v;
     }
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       std::size_t start = i_;
-      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_'))
-        ++i_;
+      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_')) ++i_;
       std::string name = s_.substr(start, i_ - start);
       auto it = sizes_.find(name);
       if (it == sizes_.end()) fail(fmt::format("no size named '{}'", name));
@@ -121,13 +117,11 @@ class ExprParser {
 
 ArgKind parse_kind(const Reader& r, const YAML::Node& n) {
   const std::string s = r.scalar(n, "kind");
-  for (ArgKind k : {ArgKind::Input, ArgKind::Weight, ArgKind::Buffer, ArgKind::Index,
-                    ArgKind::Offsets, ArgKind::Positions}) {
+  for (ArgKind k :
+       {ArgKind::Input, ArgKind::Weight, ArgKind::Buffer, ArgKind::Index, ArgKind::Offsets, ArgKind::Positions}) {
     if (s == arg_kind_name(k)) return k;
   }
-  r.fail(n, fmt::format(
-                "field 'kind': '{}' is not one of input, weight, buffer, index, offsets, positions",
-                s));
+  r.fail(n, fmt::format("field 'kind': '{}' is not one of input, weight, buffer, index, offsets, positions", s));
 }
 
 std::vector<std::string> parse_shape(const Reader& r, const YAML::Node& n) {
@@ -188,13 +182,11 @@ std::string read_file(const std::string& path) {
 int line_of(const std::string& text, const std::string& needle) {
   auto pos = text.find(needle);
   if (pos == std::string::npos) return 0;
-  return 1 + static_cast<int>(
-                 std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+  return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
 }
 
 ModelArg parse_arg(const Reader& r, const YAML::Node& n, const std::string& model) {
-  r.only_fields(n, {"name", "kind", "shape", "fan_in", "range", "bound"},
-                "an argument of " + model);
+  r.only_fields(n, {"name", "kind", "shape", "fan_in", "range", "bound"}, "an argument of " + model);
   ModelArg a;
   a.where = r.where(n);
   a.name = r.name(r.need(n, "name", "an argument of " + model), "name");
@@ -202,8 +194,7 @@ ModelArg parse_arg(const Reader& r, const YAML::Node& n, const std::string& mode
   a.kind = n["kind"] ? parse_kind(r, n["kind"]) : ArgKind::Input;
   a.shape = parse_shape(r, r.need(n, "shape", in));
   if (n["range"]) {
-    if (!a.floating())
-      r.fail(n["range"], fmt::format("{}: field 'range' is for floating arguments", in));
+    if (!a.floating()) r.fail(n["range"], fmt::format("{}: field 'range' is for floating arguments", in));
     auto lohi = r.seq(n["range"], "range");
     if (lohi.size() != 2) r.fail(n["range"], fmt::format("{}: field 'range' must be [lo, hi]", in));
     a.lo = r.number(lohi[0], "range");
@@ -211,16 +202,14 @@ ModelArg parse_arg(const Reader& r, const YAML::Node& n, const std::string& mode
     if (!(a.lo <= a.hi)) r.fail(n["range"], fmt::format("{}: field 'range' needs lo <= hi", in));
   }
   if (n["fan_in"]) {
-    if (a.kind != ArgKind::Weight)
-      r.fail(n["fan_in"], fmt::format("{}: field 'fan_in' is for weights", in));
+    if (a.kind != ArgKind::Weight) r.fail(n["fan_in"], fmt::format("{}: field 'fan_in' is for weights", in));
     if (n["range"]) r.fail(n["fan_in"], fmt::format("{}: give 'fan_in' or 'range', not both", in));
     a.fan_in = r.scalar(n["fan_in"], "fan_in");
   }
   if (a.kind == ArgKind::Weight && a.fan_in.empty() && !n["range"]) {
     r.fail(n, fmt::format("{}: a weight needs 'fan_in' or 'range'", in));
   }
-  if (a.kind == ArgKind::Buffer && !n["range"])
-    r.fail(n, fmt::format("{}: a buffer needs 'range'", in));
+  if (a.kind == ArgKind::Buffer && !n["range"]) r.fail(n, fmt::format("{}: a buffer needs 'range'", in));
   if (a.kind == ArgKind::Index || a.kind == ArgKind::Offsets) {
     a.bound = r.scalar(r.need(n, "bound", in), "bound");
   } else if (n["bound"]) {
@@ -233,9 +222,9 @@ ModelArg parse_arg(const Reader& r, const YAML::Node& n, const std::string& mode
 }
 
 // Evaluates every expression of `spec` under one config; `at` is the config's node.
-ModelConfig evaluate_config(const Reader& r, const ModelSpec& spec, const YAML::Node& at,
-                            const YAML::Node& args_node, const YAML::Node& outputs_node,
-                            const std::string& name, std::map<std::string, std::int64_t> sizes) {
+ModelConfig evaluate_config(const Reader& r, const ModelSpec& spec, const YAML::Node& at, const YAML::Node& args_node,
+                            const YAML::Node& outputs_node, const std::string& name,
+                            std::map<std::string, std::int64_t> sizes) {
   ModelConfig c;
   c.name = name;
   c.sizes = std::move(sizes);
@@ -243,19 +232,17 @@ ModelConfig evaluate_config(const Reader& r, const ModelSpec& spec, const YAML::
     try {
       return eval_size_expr(e, c.sizes);
     } catch (const std::invalid_argument& ex) {
-      r.fail(node, fmt::format("{}: field '{}' under config '{}' (line {}): {}", spec.name, field,
-                               name, at.Mark().line + 1, ex.what()));
+      r.fail(node, fmt::format("{}: field '{}' under config '{}' (line {}): {}", spec.name, field, name,
+                               at.Mark().line + 1, ex.what()));
     }
   };
-  auto eval_shape = [&](const std::vector<std::string>& shape, const YAML::Node& node,
-                        const std::string& what) {
+  auto eval_shape = [&](const std::vector<std::string>& shape, const YAML::Node& node, const std::string& what) {
     std::vector<std::int64_t> dims;
     for (const auto& e : shape) {
       std::int64_t d = eval(e, node["shape"], what + " shape");
       if (d <= 0) {
-        r.fail(node["shape"],
-               fmt::format("{}: {} shape dim '{}' is {} under config '{}'; dims must be positive",
-                           spec.name, what, e, d, name));
+        r.fail(node["shape"], fmt::format("{}: {} shape dim '{}' is {} under config '{}'; dims must be positive",
+                                          spec.name, what, e, d, name));
       }
       dims.push_back(d);
     }
@@ -271,30 +258,26 @@ ModelConfig evaluate_config(const Reader& r, const ModelSpec& spec, const YAML::
     if (!a.fan_in.empty()) {
       std::int64_t f = eval(a.fan_in, node["fan_in"], "fan_in");
       if (f <= 0)
-        r.fail(node["fan_in"], fmt::format("{}: fan_in of '{}' is {} under config '{}'", spec.name,
-                                           a.name, f, name));
+        r.fail(node["fan_in"], fmt::format("{}: fan_in of '{}' is {} under config '{}'", spec.name, a.name, f, name));
       ca.hi = 1.0 / std::sqrt(static_cast<double>(f));
       ca.lo = -ca.hi;
     }
     if (!a.bound.empty()) {
       ca.bound = eval(a.bound, node["bound"], "bound");
       if (ca.bound <= 0)
-        r.fail(node["bound"], fmt::format("{}: bound of '{}' is {} under config '{}'", spec.name,
-                                          a.name, ca.bound, name));
+        r.fail(node["bound"],
+               fmt::format("{}: bound of '{}' is {} under config '{}'", spec.name, a.name, ca.bound, name));
     }
     c.args.push_back(std::move(ca));
   }
   for (std::size_t i = 0; i < spec.outputs.size(); ++i) {
-    c.outputs.push_back(eval_shape(spec.outputs[i].shape, outputs_node[i],
-                                   "output '" + spec.outputs[i].name + "'"));
+    c.outputs.push_back(eval_shape(spec.outputs[i].shape, outputs_node[i], "output '" + spec.outputs[i].name + "'"));
   }
   return c;
 }
 
 ModelSpec parse_model(const Reader& r, const YAML::Node& n, const fs::path& dir) {
-  r.only_fields(n,
-                {"name", "file", "function", "description", "dtypes", "trainable", "sizes", "args",
-                 "outputs"},
+  r.only_fields(n, {"name", "file", "function", "description", "dtypes", "trainable", "sizes", "args", "outputs"},
                 "a model");
   ModelSpec m;
   m.where = r.where(n);
@@ -306,15 +289,13 @@ ModelSpec parse_model(const Reader& r, const YAML::Node& n, const fs::path& dir)
   // The source file and its header.
   const YAML::Node file = r.need(n, "file", in);
   const fs::path path = dir / r.scalar(file, "file");
-  if (!fs::is_regular_file(path))
-    r.fail(file, fmt::format("{}: field 'file': no file {}", in, path.string()));
+  if (!fs::is_regular_file(path)) r.fail(file, fmt::format("{}: field 'file': no file {}", in, path.string()));
   m.path = fs::absolute(path).lexically_normal().string();
   m.source = read_file(m.path);
   const SourceHeader header = parse_header(m.source);
   m.ops = header.ops;
   const int def_line = line_of(m.source, "def " + m.function + "(");
-  if (def_line == 0)
-    r.fail(file, fmt::format("{}: {} defines no function '{}'", in, m.path, m.function));
+  if (def_line == 0) r.fail(file, fmt::format("{}: {} defines no function '{}'", in, m.path, m.function));
   if (m.ops.empty()) {
     r.fail(file, fmt::format("{}: {}:1: the header comment has no '# ops:' line", in, m.path));
   }
@@ -344,9 +325,8 @@ ModelSpec parse_model(const Reader& r, const YAML::Node& n, const fs::path& dir)
   std::vector<std::string> arg_names;
   for (const auto& a : m.args) arg_names.push_back(a.name);
   if (header.inputs != arg_names) {
-    r.fail(r.key(n, "args"),
-           fmt::format("{}: args ({}) differ from the '# inputs:' list of {} ({})", in,
-                       fmt::join(arg_names, ", "), m.path, fmt::join(header.inputs, ", ")));
+    r.fail(r.key(n, "args"), fmt::format("{}: args ({}) differ from the '# inputs:' list of {} ({})", in,
+                                         fmt::join(arg_names, ", "), m.path, fmt::join(header.inputs, ", ")));
   }
   const YAML::Node outputs = r.need(n, "outputs", in);
   for (const auto& o : r.seq(outputs, "outputs")) {
@@ -356,8 +336,7 @@ ModelSpec parse_model(const Reader& r, const YAML::Node& n, const fs::path& dir)
     out.shape = parse_shape(r, r.need(o, "shape", "output " + out.name + " of " + m.name));
     m.outputs.push_back(std::move(out));
   }
-  if (m.outputs.empty())
-    r.fail(r.key(n, "outputs"), fmt::format("{}: field 'outputs' is empty", in));
+  if (m.outputs.empty()) r.fail(r.key(n, "outputs"), fmt::format("{}: field 'outputs' is empty", in));
 
   // trainable
   if (n["trainable"]) m.trainable = r.boolean(n["trainable"], "trainable");
@@ -367,12 +346,10 @@ ModelSpec parse_model(const Reader& r, const YAML::Node& n, const fs::path& dir)
 
   // sizes: config name -> {size name: value}
   const YAML::Node sizes = r.need(n, "sizes", in);
-  if (!sizes.IsMap())
-    r.fail(sizes, fmt::format("{}: field 'sizes' must map config names to sizes", in));
+  if (!sizes.IsMap()) r.fail(sizes, fmt::format("{}: field 'sizes' must map config names to sizes", in));
   for (const auto& kv : sizes) {
     const std::string cname = r.name(kv.first, "sizes");
-    if (m.find_config(cname))
-      r.fail(kv.first, fmt::format("{}: config '{}' appears twice", in, cname));
+    if (m.find_config(cname)) r.fail(kv.first, fmt::format("{}: config '{}' appears twice", in, cname));
     if (!kv.second.IsMap())
       r.fail(kv.second, fmt::format("{}: config '{}' must map size names to integers", in, cname));
     std::map<std::string, std::int64_t> values;
@@ -380,26 +357,23 @@ ModelSpec parse_model(const Reader& r, const YAML::Node& n, const fs::path& dir)
       const std::string sname = r.name(s.first, "sizes." + cname);
       const double v = r.number(s.second, "sizes." + cname + "." + sname);
       if (v != std::floor(v) || v < 1 || v > 1e12) {
-        r.fail(s.second, fmt::format("{}: size '{}' of config '{}' must be a positive integer", in,
-                                     sname, cname));
+        r.fail(s.second, fmt::format("{}: size '{}' of config '{}' must be a positive integer", in, sname, cname));
       }
       values[sname] = static_cast<std::int64_t>(v);
     }
     m.configs.push_back(evaluate_config(r, m, kv.second, args, outputs, cname, std::move(values)));
   }
   for (const auto& want : standard_configs()) {
-    if (!m.find_config(want))
-      r.fail(r.key(n, "sizes"), fmt::format("{}: field 'sizes' has no config '{}'", in, want));
+    if (!m.find_config(want)) r.fail(r.key(n, "sizes"), fmt::format("{}: field 'sizes' has no config '{}'", in, want));
   }
   // Standard configs first, smallest first; any others after, as written.
-  std::stable_sort(m.configs.begin(), m.configs.end(),
-                   [](const ModelConfig& a, const ModelConfig& b) {
-                     auto rank = [](const std::string& s) {
-                       const auto& std_names = standard_configs();
-                       return std::find(std_names.begin(), std_names.end(), s) - std_names.begin();
-                     };
-                     return rank(a.name) < rank(b.name);
-                   });
+  std::stable_sort(m.configs.begin(), m.configs.end(), [](const ModelConfig& a, const ModelConfig& b) {
+    auto rank = [](const std::string& s) {
+      const auto& std_names = standard_configs();
+      return std::find(std_names.begin(), std_names.end(), s) - std_names.begin();
+    };
+    return rank(a.name) < rank(b.name);
+  });
   return m;
 }
 
@@ -425,9 +399,7 @@ const char* arg_kind_name(ArgKind k) {
   return "?";
 }
 
-bool is_floating(ArgKind k) {
-  return k == ArgKind::Input || k == ArgKind::Weight || k == ArgKind::Buffer;
-}
+bool is_floating(ArgKind k) { return k == ArgKind::Input || k == ArgKind::Weight || k == ArgKind::Buffer; }
 
 std::int64_t ModelConfig::numel() const {
   std::int64_t n = 0;
@@ -448,8 +420,7 @@ const ModelConfig* ModelSpec::find_config(const std::string& n) const {
 
 const ModelConfig& ModelSpec::config(const std::string& n) const {
   if (const ModelConfig* c = find_config(n)) return *c;
-  throw ModelError(fmt::format("model {} has no config '{}' (it has {})", name, n,
-                               fmt::join(config_names(), ", ")));
+  throw ModelError(fmt::format("model {} has no config '{}' (it has {})", name, n, fmt::join(config_names(), ", ")));
 }
 
 std::vector<std::string> ModelSpec::config_names() const {
@@ -480,8 +451,7 @@ const ModelSpec* ModelCatalog::find(const std::string& n) const {
 
 const ModelSpec& ModelCatalog::get(const std::string& n) const {
   if (const ModelSpec* m = find(n)) return *m;
-  throw ModelError(
-      fmt::format("{}: no model named '{}' (models: {})", file, n, fmt::join(names(), ", ")));
+  throw ModelError(fmt::format("{}: no model named '{}' (models: {})", file, n, fmt::join(names(), ", ")));
 }
 
 std::vector<std::string> ModelCatalog::names() const {
@@ -495,8 +465,7 @@ std::string default_models_dir() {
   return GAUNTLET_SOURCE_MODELS_DIR;
 }
 
-std::int64_t eval_size_expr(const std::string& expr,
-                            const std::map<std::string, std::int64_t>& sizes) {
+std::int64_t eval_size_expr(const std::string& expr, const std::map<std::string, std::int64_t>& sizes) {
   return ExprParser(expr, sizes).parse();
 }
 
@@ -556,37 +525,49 @@ std::optional<std::string> validate_model_key(const CaseKey& key) {
       return std::string(e.what());
     }
     if (!file) {
-      return fmt::format("model file {} is not registered in this process (pass it with run --model FILE, a suite's "
-                         "model_files group or $GAUNTLET_MODEL_FILES; a changed file has a new hash)", key.target);
+      return fmt::format(
+          "model file {} is not registered in this process (pass it with run --model FILE, a suite's "
+          "model_files group or $GAUNTLET_MODEL_FILES; a changed file has a new hash)",
+          key.target);
     }
     if (!file->find_config(key.config))
-      return fmt::format("model {} has no config '{}' (has {})", file->name, key.config, fmt::join(file->config_names(), ", "));
+      return fmt::format("model {} has no config '{}' (has {})", file->name, key.config,
+                         fmt::join(file->config_names(), ", "));
     if (!file->supports(std::string(dtype_name(key.dtype))))
-      return fmt::format("model {} does not run in {} (its manifest lists {})", file->name, dtype_name(key.dtype), fmt::join(file->dtypes, ","));
-    if (key.exec != "eager") return fmt::format("model {}: model files run eager (the compile path takes zoo models)", file->name);
+      return fmt::format("model {} does not run in {} (its manifest lists {})", file->name, dtype_name(key.dtype),
+                         fmt::join(file->dtypes, ","));
+    if (key.exec != "eager")
+      return fmt::format("model {}: model files run eager (the compile path takes zoo models)", file->name);
     // Note [Migration scenarios] (harness/src/model_file_case.cpp)
     for (const auto& [name, value] : key.args) {
-      if (name != "scenario") return fmt::format("model {}: unknown argument '{}' (model file cases take only scenario=)", file->name, name);
+      if (name != "scenario")
+        return fmt::format("model {}: unknown argument '{}' (model file cases take only scenario=)", file->name, name);
       if (value == "online" && key.mode == Mode::Eager) continue;
       if (value == "finetune" && key.mode == Mode::EagerBwd) continue;
-      return fmt::format("model {}: scenario={} (infer takes scenario=online, train scenario=finetune)", file->name, value);
+      return fmt::format("model {}: scenario={} (infer takes scenario=online, train scenario=finetune)", file->name,
+                         value);
     }
     return std::nullopt;
   }
   const ModelSpec* spec = model_catalog().find(key.target);
   if (!spec) return fmt::format("unknown model '{}' (see gauntlet list --models)", key.target);
   if (!spec->find_config(key.config))
-    return fmt::format("model {} has no config '{}' (has {})", spec->name, key.config, fmt::join(spec->config_names(), ", "));
+    return fmt::format("model {} has no config '{}' (has {})", spec->name, key.config,
+                       fmt::join(spec->config_names(), ", "));
   const std::string dtype(dtype_name(key.dtype));
   if (std::find(spec->dtypes.begin(), spec->dtypes.end(), dtype) == spec->dtypes.end())
-    return fmt::format("model {} does not support dtype {} (supports {})", spec->name, dtype, fmt::join(spec->dtypes, ","));
+    return fmt::format("model {} does not support dtype {} (supports {})", spec->name, dtype,
+                       fmt::join(spec->dtypes, ","));
   if (key.mode == Mode::EagerBwd && !spec->trainable) return fmt::format("model {} is not trainable", spec->name);
   for (const auto& [name, value] : key.args) {
     // Note [Shape sequences]: seq=<n> feeds the compiled model n more batch sizes after the first.
-    if (name != "seq") return fmt::format("model {}: unknown argument '{}' (model cases take only seq=<n>)", spec->name, name);
-    if (key.exec != "compile") return fmt::format("model {}: seq={} needs exec compile (a shape sequence exercises recompiles)", spec->name, value);
-    if (value.empty() || value.size() > 2 || !std::all_of(value.begin(), value.end(), ::isdigit) || std::stoi(value) < 1 ||
-        std::stoi(value) > 16)
+    if (name != "seq")
+      return fmt::format("model {}: unknown argument '{}' (model cases take only seq=<n>)", spec->name, name);
+    if (key.exec != "compile")
+      return fmt::format("model {}: seq={} needs exec compile (a shape sequence exercises recompiles)", spec->name,
+                         value);
+    if (value.empty() || value.size() > 2 || !std::all_of(value.begin(), value.end(), ::isdigit) ||
+        std::stoi(value) < 1 || std::stoi(value) > 16)
       return fmt::format("model {}: seq={} is not a count from 1 to 16", spec->name, value);
   }
   return std::nullopt;

@@ -28,8 +28,7 @@ void fill_uniform(T* p, std::int64_t n, SplitMix64& rng, double lo, double hi) {
 
 // Uniform values drawn in double, then rounded once to `dtype` (directly for f32, which rounds
 // the same way as a double tensor's .to(kFloat); through a double tensor otherwise).
-at::Tensor uniform_tensor(at::IntArrayRef shape, at::ScalarType dtype, SplitMix64& rng, double lo,
-                          double hi) {
+at::Tensor uniform_tensor(at::IntArrayRef shape, at::ScalarType dtype, SplitMix64& rng, double lo, double hi) {
   if (dtype == at::kFloat) {
     at::Tensor t = at::empty(shape, at::kFloat);
     fill_uniform(t.data_ptr<float>(), t.numel(), rng, lo, hi);
@@ -60,19 +59,17 @@ at::Tensor int_tensor(const ModelArg& arg, const ConfigArg& ca, SplitMix64& rng)
       break;
     }
     default:
-      throw ModelError(
-          fmt::format("{}: argument '{}' is not an integer argument", arg.where, arg.name));
+      throw ModelError(fmt::format("{}: argument '{}' is not an integer argument", arg.where, arg.name));
   }
   return t;
 }
 
 }  // namespace
 
-std::vector<at::Tensor> make_model_inputs(const ModelSpec& spec, const std::string& config,
-                                          at::ScalarType dtype, std::uint64_t seed, std::int64_t batch_scale) {
+std::vector<at::Tensor> make_model_inputs(const ModelSpec& spec, const std::string& config, at::ScalarType dtype,
+                                          std::uint64_t seed, std::int64_t batch_scale) {
   if (!at::isFloatingType(dtype)) {
-    throw ModelError(fmt::format("model {}: inputs need a floating dtype, not {}", spec.name,
-                                 c10::toString(dtype)));
+    throw ModelError(fmt::format("model {}: inputs need a floating dtype, not {}", spec.name, c10::toString(dtype)));
   }
   const ModelConfig& c = spec.config(config);
   std::vector<at::Tensor> out;
@@ -99,8 +96,7 @@ std::vector<at::Tensor> make_model_inputs(const ModelSpec& spec, const std::stri
   return out;
 }
 
-at::Tensor splitmix_uniform(at::IntArrayRef shape, at::ScalarType dtype, std::uint64_t seed,
-                            double lo, double hi) {
+at::Tensor splitmix_uniform(at::IntArrayRef shape, at::ScalarType dtype, std::uint64_t seed, double lo, double hi) {
   SplitMix64 rng(seed);
   return uniform_tensor(shape, dtype, rng, lo, hi);
 }

@@ -3,14 +3,13 @@
 #define XXH_INLINE_ALL
 #include "gauntlet/model_file.h"
 
+#include <ATen/record_function.h>
 #include <caffe2/serialize/inline_container.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/passes/inliner.h>
-#include <ATen/record_function.h>
 #include <xxhash.h>
 #include <yaml-cpp/yaml.h>
 
@@ -20,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <unordered_map>
 
@@ -34,10 +34,14 @@ using model_yaml::Reader;
 
 const char* output_compare_name(OutputCompare c) {
   switch (c) {
-    case OutputCompare::Scaled: return "scaled";
-    case OutputCompare::TopK: return "topk";
-    case OutputCompare::Cosine: return "cosine";
-    case OutputCompare::Skip: return "skip";
+    case OutputCompare::Scaled:
+      return "scaled";
+    case OutputCompare::TopK:
+      return "topk";
+    case OutputCompare::Cosine:
+      return "cosine";
+    case OutputCompare::Skip:
+      return "skip";
   }
   return "?";
 }
@@ -172,9 +176,10 @@ ModelFileSpec load_model_file_spec(const std::string& path_in) {
     manifest = fs::path(given).replace_extension(".yaml");
     if (!fs::exists(file)) throw ModelError(path_in + ": no such model file");
     if (!fs::exists(manifest)) {
-      throw ModelError(fmt::format("{}: no manifest {} beside it: write one with the model's inputs (docs/models.md, "
-                                   "\"Qualify your own model\"), e.g. inputs: [{{name: x, shape: [1, 3, 224, 224]}}]",
-                                   path_in, manifest.filename().string()));
+      throw ModelError(
+          fmt::format("{}: no manifest {} beside it: write one with the model's inputs (docs/models.md, "
+                      "\"Qualify your own model\"), e.g. inputs: [{{name: x, shape: [1, 3, 224, 224]}}]",
+                      path_in, manifest.filename().string()));
     }
   }
   if (!fs::exists(manifest)) throw ModelError(path_in + ": no such manifest");
@@ -182,8 +187,8 @@ ModelFileSpec load_model_file_spec(const std::string& path_in) {
   const YAML::Node root = r.load();
   if (!root.IsMap()) r.fail(root, "a model manifest is a mapping with at least 'inputs'");
   r.only_fields(root,
-                {"name", "file", "description", "source", "export", "task", "tags", "inputs", "configs", "dtypes", "golden",
-                 "libraries", "outputs", "degenerate"},
+                {"name", "file", "description", "source", "export", "task", "tags", "inputs", "configs", "dtypes",
+                 "golden", "libraries", "outputs", "degenerate"},
                 "a model manifest");
   s.manifest = manifest.string();
   if (root["file"]) {
@@ -197,7 +202,9 @@ ModelFileSpec load_model_file_spec(const std::string& path_in) {
   s.file = file.string();
   if (root["name"]) {
     s.name = r.scalar(root["name"], "name");
-    if (!is_key_name(s.name)) r.fail(root["name"], fmt::format("field 'name': '{}' is not lowercase letters, digits and _ (at most 64)", s.name));
+    if (!is_key_name(s.name))
+      r.fail(root["name"],
+             fmt::format("field 'name': '{}' is not lowercase letters, digits and _ (at most 64)", s.name));
   } else {
     s.name = key_name_of(file.stem().string());
   }
@@ -229,14 +236,16 @@ ModelFileSpec load_model_file_spec(const std::string& path_in) {
     if (n["dtype"]) {
       in.dtype = r.scalar(n["dtype"], "dtype");
       if (!kInputDtypes.count(in.dtype))
-        r.fail(n["dtype"], fmt::format("field 'dtype': '{}' is not one of float, int64, bool, f32, f64, bf16, f16", in.dtype));
+        r.fail(n["dtype"],
+               fmt::format("field 'dtype': '{}' is not one of float, int64, bool, f32, f64, bf16, f16", in.dtype));
     }
     if (n["range"]) {
       const auto rng = r.seq(n["range"], "range");
       if (rng.size() != 2) r.fail(n["range"], "field 'range' is [low, high]");
       in.lo = r.number(rng[0], "range");
       in.hi = r.number(rng[1], "range");
-      if (!(std::isfinite(in.lo) && std::isfinite(in.hi) && in.lo <= in.hi)) r.fail(n["range"], "field 'range': need finite low <= high");
+      if (!(std::isfinite(in.lo) && std::isfinite(in.hi) && in.lo <= in.hi))
+        r.fail(n["range"], "field 'range': need finite low <= high");
     }
     const bool integer = in.dtype == "int64" || in.dtype == "bool";
     if (n["bound"]) {
@@ -256,20 +265,24 @@ ModelFileSpec load_model_file_spec(const std::string& path_in) {
   // configs: named sizes; without any, one config "default" (the shapes must then be numbers)
   if (root["configs"]) {
     const YAML::Node cs = root["configs"];
-    if (!cs.IsMap() || cs.size() == 0) r.fail(cs, "field 'configs' is a mapping of config names to sizes, e.g. b1: {batch: 1}");
+    if (!cs.IsMap() || cs.size() == 0)
+      r.fail(cs, "field 'configs' is a mapping of config names to sizes, e.g. b1: {batch: 1}");
     for (const auto& kv : cs) {
       const std::string cname = kv.first.Scalar();
       if (cname.empty() || !std::all_of(cname.begin(), cname.end(), [](char c) {
-            return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+            return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+                   c == '_';
           }))
         r.fail(kv.first, fmt::format("config '{}': a config name is lowercase letters, digits and _", cname));
       std::map<std::string, std::int64_t> sizes;
-      if (!kv.second.IsMap()) r.fail(kv.second, fmt::format("config '{}' is a mapping of size names to numbers", cname));
+      if (!kv.second.IsMap())
+        r.fail(kv.second, fmt::format("config '{}' is a mapping of size names to numbers", cname));
       for (const auto& sz : kv.second) {
         const std::string sname = sz.first.Scalar();
         const double v = r.number(sz.second, "configs." + cname + "." + sname);
         if (!(v >= 1 && v <= (1 << 30) && v == std::floor(v)))
-          r.fail(sz.second, fmt::format("config '{}': size {} = {} is not a whole number from 1 to 2^30", cname, sname, sz.second.Scalar()));
+          r.fail(sz.second, fmt::format("config '{}': size {} = {} is not a whole number from 1 to 2^30", cname, sname,
+                                        sz.second.Scalar()));
         sizes[sname] = static_cast<std::int64_t>(v);
       }
       s.configs.emplace_back(cname, std::move(sizes));
@@ -298,14 +311,16 @@ ModelFileSpec load_model_file_spec(const std::string& path_in) {
     s.dtypes.clear();
     for (const auto& d : r.seq(root["dtypes"], "dtypes")) {
       const std::string v = r.scalar(d, "dtypes");
-      if (v != "f32" && v != "f64" && v != "bf16" && v != "f16") r.fail(d, fmt::format("dtype '{}' is not one of f32, f64, bf16, f16", v));
+      if (v != "f32" && v != "f64" && v != "bf16" && v != "f16")
+        r.fail(d, fmt::format("dtype '{}' is not one of f32, f64, bf16, f16", v));
       s.dtypes.push_back(v);
     }
     if (s.dtypes.empty()) r.fail(root["dtypes"], "field 'dtypes' lists at least one dtype");
   }
   if (root["golden"]) {
     s.golden = r.scalar(root["golden"], "golden");
-    if (s.golden != "f64" && s.golden != "f32") r.fail(root["golden"], "field 'golden' is f64 or f32 (the golden's dtype on the CPU)");
+    if (s.golden != "f64" && s.golden != "f32")
+      r.fail(root["golden"], "field 'golden' is f64 or f32 (the golden's dtype on the CPU)");
   }
   if (root["libraries"]) {
     for (const auto& l : r.seq(root["libraries"], "libraries")) s.libraries.push_back(r.scalar(l, "libraries"));
@@ -351,7 +366,8 @@ std::vector<ModelFileSpec> load_model_files(const std::string& path) {
   std::set<std::string> seen;
   for (const std::string& m : manifests) {
     out.push_back(load_model_file_spec(m));
-    if (!seen.insert(out.back().name).second) throw ModelError(fmt::format("{}: a second model named {} in {}", m, out.back().name, path));
+    if (!seen.insert(out.back().name).second)
+      throw ModelError(fmt::format("{}: a second model named {} in {}", m, out.back().name, path));
   }
   return out;
 }
@@ -477,7 +493,8 @@ std::string find_library(const std::string& name) {
   for (const fs::path& root : roots) {
     const fs::path pkg = root / name;
     if (!fs::is_directory(pkg, ec)) continue;
-    if (name == "torchaudio" && fs::exists(pkg / "lib" / "libtorchaudio.so")) return (pkg / "lib" / "libtorchaudio.so").string();
+    if (name == "torchaudio" && fs::exists(pkg / "lib" / "libtorchaudio.so"))
+      return (pkg / "lib" / "libtorchaudio.so").string();
     for (const auto& e : fs::directory_iterator(pkg, ec)) {
       const std::string n = e.path().filename().string();
       if (n.rfind("_C.", 0) == 0 && e.path().extension() == ".so") return e.path().string();
@@ -490,7 +507,8 @@ std::string find_library(const std::string& name) {
 
 std::string model_library_path(const ModelFileSpec& spec, const std::string& lib) {
   const bool is_path = lib.find('/') != std::string::npos;
-  return is_path ? (fs::path(lib).is_absolute() ? lib : (fs::path(spec.manifest).parent_path() / lib).string()) : find_library(lib);
+  return is_path ? (fs::path(lib).is_absolute() ? lib : (fs::path(spec.manifest).parent_path() / lib).string())
+                 : find_library(lib);
 }
 
 void load_model_libraries(const ModelFileSpec& spec) {
@@ -504,7 +522,8 @@ void load_model_libraries(const ModelFileSpec& spec) {
       throw ModelError(fmt::format("{}: custom-op library '{}' not found (install python3-{} or set GAUNTLET_{}_LIB)",
                                    spec.manifest, lib, lib, [&] {
                                      std::string u = lib;
-                                     for (char& c : u) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+                                     for (char& c : u)
+                                       c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
                                      return u;
                                    }()));
     }
@@ -537,7 +556,9 @@ at::Tensor uniform_double(at::IntArrayRef shape, SplitMix64& rng, double lo, dou
 std::vector<at::Tensor> make_model_file_inputs(const ModelFileSpec& spec, const std::string& config,
                                                at::ScalarType dtype, std::uint64_t seed, std::int64_t batch) {
   const auto* config_sizes = spec.find_config(config);
-  if (!config_sizes) throw ModelError(fmt::format("model {} has no config '{}' (has {})", spec.name, config, fmt::join(spec.config_names(), ", ")));
+  if (!config_sizes)
+    throw ModelError(
+        fmt::format("model {} has no config '{}' (has {})", spec.name, config, fmt::join(spec.config_names(), ", ")));
   std::map<std::string, std::int64_t> batch_sizes;
   const std::map<std::string, std::int64_t>* sizes = config_sizes;
   if (batch > 0) {
@@ -580,27 +601,30 @@ void convert_module_tensors(torch::jit::Module& module, const std::function<at::
     return c;
   };
   std::set<const c10::ivalue::Object*> visited;
-  std::function<void(const c10::intrusive_ptr<c10::ivalue::Object>&)> walk = [&](const c10::intrusive_ptr<c10::ivalue::Object>& obj) {
-    if (!visited.insert(obj.get()).second) return;
-    for (std::size_t i = 0; i < obj->slots().size(); ++i) {
-      const c10::IValue v = obj->getSlot(i);
-      if (v.isTensor()) {
-        obj->setSlot(i, one(v.toTensor()));
-      } else if (v.isTensorList()) {
-        c10::List<at::Tensor> list = v.toTensorList();
-        for (std::size_t k = 0; k < list.size(); ++k) list.set(k, one(list.get(k)));
-      } else if (v.isList()) {
-        c10::List<c10::IValue> list = v.toList();
-        for (std::size_t k = 0; k < list.size(); ++k) {
-          const c10::IValue e = list.get(k);
-          if (e.isTensor()) list.set(k, one(e.toTensor()));
-          else if (e.isObject()) walk(e.toObject());
+  std::function<void(const c10::intrusive_ptr<c10::ivalue::Object>&)> walk =
+      [&](const c10::intrusive_ptr<c10::ivalue::Object>& obj) {
+        if (!visited.insert(obj.get()).second) return;
+        for (std::size_t i = 0; i < obj->slots().size(); ++i) {
+          const c10::IValue v = obj->getSlot(i);
+          if (v.isTensor()) {
+            obj->setSlot(i, one(v.toTensor()));
+          } else if (v.isTensorList()) {
+            c10::List<at::Tensor> list = v.toTensorList();
+            for (std::size_t k = 0; k < list.size(); ++k) list.set(k, one(list.get(k)));
+          } else if (v.isList()) {
+            c10::List<c10::IValue> list = v.toList();
+            for (std::size_t k = 0; k < list.size(); ++k) {
+              const c10::IValue e = list.get(k);
+              if (e.isTensor())
+                list.set(k, one(e.toTensor()));
+              else if (e.isObject())
+                walk(e.toObject());
+            }
+          } else if (v.isObject()) {
+            walk(v.toObject());
+          }
         }
-      } else if (v.isObject()) {
-        walk(v.toObject());
-      }
-    }
-  };
+      };
   walk(module._ivalue());
 }
 
@@ -662,7 +686,8 @@ torch::jit::Module load_model_module(const ModelFileSpec& spec, at::ScalarType d
     for (const auto& e : j["tensors"]) {
       const std::string path = e.value("path", "");
       const at::Tensor old = tensor_at(m, path);
-      if (!old.defined()) throw ModelError(fmt::format("{}: weightless tensor {} is not in the module", spec.file, path));
+      if (!old.defined())
+        throw ModelError(fmt::format("{}: weightless tensor {} is not in the module", spec.file, path));
       if (refilled.count(old.unsafeGetTensorImpl())) continue;
       const double mean = e.value("mean", 0.0), sd = e.value("std", 0.0);
       const double fan_in = e.value("fan_in", 0.0);
@@ -732,7 +757,8 @@ std::vector<std::string> fixed_devices_and_dtypes(const torch::jit::Module& modu
           found.insert(fmt::format("{}: device cpu", n->kind().toQualString()));
         } else if (args[i].name() == "dtype" && value->isInt()) {
           const auto t = static_cast<at::ScalarType>(value->toInt());
-          if (at::isFloatingType(t)) found.insert(fmt::format("{}: dtype {}", n->kind().toQualString(), c10::toString(t)));
+          if (at::isFloatingType(t))
+            found.insert(fmt::format("{}: dtype {}", n->kind().toQualString(), c10::toString(t)));
         }
       }
     }
@@ -753,19 +779,32 @@ thread_local std::map<std::string, std::map<std::string, std::int64_t>>* execute
 // ("[2,2]"; tensor lists "(f32[4],f32[4])") as TorchScript writes them.
 std::string dtype_text(at::ScalarType t) {
   switch (t) {
-    case at::kDouble: return "f64";
-    case at::kFloat: return "f32";
-    case at::kHalf: return "f16";
-    case at::kBFloat16: return "bf16";
-    case at::kLong: return "i64";
-    case at::kInt: return "i32";
-    case at::kShort: return "i16";
-    case at::kChar: return "i8";
-    case at::kByte: return "u8";
-    case at::kBool: return "bool";
-    case at::kComplexFloat: return "c64";
-    case at::kComplexDouble: return "c128";
-    default: return c10::toString(t);
+    case at::kDouble:
+      return "f64";
+    case at::kFloat:
+      return "f32";
+    case at::kHalf:
+      return "f16";
+    case at::kBFloat16:
+      return "bf16";
+    case at::kLong:
+      return "i64";
+    case at::kInt:
+      return "i32";
+    case at::kShort:
+      return "i16";
+    case at::kChar:
+      return "i8";
+    case at::kByte:
+      return "u8";
+    case at::kBool:
+      return "bool";
+    case at::kComplexFloat:
+      return "c64";
+    case at::kComplexDouble:
+      return "c128";
+    default:
+      return c10::toString(t);
   }
 }
 
@@ -848,7 +887,8 @@ ExecutedOps::ExecutedOps() {
     return nullptr;
   };
   auto end = [](const at::RecordFunction&, at::ObserverContext*) { --executed_depth; };
-  handle_ = at::addThreadLocalCallback(at::RecordFunctionCallback(start, end).needsInputs(true).scopes({at::RecordScope::FUNCTION}));
+  handle_ = at::addThreadLocalCallback(
+      at::RecordFunctionCallback(start, end).needsInputs(true).scopes({at::RecordScope::FUNCTION}));
 }
 
 std::string executed_value_text(const c10::IValue& v) { return value_text(v); }

@@ -57,13 +57,12 @@ std::shared_ptr<torch::jit::CompilationUnit> compile_model(const ModelSpec& spec
   try {
     cu = torch::jit::compile(spec.source);
   } catch (const c10::Error& e) {
-    throw ModelError(fmt::format("{}: TorchScript compile failed: {}", spec.path,
-                                 with_path(e.what_without_backtrace(), spec.path)));
+    throw ModelError(
+        fmt::format("{}: TorchScript compile failed: {}", spec.path, with_path(e.what_without_backtrace(), spec.path)));
   } catch (const std::exception& e) {
     // Frontend errors are torch::jit::ErrorReport: the message, then the source excerpt with a
     // caret under the offending expression.
-    throw ModelError(fmt::format("{}: TorchScript compile failed: {}", spec.path,
-                                 with_path(e.what(), spec.path)));
+    throw ModelError(fmt::format("{}: TorchScript compile failed: {}", spec.path, with_path(e.what(), spec.path)));
   }
   model_function(*cu, spec);
   return cu;
@@ -72,8 +71,7 @@ std::shared_ptr<torch::jit::CompilationUnit> compile_model(const ModelSpec& spec
 std::vector<at::Tensor> run_model(torch::jit::CompilationUnit& cu, const ModelSpec& spec,
                                   const std::vector<at::Tensor>& inputs) {
   if (inputs.size() != spec.args.size()) {
-    throw ModelError(fmt::format("model {} takes {} arguments, not {}", spec.name, spec.args.size(),
-                                 inputs.size()));
+    throw ModelError(fmt::format("model {} takes {} arguments, not {}", spec.name, spec.args.size(), inputs.size()));
   }
   torch::jit::Stack stack(inputs.begin(), inputs.end());
   c10::IValue result = model_function(cu, spec)(std::move(stack));
@@ -82,10 +80,8 @@ std::vector<at::Tensor> run_model(torch::jit::CompilationUnit& cu, const ModelSp
   return out;
 }
 
-std::shared_ptr<torch::jit::Graph> model_graph(torch::jit::CompilationUnit& cu,
-                                               const ModelSpec& spec) {
-  std::shared_ptr<torch::jit::Graph> g =
-      torch::jit::toGraphFunction(model_function(cu, spec)).graph()->copy();
+std::shared_ptr<torch::jit::Graph> model_graph(torch::jit::CompilationUnit& cu, const ModelSpec& spec) {
+  std::shared_ptr<torch::jit::Graph> g = torch::jit::toGraphFunction(model_function(cu, spec)).graph()->copy();
   torch::jit::Inline(*g);
   return g;
 }

@@ -29,7 +29,8 @@ class Reader {
   YAML::Node load() const {
     std::ifstream in(file_, std::ios::binary);
     std::stringstream text;
-    if (!in || !(text << in.rdbuf()) || std::filesystem::is_directory(file_)) throw ModelError(file_ + ": cannot read file");
+    if (!in || !(text << in.rdbuf()) || std::filesystem::is_directory(file_))
+      throw ModelError(file_ + ": cannot read file");
     try {
       return strict_yaml::parse(text.str());
     } catch (const strict_yaml::Problem& p) {
@@ -98,14 +99,12 @@ class Reader {
     return std::vector<YAML::Node>(n.begin(), n.end());
   }
 
-  void only_fields(const YAML::Node& map, std::initializer_list<const char*> allowed,
-                   const std::string& what) const {
+  void only_fields(const YAML::Node& map, std::initializer_list<const char*> allowed, const std::string& what) const {
     if (!map.IsMap()) fail(map, fmt::format("{} must be a mapping", what));
     for (const auto& kv : map) {
       const std::string k = kv.first.Scalar();
       if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return k == a; })) {
-        fail(kv.first, fmt::format("unknown field '{}' in {} (allowed: {})", k, what,
-                                   fmt::join(allowed, ", ")));
+        fail(kv.first, fmt::format("unknown field '{}' in {} (allowed: {})", k, what, fmt::join(allowed, ", ")));
       }
     }
   }

@@ -68,9 +68,8 @@ std::string close(const at::Tensor& a, const at::Tensor& ref, double rtol, doubl
   at::Tensor allowed = atol_rel * scale + rtol * y.abs();
   if ((err <= allowed).all().item<bool>()) return "";
   const auto worst = (err - allowed).argmax().item<std::int64_t>();
-  return fmt::format("max abs error {:.3g} (at flat index {}: {} vs {}), scale {:.3g}",
-                     err.max().item<double>(), worst, x.flatten()[worst].item<double>(),
-                     y.flatten()[worst].item<double>(), scale);
+  return fmt::format("max abs error {:.3g} (at flat index {}: {} vs {}), scale {:.3g}", err.max().item<double>(), worst,
+                     x.flatten()[worst].item<double>(), y.flatten()[worst].item<double>(), scale);
 }
 
 // sum(output * fixed weights) over every output: a loss whose gradient reaches every output
@@ -78,8 +77,7 @@ std::string close(const at::Tensor& a, const at::Tensor& ref, double rtol, doubl
 at::Tensor weighted_loss(const std::vector<at::Tensor>& outs) {
   at::Tensor loss = at::zeros({}, outs.at(0).options());
   for (std::size_t i = 0; i < outs.size(); ++i) {
-    at::Tensor w = splitmix_uniform(outs[i].sizes(), at::kFloat, kSeed + 101 * (i + 1))
-                       .to(outs[i].scalar_type());
+    at::Tensor w = splitmix_uniform(outs[i].sizes(), at::kFloat, kSeed + 101 * (i + 1)).to(outs[i].scalar_type());
     loss = loss + (outs[i] * w).sum();
   }
   return loss;
@@ -90,8 +88,7 @@ struct Grads {
 };
 
 // Forward and the gradients of weighted_loss w.r.t. every trainable argument.
-Grads forward_backward(torch::jit::CompilationUnit& cu, const ModelSpec& spec,
-                       std::vector<at::Tensor> inputs) {
+Grads forward_backward(torch::jit::CompilationUnit& cu, const ModelSpec& spec, std::vector<at::Tensor> inputs) {
   std::vector<at::Tensor> wrt;
   for (std::size_t i : spec.trainable_args()) {
     inputs[i] = inputs[i].detach().requires_grad_(true);
@@ -114,8 +111,7 @@ TEST(ModelCatalog, LoadsTheZoo) {
     EXPECT_FALSE(m.source.empty());
     EXPECT_FALSE(m.ops.empty());
     EXPECT_EQ(m.config_names().size(), m.configs.size());
-    for (std::size_t i = 0; i < standard_configs().size(); ++i)
-      EXPECT_EQ(m.configs.at(i).name, standard_configs()[i]);
+    for (std::size_t i = 0; i < standard_configs().size(); ++i) EXPECT_EQ(m.configs.at(i).name, standard_configs()[i]);
     EXPECT_TRUE(m.supports(at::kFloat));
     EXPECT_TRUE(m.supports(at::kDouble)) << "f64 is the golden dtype";
     for (const auto& cfg : m.configs) {
@@ -174,11 +170,10 @@ class BadCatalog : public ::testing::Test {
   void SetUp() override {
     dir_ = fs::temp_directory_path() / fmt::format("gauntlet_models_test_{}", ::getpid());
     fs::create_directories(dir_ / "zoo");
-    std::ofstream(dir_ / "zoo" / "m.py")
-        << "# m: a test model.\n#\n# ops: aten::linear\n#\n# inputs:\n"
-           "#   x  [b, d]\n#   w  [h, d]\n\n\n"
-           "def forward(x: Tensor, w: Tensor) -> Tensor:\n"
-           "    return torch.linear(x, w)\n";
+    std::ofstream(dir_ / "zoo" / "m.py") << "# m: a test model.\n#\n# ops: aten::linear\n#\n# inputs:\n"
+                                            "#   x  [b, d]\n#   w  [h, d]\n\n\n"
+                                            "def forward(x: Tensor, w: Tensor) -> Tensor:\n"
+                                            "    return torch.linear(x, w)\n";
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -194,8 +189,7 @@ class BadCatalog : public ::testing::Test {
     return "";
   }
 
-  static std::string good(const std::string& replace_from = "",
-                          const std::string& replace_to = "") {
+  static std::string good(const std::string& replace_from = "", const std::string& replace_to = "") {
     std::string y =
         "models:\n"                                                    // 1
         "  - name: m\n"                                                // 2
@@ -242,8 +236,7 @@ TEST_F(BadCatalog, TheGoodOneLoads) {
 
 TEST_F(BadCatalog, OneLineErrorsWithFileAndLine) {
   expect_error("models:\n  - name: m\n    file: [zoo/m.py\n", 4, "malformed YAML");
-  expect_error(good("    trainable: true\n", "    trainable: true\n    colour: red\n"), 6,
-               "unknown field 'colour'");
+  expect_error(good("    trainable: true\n", "    trainable: true\n    colour: red\n"), 6, "unknown field 'colour'");
   expect_error(good("shape: [b, d]}", "shape: [b, q]}"), 12, "no size named 'q'");
   expect_error(good("shape: [b, h]}", "shape: [b, h/2]}"), 15, "not a multiple");
   expect_error(good("kind: input", "kind: tensor"), 12, "field 'kind'");
@@ -251,15 +244,14 @@ TEST_F(BadCatalog, OneLineErrorsWithFileAndLine) {
   expect_error(good("[f32, f64]", "[f32, f8]"), 4, "'f8'");
   expect_error(good("      large: {b: 4, d: 2, h: 3}\n", ""), 6, "no config 'large'");
   expect_error(good("    dtypes: [f32, f64]\n", "    dtypes: []\n"), 4, "'dtypes' is empty");
-  expect_error(good("      small: {b: 2, d: 2, h: 3}\n", "      small: {b: 2, d: 0, h: 3}\n"), 8,
-               "positive integer");
+  expect_error(good("      small: {b: 2, d: 2, h: 3}\n", "      small: {b: 2, d: 0, h: 3}\n"), 8, "positive integer");
   expect_error(good(", fan_in: d}", "}"), 13, "needs 'fan_in' or 'range'");
   expect_error(good("{name: w, kind: weight", "{name: x, kind: weight"), 13, "appears twice");
   expect_error(good("{name: w, kind: weight", "{name: v, kind: weight"), 11, "'# inputs:' list");
   expect_error(good("    trainable: true\n", "    trainable: maybe\n"), 5, "true or false");
-  expect_error(good("      - {name: x, kind: input, shape: [b, d]}\n",
-                    "      - {name: x, kind: index, shape: [b, d]}\n"),
-               12, "missing field 'bound'");
+  expect_error(
+      good("      - {name: x, kind: input, shape: [b, d]}\n", "      - {name: x, kind: index, shape: [b, d]}\n"), 12,
+      "missing field 'bound'");
 }
 
 // ---- inputs ----
@@ -285,8 +277,7 @@ TEST_P(ModelTest, InputsAreDeterministicAndInDomain) {
       EXPECT_TRUE(a[i].is_contiguous());
       EXPECT_EQ(sizes_of(a[i]), c.args[i].shape);
       EXPECT_TRUE(a[i].equal(b[i])) << "same seed, different values";
-      if (arg.floating() || arg.kind == ArgKind::Index)
-        any_differs = any_differs || !a[i].equal(other[i]);
+      if (arg.floating() || arg.kind == ArgKind::Index) any_differs = any_differs || !a[i].equal(other[i]);
       if (arg.floating()) {
         EXPECT_EQ(a[i].scalar_type(), at::kFloat);
         EXPECT_GE(a[i].min().item<double>(), c.args[i].lo - 1e-6);
@@ -338,8 +329,7 @@ TEST_P(ModelTest, CompilesWithTheCatalogsArguments) {
   auto cu = compile_model(m);
   auto g = model_graph(*cu, m);
   ASSERT_EQ(g->inputs().size(), m.args.size());
-  for (std::size_t i = 0; i < m.args.size(); ++i)
-    EXPECT_EQ(g->inputs()[i]->debugNameBase(), m.args[i].name);
+  for (std::size_t i = 0; i < m.args.size(); ++i) EXPECT_EQ(g->inputs()[i]->debugNameBase(), m.args[i].name);
 }
 
 // The header's "# ops:" list is exactly the aten ops of the graph that produce tensors, and every
@@ -360,32 +350,27 @@ TEST_P(ModelTest, HeaderNamesTheGraphsOps) {
     for (torch::jit::Node* n : b->nodes()) {
       for (torch::jit::Block* sub : n->blocks()) walk(sub);
       // List plumbing (append to a list of tensors) is no tensor op.
-      if (!n->kind().is_aten() || n->kind() == c10::Symbol::fromQualString("aten::append"))
-        continue;
+      if (!n->kind().is_aten() || n->kind() == c10::Symbol::fromQualString("aten::append")) continue;
       bool tensor_out = false;
       for (const torch::jit::Value* v : n->outputs()) {
-        tensor_out = tensor_out || v->type()->cast<c10::TensorType>() ||
-                     v->type()->isSubtypeOf(*c10::ListType::ofTensors());
+        tensor_out =
+            tensor_out || v->type()->cast<c10::TensorType>() || v->type()->isSubtypeOf(*c10::ListType::ofTensors());
       }
       if (!tensor_out) continue;
       in_graph.insert(n->kind().toQualString());
       const int line = source_line(*n);
-      EXPECT_GT(line, static_cast<int>(first_code))
-          << n->kind().toQualString() << " has no line in the code";
+      EXPECT_GT(line, static_cast<int>(first_code)) << n->kind().toQualString() << " has no line in the code";
       EXPECT_LE(line, static_cast<int>(lines.size()));
     }
   };
   walk(g->block());
   const std::set<std::string> claimed(m.ops.begin(), m.ops.end());
   std::vector<std::string> unclaimed, absent;
-  std::set_difference(in_graph.begin(), in_graph.end(), claimed.begin(), claimed.end(),
-                      std::back_inserter(unclaimed));
-  std::set_difference(claimed.begin(), claimed.end(), in_graph.begin(), in_graph.end(),
-                      std::back_inserter(absent));
-  EXPECT_TRUE(unclaimed.empty()) << m.path << " does not list "
-                                 << fmt::format("{}", fmt::join(unclaimed, ", "));
-  EXPECT_TRUE(absent.empty()) << m.path << " lists ops not in its graph: "
-                              << fmt::format("{}", fmt::join(absent, ", "));
+  std::set_difference(in_graph.begin(), in_graph.end(), claimed.begin(), claimed.end(), std::back_inserter(unclaimed));
+  std::set_difference(claimed.begin(), claimed.end(), in_graph.begin(), in_graph.end(), std::back_inserter(absent));
+  EXPECT_TRUE(unclaimed.empty()) << m.path << " does not list " << fmt::format("{}", fmt::join(unclaimed, ", "));
+  EXPECT_TRUE(absent.empty()) << m.path
+                              << " lists ops not in its graph: " << fmt::format("{}", fmt::join(absent, ", "));
 }
 
 TEST_P(ModelTest, ForwardTinyAndSmallF32) {
@@ -437,8 +422,7 @@ TEST_P(ModelTest, OpByOpAndDefaultExecutorsAgree) {
       auto out = run_model(*cu, m, in);
       ASSERT_EQ(out.size(), ref.size());
       for (std::size_t i = 0; i < out.size(); ++i) {
-        EXPECT_EQ(close(out[i], ref[i], 1e-5, 1e-6), "")
-            << "run " << run << ", " << m.outputs[i].name;
+        EXPECT_EQ(close(out[i], ref[i], 1e-5, 1e-6), "") << "run " << run << ", " << m.outputs[i].name;
       }
     }
   }
@@ -472,10 +456,8 @@ TEST_P(TrainableModelTest, BackwardGivesFiniteGradientsThatAgreeWithF64) {
   // Backward at the next size up runs too.
   Grads small = forward_backward(*cu, m, make_model_inputs(m, "small", at::kFloat, kSeed));
   for (std::size_t k = 0; k < trainable.size(); ++k) {
-    EXPECT_TRUE(small.grads[k].isfinite().all().item<bool>())
-        << "small, " << m.args[trainable[k]].name;
-    EXPECT_GT(small.grads[k].abs().max().item<double>(), 0.0)
-        << "small, " << m.args[trainable[k]].name;
+    EXPECT_TRUE(small.grads[k].isfinite().all().item<bool>()) << "small, " << m.args[trainable[k]].name;
+    EXPECT_GT(small.grads[k].abs().max().item<double>(), 0.0) << "small, " << m.args[trainable[k]].name;
   }
 }
 
@@ -493,9 +475,8 @@ void check_low_precision(const ModelSpec& m, at::ScalarType dt, double tol) {
     // The interpreter rethrows a kernel's c10::Error as a std::runtime_error whose last line
     // is the kernel's message.
     std::string msg = e.what();
-    const bool unsupported =
-        msg.find("not implemented for '") != std::string::npos ||
-        msg.find("to have one of the following scalar types") != std::string::npos;
+    const bool unsupported = msg.find("not implemented for '") != std::string::npos ||
+                             msg.find("to have one of the following scalar types") != std::string::npos;
     if (!unsupported) throw;
     while (!msg.empty() && msg.back() == '\n') msg.pop_back();
     GTEST_SKIP() << "no CPU kernel: " << msg.substr(msg.rfind('\n') + 1);
@@ -522,8 +503,7 @@ TEST(ModelSemantics, GruMatchesAtenGru) {
     SCOPED_TRACE(config);
     auto in = make_model_inputs(m, config, at::kDouble, kSeed);  // x, h0, w_ih, b_ih, w_hh, b_hh
     auto out = run_model(*cu, m, in);
-    auto ref = at::gru(in[0], in[1].unsqueeze(0), {in[2], in[4], in[3], in[5]}, true, 1, 0.0, false,
-                       false, false);
+    auto ref = at::gru(in[0], in[1].unsqueeze(0), {in[2], in[4], in[3], in[5]}, true, 1, 0.0, false, false, false);
     EXPECT_EQ(close(out.at(0), std::get<0>(ref), 1e-10, 1e-12), "");
     EXPECT_EQ(close(out.at(1), std::get<1>(ref).squeeze(0), 1e-10, 1e-12), "");
   }
@@ -563,8 +543,7 @@ TEST(ModelSemantics, MoeRoutesEachTokenToTwoExperts) {
 
 // Graph nodes name the line of the call that made them, inlined helpers included.
 TEST(ModelSource, NodesPointAtTheirCalls) {
-  for (const auto& [model, op, text] :
-       std::vector<std::tuple<std::string, std::string, std::string>>{
+  for (const auto& [model, op, text] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"mlp", "aten::linear", "torch.linear("},
            {"gru", "aten::sigmoid", "torch.sigmoid("},
            {"llama_block", "aten::rsqrt", "torch.rsqrt("},  // inside the rms_norm helper
@@ -584,8 +563,7 @@ TEST(ModelSource, NodesPointAtTheirCalls) {
         const int line = source_line(*n);
         ASSERT_GT(line, 0);
         ASSERT_LT(line, static_cast<int>(lines.size()));
-        EXPECT_NE(lines[static_cast<std::size_t>(line)].find(text), std::string::npos)
-            << "line " << line;
+        EXPECT_NE(lines[static_cast<std::size_t>(line)].find(text), std::string::npos) << "line " << line;
       }
     };
     walk(model_graph(*cu, m)->block());
@@ -624,31 +602,27 @@ TEST(ModelTiming, DISABLED_ForwardF32) {
         t0 = std::chrono::steady_clock::now();
         auto in = make_model_inputs(m, config, at::kFloat, kSeed);
         const double inputs_ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                .count();
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         torch::NoGradGuard no_grad;
         t0 = std::chrono::steady_clock::now();
         run_model(*cu, m, in);  // the profiling run
         const double first_ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                .count();
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         run_model(*cu, m, in);
         std::vector<double> ms;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
         while (ms.size() < 5 || (ms.size() < 100 && std::chrono::steady_clock::now() < deadline)) {
           t0 = std::chrono::steady_clock::now();
           run_model(*cu, m, in);
-          ms.push_back(
-              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                  .count());
+          ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         }
         std::sort(ms.begin(), ms.end());
         std::printf(
             "%-20s %-6s threads %d  forward median %8.3f ms (min %8.3f, %3zu reps)  first %8.3f ms "
             " "
             "inputs %7.1f ms  compile %5.1f ms  args %.2f M elements\n",
-            m.name.c_str(), config, threads, ms[ms.size() / 2], ms[0], ms.size(), first_ms,
-            inputs_ms, compile_ms, static_cast<double>(m.config(config).numel()) / 1e6);
+            m.name.c_str(), config, threads, ms[ms.size() / 2], ms[0], ms.size(), first_ms, inputs_ms, compile_ms,
+            static_cast<double>(m.config(config).numel()) / 1e6);
       }
     }
   }

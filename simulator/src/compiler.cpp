@@ -66,8 +66,15 @@ bool is_tensorish(const c10::TypePtr& t) {
 // Reads a tensor's values on the host (a scalar out of device memory): the compiler cannot
 // trace through it, as a tracing compiler cannot (a data-dependent graph break).
 bool reads_values(const Node* n) {
-  static const std::set<std::string> kinds{"aten::item", "aten::Int", "aten::Float", "aten::Bool", "aten::ScalarImplicit",
-                                           "aten::tolist", "aten::is_nonzero", "aten::equal", "aten::_local_scalar_dense"};
+  static const std::set<std::string> kinds{"aten::item",
+                                           "aten::Int",
+                                           "aten::Float",
+                                           "aten::Bool",
+                                           "aten::ScalarImplicit",
+                                           "aten::tolist",
+                                           "aten::is_nonzero",
+                                           "aten::equal",
+                                           "aten::_local_scalar_dense"};
   if (!kinds.count(n->kind().toQualString())) return false;
   for (const Value* v : n->inputs()) {
     if (is_tensorish(v->type())) return true;  // float(t), not float(an int)
@@ -180,7 +187,8 @@ void run_control_flow(const Node* node, Env& env) {
     for (std::size_t k = 0; k < node->outputs().size(); ++k) env[node->outputs()[k]] = env.at(b->outputs()[k]);
     return;
   }
-  TORCH_CHECK(node->kind() == torch::jit::prim::Loop, "gauntlet_sim compiler: cannot run ", node->kind().toQualString());
+  TORCH_CHECK(node->kind() == torch::jit::prim::Loop, "gauntlet_sim compiler: cannot run ",
+              node->kind().toQualString());
   // inputs: max trip count, initial condition, carried...; block: (i, carried...) -> (cond, carried...)
   const torch::jit::Block* body = node->blocks().at(0);
   const std::int64_t max_trips = env.at(node->input(0)).toInt();
@@ -209,9 +217,9 @@ void run_block(const torch::jit::Block* block, Env& env) {
 }
 
 struct Segment {
-  bool region = true;             // a compiled region, else one node run eagerly (a break)
+  bool region = true;  // a compiled region, else one node run eagerly (a break)
   std::vector<const Node*> nodes;
-  std::int64_t device_nodes = 0;  // nodes that are not host-side (what compile time grows with)
+  std::int64_t device_nodes = 0;      // nodes that are not host-side (what compile time grows with)
   std::vector<const Value*> inputs;   // tensor values from before the region
   std::vector<const Value*> outputs;  // tensor values used after it
   std::set<std::string> compiled;     // input signatures this region has code for
@@ -342,7 +350,6 @@ class SimCompiledGraph final : public CompiledGraph {
 
   // "Compiles" a region: the time a compiler of this kind takes, growing with the region.
   void compile(const Segment& seg) {
-
     double seconds = trn2::kCompileBaseSeconds + trn2::kCompilePerNodeSeconds * double(seg.device_nodes);
     for (const FaultRule* r : compiler_faults()) {
       if (r->kind == FaultKind::Sleep) seconds += r->factor / 1e3;
@@ -357,7 +364,7 @@ class SimCompiledGraph final : public CompiledGraph {
   }
 
   std::shared_ptr<torch::jit::Graph> graph_;
-  std::string call_dtype_;       // the first call's facts, for the compiler's fault rules
+  std::string call_dtype_;  // the first call's facts, for the compiler's fault rules
   std::int64_t call_numel_ = 0;
 
   // The compiler's own fault rules (Note [Fault rules]): the op `sim::compile`, matched on the

@@ -54,8 +54,8 @@ std::string json_escape(const std::string& s) {
 
 std::string Numerics::str() const {
   return fmt::format("bf16_matmul={},approx_transcendental={},tree_reduction={},approx_bits={}",
-                     bf16_matmul ? "on" : "off", approx_transcendental ? "on" : "off",
-                     tree_reduction ? "on" : "off", approx_bits);
+                     bf16_matmul ? "on" : "off", approx_transcendental ? "on" : "off", tree_reduction ? "on" : "off",
+                     approx_bits);
 }
 
 Numerics parse_numerics(const std::string& text) {
@@ -118,9 +118,16 @@ std::int64_t parse_bytes(const std::string& text, const std::string& origin) {
   if (number.empty() || *rest != '\0' || !(v > 0)) {
     throw std::invalid_argument(fmt::format("{}: expected a positive size such as 16GiB, got '{}'", origin, text));
   }
-  static const std::pair<const char*, double> kUnits[] = {
-      {"", 1},         {"B", 1},          {"KiB", 1024.0},   {"MiB", 1024.0 * 1024},  {"GiB", 1024.0 * 1024 * 1024},
-      {"TiB", 1024.0 * 1024 * 1024 * 1024}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}};
+  static const std::pair<const char*, double> kUnits[] = {{"", 1},
+                                                          {"B", 1},
+                                                          {"KiB", 1024.0},
+                                                          {"MiB", 1024.0 * 1024},
+                                                          {"GiB", 1024.0 * 1024 * 1024},
+                                                          {"TiB", 1024.0 * 1024 * 1024 * 1024},
+                                                          {"KB", 1e3},
+                                                          {"MB", 1e6},
+                                                          {"GB", 1e9},
+                                                          {"TB", 1e12}};
   for (const auto& [name, scale] : kUnits) {
     if (unit != name) continue;
     // 2^62 bytes (4 EiB): far past any device, and still a positive int64 after rounding.
@@ -130,15 +137,16 @@ std::int64_t parse_bytes(const std::string& text, const std::string& origin) {
     if (v * scale < 1) throw std::invalid_argument(fmt::format("{}: '{}' is less than one byte", origin, text));
     return static_cast<std::int64_t>(std::llround(v * scale));
   }
-  throw std::invalid_argument(fmt::format("{}: unknown unit '{}' (known: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)", origin, unit));
+  throw std::invalid_argument(
+      fmt::format("{}: unknown unit '{}' (known: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)", origin, unit));
 }
 
 std::string Config::json() const {
-  return fmt::format(
-      R"({{"version":"{}","base_version":"{}","numerics":{{"bf16_matmul":{},"approx_transcendental":{},)"
-      R"("tree_reduction":{},"approx_bits":{}}},"memory_capacity_bytes":{},"faults":"{}"}})",
-      json_escape(version), json_escape(base_version), numerics.bf16_matmul, numerics.approx_transcendental,
-      numerics.tree_reduction, numerics.approx_bits, capacity_bytes, json_escape(faults.canonical()));
+  return fmt::format(R"({{"version":"{}","base_version":"{}","numerics":{{"bf16_matmul":{},"approx_transcendental":{},)"
+                     R"("tree_reduction":{},"approx_bits":{}}},"memory_capacity_bytes":{},"faults":"{}"}})",
+                     json_escape(version), json_escape(base_version), numerics.bf16_matmul,
+                     numerics.approx_transcendental, numerics.tree_reduction, numerics.approx_bits, capacity_bytes,
+                     json_escape(faults.canonical()));
 }
 
 Config config_from_env(const std::string& base_version, const Numerics& build_numerics,
@@ -158,7 +166,8 @@ Config config_from_env(const std::string& base_version, const Numerics& build_nu
       Numerics base = build_numerics;
       Numerics lib;
       if (parsed.bf16_matmul != lib.bf16_matmul) base.bf16_matmul = parsed.bf16_matmul;
-      if (parsed.approx_transcendental != lib.approx_transcendental) base.approx_transcendental = parsed.approx_transcendental;
+      if (parsed.approx_transcendental != lib.approx_transcendental)
+        base.approx_transcendental = parsed.approx_transcendental;
       if (parsed.tree_reduction != lib.tree_reduction) base.tree_reduction = parsed.tree_reduction;
       if (parsed.approx_bits != lib.approx_bits) base.approx_bits = parsed.approx_bits;
       c.numerics = base;

@@ -14,8 +14,10 @@ double compute_seconds(const Work& w) {
                                                            : trn2::kTensorFp64Flops;
       return w.flops / rate;
     }
-    case Engine::Vector: return w.flops / trn2::kVectorFlops;
-    default: return seconds(w);
+    case Engine::Vector:
+      return w.flops / trn2::kVectorFlops;
+    default:
+      return seconds(w);
   }
 }
 

@@ -11,8 +11,8 @@
 #include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/view_native.h>
 #include <c10/core/CPUAllocator.h>
-#include <c10/core/impl/alloc_cpu.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/core/impl/alloc_cpu.h>
 #include <torch/library.h>
 
 #include "sim_torch.h"
@@ -40,7 +40,8 @@ class DeviceAllocator final : public c10::Allocator {
     if (!State::get().reserve(static_cast<std::int64_t>(n), &current)) {
       const auto& cfg = State::get().config();
       TORCH_CHECK_WITH(OutOfMemoryError, false, "gauntlet_sim: out of device memory: tried to allocate ", n,
-                       " bytes with ", current, " of ", cfg.capacity_bytes, " bytes in use (capacity: GAUNTLET_SIM_MEMORY)");
+                       " bytes with ", current, " of ", cfg.capacity_bytes,
+                       " bytes in use (capacity: GAUNTLET_SIM_MEMORY)");
     }
     void* p = c10::alloc_cpu(n);
     return {p, new Block{p, static_cast<std::int64_t>(n)}, &release, device};
@@ -63,7 +64,8 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
   c10::Device exchangeDevice(c10::Device) const override { return {kDevice, 0}; }
   c10::Device getDevice() const override { return {kDevice, 0}; }
   void setDevice(c10::Device d) const override {
-    TORCH_CHECK(d.index() <= 0, "gauntlet_sim: device index ", static_cast<int>(d.index()), " does not exist (one device)");
+    TORCH_CHECK(d.index() <= 0, "gauntlet_sim: device index ", static_cast<int>(d.index()),
+                " does not exist (one device)");
   }
   void uncheckedSetDevice(c10::Device) const noexcept override {}
   c10::Stream getStream(c10::Device d) const noexcept override { return c10::Stream(c10::Stream::DEFAULT, d); }
@@ -114,7 +116,8 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_b
   return dst;
 }
 
-const at::Tensor& resize_device(const at::Tensor& self, at::IntArrayRef size, c10::optional<at::MemoryFormat> memory_format) {
+const at::Tensor& resize_device(const at::Tensor& self, at::IntArrayRef size,
+                                c10::optional<at::MemoryFormat> memory_format) {
   at::native::resize_impl_cpu_(self.unsafeGetTensorImpl(), size, c10::nullopt);
   if (memory_format) self.unsafeGetTensorImpl()->empty_tensor_restride(*memory_format);
   return self;
@@ -122,7 +125,8 @@ const at::Tensor& resize_device(const at::Tensor& self, at::IntArrayRef size, c1
 
 // How a fallback's out= result comes back: with the layout the CPU kernel gave it.
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
-  if (dst.sizes() != self.sizes()) at::native::resize_impl_cpu_(dst.unsafeGetTensorImpl(), self.sizes(), self.strides());
+  if (dst.sizes() != self.sizes())
+    at::native::resize_impl_cpu_(dst.unsafeGetTensorImpl(), self.sizes(), self.strides());
   return copy_from(self, dst, false);
 }
 
@@ -143,25 +147,36 @@ at::Tensor cpu_alias(const at::Tensor& t) {
 
 at::Tensor device_copy_of(const at::Tensor& cpu) {
   at::Tensor src = cpu.is_non_overlapping_and_dense() ? cpu : cpu.contiguous();
-  at::Tensor out = at::detail::empty_strided_generic(src.sizes(), src.strides(), device_allocator(), kKeys,
-                                                     src.scalar_type());
+  at::Tensor out =
+      at::detail::empty_strided_generic(src.sizes(), src.strides(), device_allocator(), kKeys, src.scalar_type());
   if (src.numel() > 0) cpu_alias(out).copy_(src);
   return out;
 }
 
 std::string dtype_name(at::ScalarType t) {
   switch (t) {
-    case at::kDouble: return "f64";
-    case at::kFloat: return "f32";
-    case at::kHalf: return "f16";
-    case at::kBFloat16: return "bf16";
-    case at::kLong: return "i64";
-    case at::kInt: return "i32";
-    case at::kShort: return "i16";
-    case at::kChar: return "i8";
-    case at::kByte: return "u8";
-    case at::kBool: return "bool";
-    default: return c10::toString(t);
+    case at::kDouble:
+      return "f64";
+    case at::kFloat:
+      return "f32";
+    case at::kHalf:
+      return "f16";
+    case at::kBFloat16:
+      return "bf16";
+    case at::kLong:
+      return "i64";
+    case at::kInt:
+      return "i32";
+    case at::kShort:
+      return "i16";
+    case at::kChar:
+      return "i8";
+    case at::kByte:
+      return "u8";
+    case at::kBool:
+      return "bool";
+    default:
+      return c10::toString(t);
   }
 }
 

@@ -1,15 +1,12 @@
 // Fault injection rules: parsing the spec grammar, matching op calls, and the canonical form.
 #include "fault_spec.h"
 
-#include "gauntlet/error.h"  // one_line: a rule's text echoed in an error stays one line
-
-#include <atomic>
-
 #include <fnmatch.h>
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +16,8 @@
 #include <stdexcept>
 #include <system_error>
 #include <utility>
+
+#include "gauntlet/error.h"  // one_line: a rule's text echoed in an error stays one line
 
 namespace gauntlet::sim {
 namespace {
@@ -153,12 +152,13 @@ FaultRule parse_rule(Span rule, std::size_t piece) {
       case kOp: {
         // An op selector is an op name ("aten::add.Tensor", "c10d::allreduce") with '*' and '?':
         // anything else ('[', a space) could never match, so a typo would silently inject nothing.
-        const std::size_t bad = value.s.find_first_not_of(
-            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:.*?");
+        const std::size_t bad =
+            value.s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:.*?");
         if (bad != std::string_view::npos) {
-          throw RuleError{piece, value.pos + bad,
-                          "op '" + std::string(value.s) + "' has '" + std::string(1, value.s[bad]) +
-                              "', which no op name has (op names are letters, digits, '_', ':' and '.'; globs add '*' and '?')"};
+          throw RuleError{
+              piece, value.pos + bad,
+              "op '" + std::string(value.s) + "' has '" + std::string(1, value.s[bad]) +
+                  "', which no op name has (op names are letters, digits, '_', ':' and '.'; globs add '*' and '?')"};
         }
         r.op = std::string(value.s);
         break;

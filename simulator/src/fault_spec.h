@@ -40,7 +40,7 @@ struct FaultRule {
   std::int64_t min_numel = 0;
   std::int64_t max_numel = std::numeric_limits<std::int64_t>::max();
   FaultKind kind = FaultKind::Bias;
-  int rank = -1;  // -1: any process
+  int rank = -1;      // -1: any process
   double factor = 0;  // the kind's default when not given; 0 for kinds without one
   std::string text;   // the rule as written (trimmed), for reports
   // True when this rule applies to an op call: op name, dtype name of its first tensor argument

@@ -13,6 +13,7 @@
 #include <ATen/native/Resize.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
+#include <unistd.h>
 
 #include <array>
 #include <chrono>
@@ -22,7 +23,6 @@
 #include <map>
 #include <set>
 #include <thread>
-#include <unistd.h>
 
 #include "sim_torch.h"
 #include "state.h"
@@ -46,23 +46,23 @@ const std::map<std::string, KernelInfo>& kernel_table() {
     std::map<std::string, KernelInfo> t;
     for (const char* op :
          {"abs", "neg", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos",
-          "atan", "sinh", "cosh", "erfc", "relu", "reciprocal", "floor", "ceil", "round", "trunc", "sign", "sgn", "frac",
-          "leaky_relu", "elu", "hardtanh", "softplus", "hardsigmoid", "hardswish", "clamp", "clamp_min", "clamp_max",
-          "add", "sub", "mul", "div", "remainder", "fmod", "pow", "maximum", "minimum", "atan2", "eq", "ne", "lt", "le",
-          "gt", "ge", "logical_and", "logical_or", "logical_not", "logical_xor", "bitwise_and", "bitwise_or",
-          "bitwise_xor", "bitwise_not", "where", "lerp", "addcmul", "addcdiv", "amax", "amin", "max", "min", "argmax",
-          "argmin", "prod", "any", "all", "cumsum", "cat", "index_select", "gather", "masked_fill", "fill", "fill_",
-          "zero_", "_local_scalar_dense", "threshold_backward", "sigmoid_backward", "tanh_backward", "gelu_backward",
-          "silu_backward", "_softmax_backward_data", "_log_softmax_backward_data", "native_layer_norm",
+          "atan", "sinh", "cosh", "erfc", "relu", "reciprocal", "floor", "ceil", "round", "trunc", "sign", "sgn",
+          "frac", "leaky_relu", "elu", "hardtanh", "softplus", "hardsigmoid", "hardswish", "clamp", "clamp_min",
+          "clamp_max", "add", "sub", "mul", "div", "remainder", "fmod", "pow", "maximum", "minimum", "atan2", "eq",
+          "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_not", "logical_xor", "bitwise_and",
+          "bitwise_or", "bitwise_xor", "bitwise_not", "where", "lerp", "addcmul", "addcdiv", "amax", "amin", "max",
+          "min", "argmax", "argmin", "prod", "any", "all", "cumsum", "cat", "index_select", "gather", "masked_fill",
+          "fill", "fill_", "zero_", "_local_scalar_dense", "threshold_backward", "sigmoid_backward", "tanh_backward",
+          "gelu_backward", "silu_backward", "_softmax_backward_data", "_log_softmax_backward_data", "native_layer_norm",
           "native_layer_norm_backward", "sum", "mean", "_softmax", "_log_softmax", "isnan", "nan_to_num",
           "embedding_dense_backward", "index", "sort", "topk",
           // running statistics are updated in place without an alias annotation: a fallback's
           // copies would lose the update (a kernel works on the device memory itself)
           "native_batch_norm", "native_batch_norm_backward", "nansum", "std", "var", "var_mean", "std_mean",
           "scatter_add", "scatter", "avg_pool2d", "avg_pool2d_backward", "max_pool2d_with_indices",
-          "max_pool2d_with_indices_backward", "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward",
-          "masked_select", "nonzero", "flip", "roll", "tril", "triu", "cumprod", "logsumexp", "norm",
-          "linalg_vector_norm", "mse_loss", "mse_loss_backward", "smooth_l1_loss", "huber_loss", "l1_loss",
+          "max_pool2d_with_indices_backward", "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "masked_select",
+          "nonzero", "flip", "roll", "tril", "triu", "cumprod", "logsumexp", "norm", "linalg_vector_norm", "mse_loss",
+          "mse_loss_backward", "smooth_l1_loss", "huber_loss", "l1_loss",
           // what real models run beyond those (the op table's corpus family): padding, 3-d
           // adaptive pooling, gated and parametric activations, grid sampling, im2col/col2im,
           // group norm, advanced-index writes and the fused attention and encoder layer; recurrent
@@ -159,11 +159,16 @@ at::Tensor round_like(const at::Tensor& t, int bits) {
 // Fraction bits that "compute in a lower precision" keeps: half the dtype's.
 int lower_precision_bits(at::ScalarType t) {
   switch (t) {
-    case at::kDouble: return 23;  // f64 -> f32
-    case at::kFloat: return 7;    // f32 -> bf16
-    case at::kHalf: return 5;
-    case at::kBFloat16: return 3;
-    default: return 23;
+    case at::kDouble:
+      return 23;  // f64 -> f32
+    case at::kFloat:
+      return 7;  // f32 -> bf16
+    case at::kHalf:
+      return 5;
+    case at::kBFloat16:
+      return 3;
+    default:
+      return 23;
   }
 }
 
@@ -172,13 +177,16 @@ at::Tensor to_bf16_operand(const at::Tensor& t) {
   return t.to(at::kBFloat16).to(at::kFloat);
 }
 
-bool numerics_apply(const at::Tensor& t) { return t.defined() && t.scalar_type() != at::kDouble && at::isFloatingType(t.scalar_type()); }
+bool numerics_apply(const at::Tensor& t) {
+  return t.defined() && t.scalar_type() != at::kDouble && at::isFloatingType(t.scalar_type());
+}
 
 // Sum over `dims` adding pairwise in a balanced tree; 16-bit inputs accumulate in f32.
 at::Tensor tree_sum(const at::Tensor& self, at::IntArrayRef dims_in, bool keepdim, at::ScalarType out_dtype) {
   const std::int64_t nd = self.dim();
   std::vector<bool> reduced(static_cast<std::size_t>(std::max<std::int64_t>(nd, 1)), dims_in.empty());
-  for (std::int64_t d : dims_in) reduced[static_cast<std::size_t>(c10::maybe_wrap_dim(d, std::max<std::int64_t>(nd, 1)))] = true;
+  for (std::int64_t d : dims_in)
+    reduced[static_cast<std::size_t>(c10::maybe_wrap_dim(d, std::max<std::int64_t>(nd, 1)))] = true;
   std::vector<std::int64_t> perm, kept_sizes, out_sizes;
   std::int64_t n = 1;
   for (std::int64_t d = 0; d < nd; ++d) {
@@ -279,9 +287,9 @@ c10::optional<std::vector<c10::IValue>> conv_backward_overrideable_handler(const
   const std::vector<std::int64_t> bias_sizes{transposed ? weight.size(1) * groups : weight.size(0)};
   const std::vector<bool> mask_v = a[9].toBoolList().vec();
   std::array<bool, 3> mask{mask_v.at(0), mask_v.at(1), mask_v.at(2)};
-  auto [gi, gw, gb] = at::convolution_backward(a[0].toTensor(), a[1].toTensor(), weight, bias_sizes, a[3].toIntVector(),
-                                               a[4].toIntVector(), a[5].toIntVector(), transposed, a[7].toIntVector(),
-                                               groups, mask);
+  auto [gi, gw, gb] =
+      at::convolution_backward(a[0].toTensor(), a[1].toTensor(), weight, bias_sizes, a[3].toIntVector(),
+                               a[4].toIntVector(), a[5].toIntVector(), transposed, a[7].toIntVector(), groups, mask);
   return std::vector<c10::IValue>{gi, gw, gb};
 }
 
@@ -338,8 +346,11 @@ FaultPlan plan_faults(const std::string& op, const CallFacts& facts) {
   if (spec.empty()) return plan;
   for (const FaultRule* r : spec.match(op, facts.dtype, facts.numel)) {
     switch (r->kind) {
-      case FaultKind::Segv: std::raise(SIGSEGV); break;
-      case FaultKind::Abort: std::abort();
+      case FaultKind::Segv:
+        std::raise(SIGSEGV);
+        break;
+      case FaultKind::Abort:
+        std::abort();
       case FaultKind::Hang:
         for (;;) pause();
       case FaultKind::Oom:
@@ -349,12 +360,20 @@ FaultPlan plan_faults(const std::string& op, const CallFacts& facts) {
       case FaultKind::Sleep:
         std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(r->factor));
         break;
-      case FaultKind::Slow: plan.slowdown *= r->factor; break;
-      case FaultKind::Fallback: plan.fallback = true; break;
-      case FaultKind::Precision: plan.precision = true; break;
+      case FaultKind::Slow:
+        plan.slowdown *= r->factor;
+        break;
+      case FaultKind::Fallback:
+        plan.fallback = true;
+        break;
+      case FaultKind::Precision:
+        plan.precision = true;
+        break;
       case FaultKind::Bias:
       case FaultKind::Flip:
-      case FaultKind::NaN: plan.outputs.push_back(r); break;
+      case FaultKind::NaN:
+        plan.outputs.push_back(r);
+        break;
     }
   }
   return plan;
@@ -392,7 +411,8 @@ void apply_output_faults(const FaultPlan& plan, at::Tensor& t, bool first_output
       case FaultKind::NaN:
         if (floating) flat[mid].fill_(std::numeric_limits<double>::quiet_NaN());
         break;
-      default: break;
+      default:
+        break;
     }
     if (!is_view) t.copy_(flat.reshape(t.sizes()));
   }
@@ -430,7 +450,7 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   struct OutArg {
     at::Tensor device, cpu;
   };
-  std::vector<OutArg> outs;       // out= arguments: computed into CPU tensors, copied back
+  std::vector<OutArg> outs;         // out= arguments: computed into CPU tensors, copied back
   std::vector<at::Tensor> inplace;  // in-place arguments: CPU aliases of device memory
   std::vector<at::Tensor> device_inplace;
   double in_bytes = 0;
@@ -584,7 +604,8 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       // operands: (input, weight) forward, (grad_output, input, weight) backward.
       if (operands.empty()) break;
       const at::Tensor& weight = operands.back();
-      const double per_out = weight.dim() > 0 && weight.size(0) > 0 ? double(weight.numel()) / double(weight.size(0)) : 1.0;
+      const double per_out =
+          weight.dim() > 0 && weight.size(0) > 0 ? double(weight.numel()) / double(weight.size(0)) : 1.0;
       const double outs_n = info.kind == Kind::Conv ? out_numel : double(operands.front().numel());
       w.engine = Engine::Tensor;
       w.precision = precision_of(dtype, autocast);

@@ -73,7 +73,8 @@ __attribute__((visibility("default"))) const char* gauntlet_backend_config_json(
 
 __attribute__((visibility("default"))) void gauntlet_backend_synchronize(void) {}
 
-__attribute__((visibility("default"))) void gauntlet_backend_memory(int64_t* current, int64_t* peak, int64_t* capacity) {
+__attribute__((visibility("default"))) void gauntlet_backend_memory(int64_t* current, int64_t* peak,
+                                                                    int64_t* capacity) {
   std::int64_t c = 0, p = 0;
   State::get().memory(&c, &p);
   if (current) *current = c;
@@ -87,7 +88,9 @@ __attribute__((visibility("default"))) void gauntlet_backend_take_fallbacks(gaun
   State::get().take_fallbacks([&](const std::string& op, std::int64_t n) { fn(ctx, op.c_str(), n); });
 }
 
-__attribute__((visibility("default"))) void gauntlet_backend_reset_device_time(void) { State::get().reset_device_time(); }
+__attribute__((visibility("default"))) void gauntlet_backend_reset_device_time(void) {
+  State::get().reset_device_time();
+}
 
 __attribute__((visibility("default"))) double gauntlet_backend_device_time_us(void) {
   return State::get().device_time_us();

@@ -19,14 +19,14 @@
 // rank); slow multiplies its simulated time; sleep sleeps.
 #define GAUNTLET_COMPAT_C10D
 #include <ATen/ATen.h>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/Work.hpp>
 #include <unistd.h>
 
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <thread>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include "fault_spec.h"
 #include "gauntlet/torch_compat.h"
@@ -57,14 +57,24 @@ CallFaults faults_for(const std::string& op, const at::Tensor* t) {
   const std::string dtype = t ? std::string(c10::toString(t->scalar_type())) : "";
   for (const FaultRule* r : spec.match(op, dtype, t ? t->numel() : 0)) {
     switch (r->kind) {
-      case FaultKind::Segv: std::raise(SIGSEGV); break;
-      case FaultKind::Abort: std::abort();
+      case FaultKind::Segv:
+        std::raise(SIGSEGV);
+        break;
+      case FaultKind::Abort:
+        std::abort();
       case FaultKind::Hang:
         for (;;) pause();
-      case FaultKind::Sleep: std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(r->factor)); break;
-      case FaultKind::Slow: f.slowdown *= r->factor; break;
-      case FaultKind::Bias: f.bias += r->factor; break;
-      default: break;  // the other kinds are about kernels
+      case FaultKind::Sleep:
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(r->factor));
+        break;
+      case FaultKind::Slow:
+        f.slowdown *= r->factor;
+        break;
+      case FaultKind::Bias:
+        f.bias += r->factor;
+        break;
+      default:
+        break;  // the other kinds are about kernels
     }
   }
   return f;
@@ -100,7 +110,8 @@ class SimProcessGroup final : public gauntlet::compat::CollectiveGroup {
     return c10::make_intrusive<DoneWork>();
   }
 
-  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& outputs,
+                                                std::vector<std::vector<at::Tensor>>& inputs,
                                                 const c10d::ReduceScatterOptions& o) override {
     at::Tensor& out = one(outputs, "reduce_scatter");
     TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == size_,
@@ -116,8 +127,8 @@ class SimProcessGroup final : public gauntlet::compat::CollectiveGroup {
     return c10::make_intrusive<DoneWork>();
   }
 
-  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
-                                           const c10d::AllgatherOptions&) override {
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                           std::vector<at::Tensor>& inputs, const c10d::AllgatherOptions&) override {
     at::Tensor& in = one(inputs, "allgather");
     TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == size_,
                 "gauntlet_sim: allgather takes one list of world-size outputs");
@@ -129,7 +140,8 @@ class SimProcessGroup final : public gauntlet::compat::CollectiveGroup {
     for (auto& p : parts) flat.push_back(p.view({-1}));
     allgather_ring(flat);
     charge((size_ - 1) * message_seconds(bytes(in)), f);
-    for (int i = 0; i < size_; ++i) store_back(outputs[0][static_cast<std::size_t>(i)], parts[static_cast<std::size_t>(i)], f);
+    for (int i = 0; i < size_; ++i)
+      store_back(outputs[0][static_cast<std::size_t>(i)], parts[static_cast<std::size_t>(i)], f);
     return c10::make_intrusive<DoneWork>();
   }
 
@@ -206,7 +218,9 @@ class SimProcessGroup final : public gauntlet::compat::CollectiveGroup {
   // The device tensor's values in host memory, contiguous (the simulator's memory is host memory;
   // the copy is the DMA a real device would make).
   static at::Tensor host(const at::Tensor& t) { return t.to(at::kCPU).contiguous(); }
-  static double bytes(const at::Tensor& t) { return static_cast<double>(t.numel()) * static_cast<double>(t.element_size()); }
+  static double bytes(const at::Tensor& t) {
+    return static_cast<double>(t.numel()) * static_cast<double>(t.element_size());
+  }
 
   void charge(double seconds, const CallFaults& f) { State::get().charge_seconds(seconds * f.slowdown); }
 
@@ -288,8 +302,8 @@ class SimProcessGroup final : public gauntlet::compat::CollectiveGroup {
 
 }  // namespace gauntlet::sim
 
-extern "C" __attribute__((visibility("default"))) void* gauntlet_backend_new_process_group(void* store, int rank, int world,
-                                                                                           int timeout_ms) {
+extern "C" __attribute__((visibility("default"))) void* gauntlet_backend_new_process_group(void* store, int rank,
+                                                                                           int world, int timeout_ms) {
   using namespace gauntlet::sim;
   set_process_rank(rank);
   auto s = c10::intrusive_ptr<c10d::Store>::unsafe_reclaim_from_nonowning(static_cast<c10d::Store*>(store));

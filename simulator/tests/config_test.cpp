@@ -1,8 +1,9 @@
+#include "config.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
-#include "config.h"
 #include "cost_model.h"
 #include "trn2_constants.h"
 

@@ -4,7 +4,6 @@
 // the resume command; an orchestrator killed outright leaves no worker behind. Each time the resume
 // completes the run with every case once: nothing lost, nothing stored twice.
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
@@ -13,11 +12,11 @@
 #include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <regex>
+#include <set>
 #include <sstream>
-#include <vector>
 #include <thread>
+#include <vector>
 
 #include "e2e_support.h"
 
@@ -89,9 +88,10 @@ class EnvironmentE2E : public e2e::E2E {
   // Checks the one-line stop message of exit 4 and returns the resume command it names.
   static std::string resume_command(const Result& r, const std::string& db) {
     EXPECT_EQ(r.code, 4) << r.err;
-    const std::regex stop("gauntlet: run 1 stopped: the database could not be written; [0-9]+ results are stored "
-                          "\\([0-9]+ more could not be: their cases run again on resume\\)\\. Once that is fixed, "
-                          "finish it with: gauntlet run --resume 1 --db (\\S+)\n");
+    const std::regex stop(
+        "gauntlet: run 1 stopped: the database could not be written; [0-9]+ results are stored "
+        "\\([0-9]+ more could not be: their cases run again on resume\\)\\. Once that is fixed, "
+        "finish it with: gauntlet run --resume 1 --db (\\S+)\n");
     std::smatch m;
     EXPECT_TRUE(std::regex_search(r.err, m, stop)) << r.err;
     if (m.size() < 2) return "";
@@ -145,8 +145,9 @@ TEST_F(EnvironmentE2E, ADiskThatFillsMidRunStopsItWithExit4AndItResumes) {
   ASSERT_EQ(gauntlet("run --suite smoke --backend sim --quiet --db " + full.string()).code, 0);
   const auto size = fs::file_size(full);
   const fs::path db = dir_ / "small.db";
-  const Result run = gauntlet("--suite smoke --backend sim --quiet --run-id 1 --db " + db.string(),
-                              "sh -c \"trap '' XFSZ; exec prlimit --fsize=" + std::to_string(size / 2) + " \\\"\\$0\\\" run \\\"\\$@\\\"\"");
+  const Result run = gauntlet(
+      "--suite smoke --backend sim --quiet --run-id 1 --db " + db.string(),
+      "sh -c \"trap '' XFSZ; exec prlimit --fsize=" + std::to_string(size / 2) + " \\\"\\$0\\\" run \\\"\\$@\\\"\"");
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 2) << run.err;
   EXPECT_EQ(run.err.rfind("gauntlet: error: " + db.string() + ": ", 0), 0u) << run.err;
   const std::string resume = resume_command(run, db.string());
@@ -202,8 +203,9 @@ TEST_F(EnvironmentE2E, ABusErrorStopsTheRunWithExit4AndItResumes) {
   ASSERT_EQ(killed, 0);
   EXPECT_EQ(run.code, 4) << run.err;
   EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
-  const std::regex stop("gauntlet: error: run 1 stopped by a bus error \\(SIGBUS\\): .*; the results committed before it "
-                        "are stored\\. Once that is fixed, finish it with: gauntlet run --resume 1 --db (\\S+)\n");
+  const std::regex stop(
+      "gauntlet: error: run 1 stopped by a bus error \\(SIGBUS\\): .*; the results committed before it "
+      "are stored\\. Once that is fixed, finish it with: gauntlet run --resume 1 --db (\\S+)\n");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(run.err, m, stop)) << run.err;
   EXPECT_EQ(m[1].str(), db.string());
@@ -220,9 +222,10 @@ TEST_F(EnvironmentE2E, AnOrchestratorKilledOutrightLeavesNoWorkerAndTheRunResume
   const std::string env = "GAUNTLET_SIM_FAULTS='op=aten::topk,dtype=f32,kind=hang'";
   const std::string filter = " --filter 'op/topk/*'";
   // The run in the background (the shell's echo prints its pid).
-  const Result started = gauntlet("run --suite smoke --backend sim --workers 2 --timeout 3600 --quiet --run-id 1 --db " +
-                                      db.string() + filter + " >/dev/null 2>&1 & echo $!",
-                                  env);
+  const Result started =
+      gauntlet("run --suite smoke --backend sim --workers 2 --timeout 3600 --quiet --run-id 1 --db " + db.string() +
+                   filter + " >/dev/null 2>&1 & echo $!",
+               env);
   ASSERT_EQ(started.code, 0) << started.err;
   const pid_t pid = std::stoi(started.out);
   // Once both workers are up, give them time to reach a hanging case, then kill the orchestrator.
@@ -244,16 +247,16 @@ TEST_F(EnvironmentE2E, AnOrchestratorKilledOutrightLeavesNoWorkerAndTheRunResume
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE finished_at != ''"), 0);
 
   // The resume, hangs and all: the f32 cases end TIMEOUT, every case once.
-  const Result r = gauntlet("run --resume 1 --db " + db.string() + " --quiet --workers 2 --retries 0 --timeout " +
-                                e2e::scaled(2),
-                            env);
+  const Result r = gauntlet(
+      "run --resume 1 --db " + db.string() + " --quiet --workers 2 --retries 0 --timeout " + e2e::scaled(2), env);
   EXPECT_EQ(r.code, 0) << r.err;
   const Result all = gauntlet("list --suite smoke --count" + filter);
   ASSERT_EQ(all.code, 0);
   EXPECT_EQ(results(db), std::stoll(all.out));
   EXPECT_EQ(distinct_cases(db), std::stoll(all.out));
-  EXPECT_EQ(query_int(db, "SELECT count(*) FROM results JOIN cases ON cases.id = results.case_id "
-                          "WHERE status = 'TIMEOUT' AND cases.dtype = 'f32'"),
+  EXPECT_EQ(query_int(db,
+                      "SELECT count(*) FROM results JOIN cases ON cases.id = results.case_id "
+                      "WHERE status = 'TIMEOUT' AND cases.dtype = 'f32'"),
             std::stoll(all.out) / 2);
   EXPECT_EQ(query_int(db, "SELECT count(*) FROM runs WHERE finished_at != ''"), 1);
 }
@@ -293,7 +296,7 @@ TEST_F(EnvironmentE2E, CompileTimesOnALoadedHostGiveNoFindingAndASlowerCompilerI
     const Result r = gauntlet("compare --db " + db.string() + " --run " + std::to_string(run) + " --baseline " +
                               std::to_string(baseline) + " --quiet --json " + json.string());
     EXPECT_EQ(r.code, 0) << r.err;
-    std::map<std::string, std::set<std::string>> out;  // change -> keys
+    std::map<std::string, std::set<std::string>> out;                       // change -> keys
     const nlohmann::json report = nlohmann::json::parse(e2e::slurp(json));  // alive through the loop
     for (const auto& f : report.at("findings")) {
       out[f["change"].get<std::string>()].insert(f["key"].get<std::string>());
@@ -317,7 +320,8 @@ TEST_F(EnvironmentE2E, CompileTimesOnALoadedHostGiveNoFindingAndASlowerCompilerI
   db = dir_ / "slower.db";
   const std::string run = "run --suite compile_smoke --backend sim --quiet --db " + db.string();
   ASSERT_EQ(gauntlet(run + " --release r1").code, 0);
-  ASSERT_EQ(gauntlet(run + " --release r2", "GAUNTLET_SIM_FAULTS='op=sim::compile,dtype=bf16,kind=slow,factor=1.3'").code, 0);
+  ASSERT_EQ(
+      gauntlet(run + " --release r2", "GAUNTLET_SIM_FAULTS='op=sim::compile,dtype=bf16,kind=slow,factor=1.3'").code, 0);
   const auto slowed = findings(2, 1);
   ASSERT_EQ(slowed.count("compile-time"), 1u);
   for (const std::string& key : slowed.at("compile-time")) EXPECT_NE(key.find("/bf16/"), std::string::npos) << key;

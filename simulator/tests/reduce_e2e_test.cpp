@@ -45,7 +45,8 @@ class ReduceE2E : public e2e::E2E {
 // The done-when case: a bias that needs 64 elements reduces to exactly 64 (4x16 or 8x8, from
 // 16x16), and fails there the same way; the printed repro reproduces it.
 TEST_F(ReduceE2E, BiasFaultFromSixtyFourElementsReducesToExactlySixtyFour) {
-  const Result r = gauntlet("reduce 'op/add/f32/16x16,16x16/contig/eager' --backend sim --json", std::string(kExact) + kBias64);
+  const Result r =
+      gauntlet("reduce 'op/add/f32/16x16,16x16/contig/eager' --backend sim --json", std::string(kExact) + kBias64);
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["original"]["status"], "FAIL");
@@ -88,7 +89,8 @@ TEST_F(ReduceE2E, CrashInjectedOpReducesToASmallerCrashingCase) {
   const std::string cost = line_starting(r.out, "cost     ");
   EXPECT_NE(cost.find("candidates tried"), std::string::npos) << r.out;
   std::cout << "[ measured ] crash: " << cost << "\n";
-  EXPECT_NE(line_starting(r.out, "repro    GAUNTLET_SIM_FAULTS=").find("op/mm/f32/1x1,1x1/contig/eager"), std::string::npos)
+  EXPECT_NE(line_starting(r.out, "repro    GAUNTLET_SIM_FAULTS=").find("op/mm/f32/1x1,1x1/contig/eager"),
+            std::string::npos)
       << r.out;
 }
 
@@ -96,9 +98,9 @@ TEST_F(ReduceE2E, CrashInjectedOpReducesToASmallerCrashingCase) {
 // (repro --db's restore), to a case still at least 64 elements (1-minimal: 5x13 from 17x31).
 TEST_F(ReduceE2E, FromAStoredRunRestoresItsFaults) {
   const fs::path db = dir_ / "r.db";
-  const Result run = gauntlet("run --suite smoke --backend sim --quiet --db " + db.string() +
-                                  " --filter 'op/add/f32/17x31,17x31/contig/eager'",
-                              std::string(kExact) + kBias64);
+  const Result run = gauntlet(
+      "run --suite smoke --backend sim --quiet --db " + db.string() + " --filter 'op/add/f32/17x31,17x31/contig/eager'",
+      std::string(kExact) + kBias64);
   ASSERT_EQ(run.code, 0) << run.err;
   const Result r = gauntlet("reduce 'op/add/f32/17x31,17x31/contig/eager' --db " + db.string() + " --run 1 --json");
   ASSERT_EQ(r.code, 0) << r.out << r.err;
@@ -124,7 +126,8 @@ TEST_F(ReduceE2E, AModelCaseIsTakenToItsFirstDivergentNodesOpCaseAndThatIsReduce
   const auto& m = j["model"];
   EXPECT_EQ(m["key"], "model/resnet_block/f32/tiny/eager/infer");
   EXPECT_EQ(m["status"], "FAIL");
-  EXPECT_EQ(m["divergent_node"].get<std::string>().rfind("aten::conv2d (resnet_block.py:51) inputs [2, 4, 8, 8], [8, 4, 3, 3]: ", 0),
+  EXPECT_EQ(m["divergent_node"].get<std::string>().rfind(
+                "aten::conv2d (resnet_block.py:51) inputs [2, 4, 8, 8], [8, 4, 3, 3]: ", 0),
             0u)
       << m.dump(1);
   ASSERT_EQ(m["op_cases"].size(), 1u) << m.dump(1);
@@ -147,7 +150,8 @@ TEST_F(ReduceE2E, AModelCaseIsTakenToItsFirstDivergentNodesOpCaseAndThatIsReduce
   const Result t = gauntlet("reduce 'model/transformer_encoder/f32/tiny/eager/infer' --backend sim --max-candidates 3",
                             std::string(kExact) + "GAUNTLET_SIM_FAULTS='op=aten::gelu*,kind=bias,factor=0.5' ");
   ASSERT_EQ(t.code, 0) << t.out << t.err;
-  EXPECT_NE(line_starting(t.out, "node     aten::gelu (transformer_encoder.py:52) inputs [2, 4, 16]: ").size(), 0u) << t.out;
+  EXPECT_NE(line_starting(t.out, "node     aten::gelu (transformer_encoder.py:52) inputs [2, 4, 16]: ").size(), 0u)
+      << t.out;
   EXPECT_NE(line_starting(t.out, "op case  op/gelu/f32/2x4x16/contig/eager: FAIL on its own").size(), 0u) << t.out;
   EXPECT_NE(line_starting(t.out, "reduce   op/gelu/f32/2x4x16/contig/eager on sim").size(), 0u) << t.out;
 }
@@ -159,15 +163,17 @@ TEST_F(ReduceE2E, BadInputIsAOneLineErrorAndExitTwo) {
   expect_one_line_error(gauntlet("reduce 'op/add/f32/16x16,16x16/contig/eager' --backend sim", kExact),
                         "case passes; nothing to reduce");
   // Below the fault's 64 elements: passes too.
-  expect_one_line_error(gauntlet("reduce 'op/add/f32/4x4,4x4/contig/eager' --backend sim", std::string(kExact) + kBias64),
-                        "case passes; nothing to reduce");
+  expect_one_line_error(
+      gauntlet("reduce 'op/add/f32/4x4,4x4/contig/eager' --backend sim", std::string(kExact) + kBias64),
+      "case passes; nothing to reduce");
   expect_one_line_error(gauntlet("reduce 'model/resnet_block/f32/tiny/eager/infer' --backend sim", kExact),
                         "case passes; nothing to reduce");
   // A model that crashes names no divergent node to start from.
   expect_one_line_error(gauntlet("reduce 'model/transformer_encoder/f32/tiny/eager/infer' --backend sim",
                                  std::string(kExact) + "GAUNTLET_SIM_FAULTS='op=aten::gelu*,kind=segv' "),
                         "only a model case that FAILs names the first divergent node");
-  expect_one_line_error(gauntlet("reduce 'coll/all_reduce/f32/64/contig/w2/op=sum' --backend sim"), "collective cases are not reduced");
+  expect_one_line_error(gauntlet("reduce 'coll/all_reduce/f32/64/contig/w2/op=sum' --backend sim"),
+                        "collective cases are not reduced");
   expect_one_line_error(gauntlet("reduce 'op/add/f32/8,8/contig/eager' --workers 0"), "--workers");
 }
 

@@ -1,9 +1,8 @@
 // End-to-end tests of the simulator as the harness sees it: the real gauntlet binary loading
 // libgauntlet_sim.so, the real smoke suite, real SQLite files. Each fault kind is injected into
 // one op and must change exactly the cases that dispatch that op, and no other.
-#include <gtest/gtest.h>
-
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sqlite3.h>
 #include <sys/socket.h>
@@ -59,7 +58,8 @@ StoredRun read_stored_run(const fs::path& db) {
   sqlite3_stmt* st = nullptr;
   sqlite3_prepare_v2(h, "SELECT cases.key FROM results JOIN cases ON cases.id = results.case_id ORDER BY results.rowid",
                      -1, &st, nullptr);
-  while (sqlite3_step(st) == SQLITE_ROW) run.order.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+  while (sqlite3_step(st) == SQLITE_ROW)
+    run.order.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
   sqlite3_finalize(st);
   sqlite3_close(h);
   return run;
@@ -114,13 +114,10 @@ class SimE2E : public e2e::E2E {
 bool same_values(const Outcome& a, const Outcome& b) {
   auto same = [](double x, double y) { return (std::isnan(x) && std::isnan(y)) || x == y; };
   return a.status == b.status && same(a.metrics.max_abs_err, b.metrics.max_abs_err) &&
-         same(a.metrics.max_rel_err, b.metrics.max_rel_err) &&
-         a.metrics.mismatches == b.metrics.mismatches &&
+         same(a.metrics.max_rel_err, b.metrics.max_rel_err) && a.metrics.mismatches == b.metrics.mismatches &&
          a.metrics.nan_inf_ok == b.metrics.nan_inf_ok;
 }
-bool same_metrics(const Outcome& a, const Outcome& b) {
-  return same_values(a, b) && a.fallback_ops == b.fallback_ops;
-}
+bool same_metrics(const Outcome& a, const Outcome& b) { return same_values(a, b) && a.fallback_ops == b.fallback_ops; }
 
 TEST_F(SimE2E, HarnessDoesNotLinkTheSimulator) {
   const fs::path out = dir_ / "ldd";
@@ -243,7 +240,8 @@ TEST_P(SimFault, ChangesExactlyTheCasesThatDispatchTheOp) {
       EXPECT_EQ(*b.sim_time_us, *h.sim_time_us) << key;
     } else if (kind == "oom") {
       // ERROR, or XFAIL for a case with an expected failure (rnn_relu's backward on sim)
-      EXPECT_TRUE(h.status == Status::Error || (h.status == Status::XFail && !h.reason.empty())) << key << ": " << status_name(h.status);
+      EXPECT_TRUE(h.status == Status::Error || (h.status == Status::XFail && !h.reason.empty()))
+          << key << ": " << status_name(h.status);
       EXPECT_NE(h.error.find("out of memory"), std::string::npos) << h.error;
     } else if (kind == "fallback") {
       EXPECT_NE(std::find(h.fallback_ops.begin(), h.fallback_ops.end(), "aten::mm"), h.fallback_ops.end()) << key;
@@ -486,9 +484,7 @@ const std::map<std::string, std::string> kTargetIsAnotherOp = {
 
 constexpr std::uint64_t kCompareSeed = 20261129;
 
-bool is_float_dtype(const std::string& d) {
-  return d == "f32" || d == "f64" || d == "f16" || d == "bf16";
-}
+bool is_float_dtype(const std::string& d) { return d == "f32" || d == "f64" || d == "f16" || d == "bf16"; }
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -532,8 +528,7 @@ bool ran_to_the_end(Status s) {
 
 // One failure listing the first lines of a long list, so that a broken comparison reads in a
 // screen, not in thousands of assertions.
-void fail_with(const std::string& what, const std::vector<std::string>& lines,
-               std::size_t shown = 25) {
+void fail_with(const std::string& what, const std::vector<std::string>& lines, std::size_t shown = 25) {
   if (lines.empty()) return;
   std::string text = std::to_string(lines.size()) + " " + what + ":";
   for (std::size_t i = 0; i < lines.size() && i < shown; ++i) text += "\n  " + lines[i];
@@ -544,9 +539,7 @@ void fail_with(const std::string& what, const std::vector<std::string>& lines,
 TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
   using Clock = std::chrono::steady_clock;
   const auto started = Clock::now();
-  auto seconds_since = [](Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-  };
+  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
 
   // The candidates: ops with simulator kernels that floating-point nightly cases target.
   std::map<std::string, std::vector<std::string>> kernels_of;
@@ -557,8 +550,7 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
   std::istringstream keys(list.out);
   for (std::string line; std::getline(keys, line);) {
     const std::vector<std::string> parts = split(line, '/');
-    if (parts.size() > 3 && parts[0] == "op" && is_float_dtype(parts[2]))
-      float_targets.insert(parts[1]);
+    if (parts.size() > 3 && parts[0] == "op" && is_float_dtype(parts[2])) float_targets.insert(parts[1]);
   }
   std::vector<std::string> pool;
   for (const std::string& t : float_targets) {
@@ -573,8 +565,8 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
 
   // The draw: a Fisher-Yates shuffle on the engine's own output (the std::*_distribution
   // algorithms differ between standard libraries), then the first fitting ops for each kind.
-  std::printf("seed %llu: 15 faults drawn from %zu candidate ops\n",
-              static_cast<unsigned long long>(kCompareSeed), pool.size());
+  std::printf("seed %llu: 15 faults drawn from %zu candidate ops\n", static_cast<unsigned long long>(kCompareSeed),
+              pool.size());
   RecordProperty("seed", std::to_string(kCompareSeed));
   std::mt19937_64 rng(kCompareSeed);
   for (std::size_t i = pool.size() - 1; i > 0; --i) std::swap(pool[i], pool[rng() % (i + 1)]);
@@ -588,8 +580,7 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
       ++bias;
     } else if (slow < 5) {
       char factor[16];
-      std::snprintf(factor, sizeof factor, "%.3f",
-                    1.10 + 0.20 * static_cast<double>(rng() % 2001) / 2000);
+      std::snprintf(factor, sizeof factor, "%.3f", 1.10 + 0.20 * static_cast<double>(rng() % 2001) / 2000);
       f.kind = "slow";
       f.factor = factor;
       ++slow;
@@ -615,8 +606,7 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
       fault_of_kernel[k] = i;
       names += (names.empty() ? "" : " ") + k;
     }
-    std::printf("  %-8s %-6s %-14s %s\n", f.kind.c_str(), f.factor.c_str(), f.op.c_str(),
-                names.c_str());
+    std::printf("  %-8s %-6s %-14s %s\n", f.kind.c_str(), f.factor.c_str(), f.op.c_str(), names.c_str());
   }
 
   // The releases: base and cand in one database, the ground truth in another (compare takes the
@@ -624,9 +614,8 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
   const fs::path db = dir_ / "releases.db", truth_db = dir_ / "truth.db";
   auto nightly = [&](const fs::path& file, const std::string& release, const std::string& env) {
     const auto t = Clock::now();
-    Result r = gauntlet(
-        "run --suite nightly --backend sim --quiet --release " + release + " --db " + file.string(),
-        env);
+    Result r =
+        gauntlet("run --suite nightly --backend sim --quiet --release " + release + " --db " + file.string(), env);
     std::printf("run %s: %.0f s\n", release.c_str(), seconds_since(t));
     return r;
   };
@@ -634,16 +623,12 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
   ASSERT_EQ(run.code, 0) << run.err;
   run = nightly(db, "cand", "GAUNTLET_SIM_VERSION=sim-cand GAUNTLET_SIM_FAULTS='" + rules + "'");
   ASSERT_EQ(run.code, 0) << run.err;
-  run = nightly(truth_db, "truth",
-                "GAUNTLET_SIM_NUMERICS=none GAUNTLET_SIM_FAULTS='" + truth_rules + "'");
+  run = nightly(truth_db, "truth", "GAUNTLET_SIM_NUMERICS=none GAUNTLET_SIM_FAULTS='" + truth_rules + "'");
   ASSERT_EQ(run.code, 0) << run.err;
 
-  const fs::path json = dir_ / "compare.json", markdown = dir_ / "compare.md",
-                 junit = dir_ / "compare.xml";
-  Result cmp =
-      gauntlet("compare --db " + db.string() +
-               " --metric sim --gate accuracy,speed,coverage --top 1000000" + " --json " +
-               json.string() + " --markdown " + markdown.string() + " --junit " + junit.string());
+  const fs::path json = dir_ / "compare.json", markdown = dir_ / "compare.md", junit = dir_ / "compare.xml";
+  Result cmp = gauntlet("compare --db " + db.string() + " --metric sim --gate accuracy,speed,coverage --top 1000000" +
+                        " --json " + json.string() + " --markdown " + markdown.string() + " --junit " + junit.string());
   ASSERT_EQ(cmp.code, 1) << cmp.out << cmp.err;
   std::printf("%s", cmp.out.c_str());
   const nlohmann::json report = nlohmann::json::parse(e2e::slurp(json));
@@ -651,8 +636,7 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
   EXPECT_EQ(report.at("candidate").at("release"), "cand");
   EXPECT_EQ(report.at("candidate").at("backend_version"), "sim-cand");
 
-  const auto base = read_release(db, "base"), cand = read_release(db, "cand"),
-             truth = read_release(truth_db, "truth");
+  const auto base = read_release(db, "base"), cand = read_release(db, "cand"), truth = read_release(truth_db, "truth");
   ASSERT_EQ(cand.size(), base.size());
   ASSERT_EQ(truth.size(), base.size());
 
@@ -686,11 +670,9 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
         return;
       }
       const Outcome& o = it->second;
-      out << " " << name << " " << gauntlet::status_name(o.status) << " err "
-          << o.metrics.max_abs_err << " atol " << o.atol << " sim "
-          << (o.sim_time_us ? *o.sim_time_us : std::nan("")) << " fallback [";
-      for (std::size_t i = 0; i < o.fallback_ops.size(); ++i)
-        out << (i ? " " : "") << o.fallback_ops[i];
+      out << " " << name << " " << gauntlet::status_name(o.status) << " err " << o.metrics.max_abs_err << " atol "
+          << o.atol << " sim " << (o.sim_time_us ? *o.sim_time_us : std::nan("")) << " fallback [";
+      for (std::size_t i = 0; i < o.fallback_ops.size(); ++i) out << (i ? " " : "") << o.fallback_ops[i];
       out << "];";
     };
     side("base", base);
@@ -707,15 +689,13 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
   for (std::size_t i = 0; i < faults.size(); ++i) {
     std::size_t own = 0;
     for (const std::string& key : cases_of[i]) own += target_of(key) == faults[i].op;
-    std::printf("  %s (%s) reaches %zu cases, %zu of them its own\n", faults[i].op.c_str(),
-                faults[i].kind.c_str(), cases_of[i].size(), own);
+    std::printf("  %s (%s) reaches %zu cases, %zu of them its own\n", faults[i].op.c_str(), faults[i].kind.c_str(),
+                cases_of[i].size(), own);
     EXPECT_GT(own, 0u) << faults[i].op << ": no case of its own target dispatches its kernels";
   }
-  for (const auto& [key, ops] : reached)
-    broken_by_fallback += truth.at(key).status != base.at(key).status;
-  std::printf(
-      "%zu cases dispatch a fault op; the forced fallback changed the status of %zu of them\n",
-      reached.size(), broken_by_fallback);
+  for (const auto& [key, ops] : reached) broken_by_fallback += truth.at(key).status != base.at(key).status;
+  std::printf("%zu cases dispatch a fault op; the forced fallback changed the status of %zu of them\n", reached.size(),
+              broken_by_fallback);
 
   // The change a case shows in the ground-truth run too: same status as the candidate and, when it
   // passes, an error as far past compare's 4x growth from the baseline's.
@@ -723,8 +703,7 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
     if (!reaches(key, "fallback")) return false;
     const Outcome &b = base.at(key), &k = cand.at(key), &t = truth.at(key);
     if (t.status != k.status) return false;
-    return k.status != Status::Pass ||
-           t.metrics.max_abs_err > 4 * std::max(b.metrics.max_abs_err, 0.01 * k.atol);
+    return k.status != Status::Pass || t.metrics.max_abs_err > 4 * std::max(b.metrics.max_abs_err, 0.01 * k.atol);
   };
 
   // (a) Nothing else: every regression concerns a case a fault reaches, of a kind its faults cause.
@@ -781,17 +760,15 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
   for (const auto& [key, ops] : reached) {
     const Outcome &b = base.at(key), &k = cand.at(key);
     auto it = flagged.find(key);
-    auto has = [&](const char* change) {
-      return it != flagged.end() && it->second.count(change) > 0;
-    };
+    auto has = [&](const char* change) { return it != flagged.end() && it->second.count(change) > 0; };
     if (reaches(key, "fallback")) {
       ++expected["new-fallback"];
       if (!has("new-fallback")) missed.push_back("new-fallback: " + describe(key));
     }
     // A bias shows in a case with a floating output that passed: its dtype is floating, it
     // compared elements, and with a tolerance (integer and boolean outputs compare exactly).
-    const bool floating = is_float_dtype(split(key, '/').at(2)) && b.status == Status::Pass &&
-                          b.metrics.numel > 0 && (b.rtol > 0 || b.atol > 0);
+    const bool floating = is_float_dtype(split(key, '/').at(2)) && b.status == Status::Pass && b.metrics.numel > 0 &&
+                          (b.rtol > 0 || b.atol > 0);
     if (reaches(key, "bias") && floating) {
       ++expected["accuracy"];
       if (!has("status-change") && !has("error-growth")) {
@@ -803,16 +780,14 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
                    !(k.metrics.max_abs_err > 4 * std::max(b.metrics.max_abs_err, 0.01 * k.atol))) {
           excused["the error grew less than compare's documented 4x"].push_back(key);
         } else if (k.status == Status::XFail) {
-          pass_to_xfail.push_back(describe(key) + " | " + k.error.substr(0, k.error.find('\n')) +
-                                  " | " + k.reason);
+          pass_to_xfail.push_back(describe(key) + " | " + k.error.substr(0, k.error.find('\n')) + " | " + k.reason);
         } else {
           missed.push_back("accuracy: " + describe(key));
         }
       }
     }
-    if (reaches(key, "slow") && ran_to_the_end(b.status) && ran_to_the_end(k.status) &&
-        b.sim_time_us && k.sim_time_us && *b.sim_time_us > 0 &&
-        *k.sim_time_us / *b.sim_time_us > 1 + 0.05) {
+    if (reaches(key, "slow") && ran_to_the_end(b.status) && ran_to_the_end(k.status) && b.sim_time_us &&
+        k.sim_time_us && *b.sim_time_us > 0 && *k.sim_time_us / *b.sim_time_us > 1 + 0.05) {
       ++expected["slower"];
       if (!has("slower")) missed.push_back("slower: " + describe(key));
     }
@@ -829,10 +804,8 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
                 : f.kind == "slow" ? got.count("slower") > 0
                                    : got.count("new-fallback") > 0;
     }
-    std::printf("  %s (%s): %zu cases of its own target flagged\n", f.op.c_str(), f.kind.c_str(),
-                caught);
-    EXPECT_GT(caught, 0u) << f.op << " (" << f.kind
-                          << "): not caught on any case of its own target";
+    std::printf("  %s (%s): %zu cases of its own target flagged\n", f.op.c_str(), f.kind.c_str(), caught);
+    EXPECT_GT(caught, 0u) << f.op << " (" << f.kind << "): not caught on any case of its own target";
   }
   fail_with("injected regressions compare did not flag", missed);
   // A case under a non-strict xfail entry (strict: false) stays PASS while it passes and is XFAIL
@@ -856,41 +829,33 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
   for (std::size_t i = 0; i < faults.size(); ++i) {
     for (const std::string& key : cases_of[i]) {
       if (target_of(key) != faults[i].op || !flagged.count(key)) continue;
-      EXPECT_NE(md.find("`" + key + "`"), std::string::npos)
-          << faults[i].op << ": " << key << " not in the Markdown";
+      EXPECT_NE(md.find("`" + key + "`"), std::string::npos) << faults[i].op << ": " << key << " not in the Markdown";
       break;
     }
   }
   const std::string xsd = std::string(GAUNTLET_SOURCE_DIR) + "/harness/tests/junit.xsd";
   const fs::path lint = dir_ / "xmllint.txt";
-  EXPECT_EQ(std::system(("xmllint --noout --schema " + xsd + " " + junit.string() + " >" +
-                         lint.string() + " 2>&1")
-                            .c_str()),
-            0)
+  EXPECT_EQ(
+      std::system(("xmllint --noout --schema " + xsd + " " + junit.string() + " >" + lint.string() + " 2>&1").c_str()),
+      0)
       << e2e::slurp(lint);
   const std::string xml = e2e::slurp(junit);
   std::int64_t failures = 0;
-  for (std::size_t at = xml.find("<failure "); at != std::string::npos;
-       at = xml.find("<failure ", at + 1))
-    ++failures;
+  for (std::size_t at = xml.find("<failure "); at != std::string::npos; at = xml.find("<failure ", at + 1)) ++failures;
   EXPECT_EQ(failures, gating) << "a JUnit <failure> per gating regression";
 
   std::printf("findings:");
-  for (const auto& [change, n] : by_change)
-    std::printf(" %s %lld", change.c_str(), static_cast<long long>(n));
-  std::printf("\nexpected: accuracy %zu, new-fallback %zu, slower %zu; %.0f s in all\n",
-              expected["accuracy"], expected["new-fallback"], expected["slower"],
-              seconds_since(started));
-  for (const auto& [change, n] : by_change)
-    RecordProperty("findings_" + change, static_cast<int>(n));
+  for (const auto& [change, n] : by_change) std::printf(" %s %lld", change.c_str(), static_cast<long long>(n));
+  std::printf("\nexpected: accuracy %zu, new-fallback %zu, slower %zu; %.0f s in all\n", expected["accuracy"],
+              expected["new-fallback"], expected["slower"], seconds_since(started));
+  for (const auto& [change, n] : by_change) RecordProperty("findings_" + change, static_cast<int>(n));
 }
 
 // ---- Collectives (docs/collectives.md): groups of rank processes through c10d.
 
 // The run's results of suite `suite` (filtered) on `backend`, into its own database.
-StoredRun run_colls(const fs::path& dir, const std::string& name, const std::string& backend,
-                    const std::string& suite, const std::string& filter, const std::string& env = "",
-                    const std::string& extra = "") {
+StoredRun run_colls(const fs::path& dir, const std::string& name, const std::string& backend, const std::string& suite,
+                    const std::string& filter, const std::string& env = "", const std::string& extra = "") {
   const fs::path db = dir / (name + ".db");
   const std::string cmd = "run --suite " + suite + " --backend " + backend + " --quiet --db " + db.string() +
                           (filter.empty() ? "" : " --filter '" + filter + "'") + " " + extra;
@@ -972,12 +937,14 @@ TEST_F(SimE2E, FaultsInOneRankAreAttributedToItAndTheGroupLeavesNothingBehind) {
     Status status;
     const char* says;
   };
-  for (const Injected& f : {Injected{"op=c10d::allreduce,rank=2,kind=bias", Status::Fail, "rank 2 FAIL: rank 2: "},
-                            Injected{"op=c10d::allreduce,rank=1,kind=segv", Status::Crash, "rank 1: SIGSEGV"},
-                            Injected{"op=c10d::allreduce,rank=3,kind=hang", Status::Timeout, "rank 3 did not finish"}}) {
+  for (const Injected& f :
+       {Injected{"op=c10d::allreduce,rank=2,kind=bias", Status::Fail, "rank 2 FAIL: rank 2: "},
+        Injected{"op=c10d::allreduce,rank=1,kind=segv", Status::Crash, "rank 1: SIGSEGV"},
+        Injected{"op=c10d::allreduce,rank=3,kind=hang", Status::Timeout, "rank 3 did not finish"}}) {
     SCOPED_TRACE(f.rule);
-    StoredRun run = run_colls(dir_, "fault", "sim", "collectives", key,
-                              std::string("GAUNTLET_SIM_FAULTS='") + f.rule + "'", "--collective-timeout " + e2e::scaled(6) + " --retries 0");
+    StoredRun run =
+        run_colls(dir_, "fault", "sim", "collectives", key, std::string("GAUNTLET_SIM_FAULTS='") + f.rule + "'",
+                  "--collective-timeout " + e2e::scaled(6) + " --retries 0");
     ASSERT_TRUE(run.by_key.count(key));
     const Outcome& o = run.by_key.at(key);
     EXPECT_EQ(o.status, f.status) << o.error;
@@ -1012,7 +979,8 @@ TEST_F(SimE2E, ModelSmokePassesAndAGeluFaultFailsExactlyTheModelsUsingIt) {
     if (e2e::slurp(e.path()).find("torch.gelu(") != std::string::npos) with_gelu.insert(e.path().stem().string());
   }
   ASSERT_FALSE(with_gelu.empty());
-  StoredRun hit = run_colls(dir_, "models_gelu", "sim", "models_smoke", "", "GAUNTLET_SIM_FAULTS='op=aten::gelu*,kind=bias,factor=0.5'");
+  StoredRun hit = run_colls(dir_, "models_gelu", "sim", "models_smoke", "",
+                            "GAUNTLET_SIM_FAULTS='op=aten::gelu*,kind=bias,factor=0.5'");
   for (const auto& [key, o] : hit.by_key) {
     const std::string model = key.substr(6, key.find('/', 6) - 6);
     if (with_gelu.count(model) && o.status != Status::Unsupported) {
@@ -1027,9 +995,9 @@ TEST_F(SimE2E, ModelSmokePassesAndAGeluFaultFailsExactlyTheModelsUsingIt) {
   Result r = gauntlet("repro 'model/transformer_encoder/f32/tiny/compile/infer' --backend sim",
                       "GAUNTLET_SIM_FAULTS='op=aten::gelu*,kind=bias,factor=0.5'");
   EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.out.find("first divergent node: aten::gelu (transformer_encoder.py:52)"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("first divergent node: aten::gelu (transformer_encoder.py:52)"), std::string::npos)
+      << r.out << r.err;
 }
-
 
 // Note [First divergent node]: the walk follows a loop and names the iteration it diverged in.
 TEST_F(SimE2E, FirstDivergentNodeIsFoundInsideALoop) {
@@ -1071,7 +1039,8 @@ TEST_F(SimE2E, CompilePathCountsGraphBreaksAtUnsupportedNodesAndFusesRegions) {
   ASSERT_TRUE(comp.sim_time_us && eager.sim_time_us);
   EXPECT_LT(*comp.sim_time_us, *eager.sim_time_us);
   // Layer norms sent to the CPU: a break at each, the supported runs between them compiled.
-  StoredRun norm = run_colls(dir_, "compile_norm", "sim", "models_smoke", filter, "GAUNTLET_SIM_FAULTS='op=aten::layer_norm,kind=fallback'");
+  StoredRun norm = run_colls(dir_, "compile_norm", "sim", "models_smoke", filter,
+                             "GAUNTLET_SIM_FAULTS='op=aten::layer_norm,kind=fallback'");
   const Outcome& n = norm.by_key.at("model/transformer_encoder/f32/tiny/compile/infer");
   EXPECT_EQ(n.status, Status::Pass) << n.error;
   EXPECT_EQ(n.graph_breaks, norms);
@@ -1112,7 +1081,8 @@ TEST_F(SimE2E, ShapeSequenceRecompilesOncePerNewShapeAndFirstRunIncludesCompilat
 
 // Note [Op cases in compile mode]: one-op graphs through the compile path, apart from eager.
 TEST_F(SimE2E, OpCasesInCompileModeMeasureTheCompilePathsOpCoverage) {
-  const std::string filter = "op/add/f32/17x31,17x31/contig/compile:op/lgamma/f32/17x31/contig/compile:op/relu/f32/17x31/contig/compile";
+  const std::string filter =
+      "op/add/f32/17x31,17x31/contig/compile:op/lgamma/f32/17x31/contig/compile:op/relu/f32/17x31/contig/compile";
   for (const char* backend : {"sim", "cpu"}) {
     SCOPED_TRACE(backend);
     StoredRun run = run_colls(dir_, std::string("opc_") + backend, backend, "compile_smoke", filter);
@@ -1173,9 +1143,9 @@ TEST_F(SimE2E, ThroughputAndCostFollowSimulatedTimeAndEachRunsPrice) {
   }
   const std::string before = e2e::slurp(db.string());
   // A bad price: one line, exit 2, nothing written.
-  expect_one_line_error(gauntlet("run --suite models_smoke --backend sim --db " + db.string() + filter +
-                                 " --price-per-device-hour 0"),
-                        "--price-per-device-hour '0': not a positive number");
+  expect_one_line_error(
+      gauntlet("run --suite models_smoke --backend sim --db " + db.string() + filter + " --price-per-device-hour 0"),
+      "--price-per-device-hour '0': not a positive number");
   expect_one_line_error(gauntlet("run --suite models_smoke --backend sim --db " + db.string() + filter,
                                  "GAUNTLET_PRICE_PER_DEVICE_HOUR=cheap"),
                         "GAUNTLET_PRICE_PER_DEVICE_HOUR 'cheap': not a positive number");
@@ -1231,8 +1201,9 @@ namespace {
 TEST_F(SimE2E, ConfirmKeepsARealHostSlowdownAndNothingElse) {
   const fs::path db = dir_ / "confirm.db";
   const std::string suite = std::string(GAUNTLET_SOURCE_DIR) + "/harness/bench/suites/host_noise.yaml";
-  const std::string common = "run --suite " + suite + " --backend sim --quiet --workers 1 --reps 10 --min-time 2 --max-time 5000 --db " +
-                             db.string() + " --filter 'op/exp/f32/1024x512/*:op/sin/f32/1024x512/*:op/tanh/f32/1024x512/*'";
+  const std::string common =
+      "run --suite " + suite + " --backend sim --quiet --workers 1 --reps 10 --min-time 2 --max-time 5000 --db " +
+      db.string() + " --filter 'op/exp/f32/1024x512/*:op/sin/f32/1024x512/*:op/tanh/f32/1024x512/*'";
   ASSERT_EQ(gauntlet(common + " --release a", "OMP_NUM_THREADS=1").code, 0);
   StoredRun a = read(db);
   const std::string slowed = "op/exp/f32/1024x512/contig/eager";
@@ -1252,7 +1223,8 @@ TEST_F(SimE2E, ConfirmKeepsARealHostSlowdownAndNothingElse) {
   // A 30% minimum effect: the doubled case is far past it, and an unchanged one that the screen
   // passes would need most of 8 fresh processes 30% slower than the baseline's to be kept.
   const fs::path json = dir_ / "confirm.json";
-  const Result r = gauntlet("compare --db " + db.string() + " --metric host --history 0 --confirm --confirm-rounds 10 --min-effect 0.3 " +
+  const Result r = gauntlet("compare --db " + db.string() +
+                                " --metric host --history 0 --confirm --confirm-rounds 10 --min-effect 0.3 " +
                                 "--candidate-env 'GAUNTLET_SIM_FAULTS=" + faults + "' --json " + json.string(),
                             "OMP_NUM_THREADS=1");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -1279,16 +1251,16 @@ TEST_F(SimE2E, ConfirmKeepsARealHostSlowdownAndNothingElse) {
                         "--confirm-rounds must be >= 6");
 }
 
-
 // Note [Repro from the record]: a run with a fault configuration (environment) and an
 // expectations file of its own; every repro command that show, compare's three reports and the
 // dashboard's data print reproduces the stored status, and without the restored configuration
 // the same cases would not (a FAIL would PASS, an XFAIL would FAIL).
 std::string xml_unescape(std::string s) {
-  const std::pair<const char*, const char*> entities[] = {{"&apos;", "'"}, {"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"},
-                                                          {"&amp;", "&"}};
+  const std::pair<const char*, const char*> entities[] = {
+      {"&apos;", "'"}, {"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}};
   for (const auto& [from, to] : entities) {
-    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + 1)) s.replace(at, std::strlen(from), to);
+    for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + 1))
+      s.replace(at, std::strlen(from), to);
   }
   return s;
 }
@@ -1307,16 +1279,21 @@ void collect_repros(const std::string& text, std::set<std::string>& out, bool xm
 TEST_F(SimE2E, EveryPrintedReproCommandReproducesTheStoredStatus) {
   const fs::path db = dir_ / "repro.db";
   const std::string filter = "op/add/f32/17x31*:op/exp/f32/17x31*";
-  ASSERT_EQ(gauntlet("run --suite smoke --backend sim --quiet --release r1 --db " + db.string() + " --filter '" + filter + "'").code, 0);
+  ASSERT_EQ(gauntlet("run --suite smoke --backend sim --quiet --release r1 --db " + db.string() + " --filter '" +
+                     filter + "'")
+                .code,
+            0);
   // The candidate: add and exp biased, and an expectations file that expects exp to fail on sim.
   std::string expectations = e2e::slurp(fs::path(GAUNTLET_SOURCE_DIR) / "suites/yaml/expectations.yaml");
   const std::size_t xfail = expectations.find("\nxfail:\n");
   ASSERT_NE(xfail, std::string::npos);
-  expectations.insert(xfail + 8, "  - match: \"op/exp/f32/*\"\n    backend: sim\n    reason: this test's own expectation\n");
+  expectations.insert(xfail + 8,
+                      "  - match: \"op/exp/f32/*\"\n    backend: sim\n    reason: this test's own expectation\n");
   const fs::path suites = suites_with({{"expectations.yaml", expectations}});
-  const std::string faults = "op=aten::add*,dtype=f32,kind=bias,factor=0.5;op=aten::exp*,dtype=f32,kind=bias,factor=0.5";
-  ASSERT_EQ(gauntlet("run --suite smoke --backend sim --quiet --release r2 --db " + db.string() + " --filter '" + filter +
-                         "' --suites-dir " + suites.string(),
+  const std::string faults =
+      "op=aten::add*,dtype=f32,kind=bias,factor=0.5;op=aten::exp*,dtype=f32,kind=bias,factor=0.5";
+  ASSERT_EQ(gauntlet("run --suite smoke --backend sim --quiet --release r2 --db " + db.string() + " --filter '" +
+                         filter + "' --suites-dir " + suites.string(),
                      "GAUNTLET_SIM_FAULTS='" + faults + "'")
                 .code,
             0);
@@ -1333,8 +1310,8 @@ TEST_F(SimE2E, EveryPrintedReproCommandReproducesTheStoredStatus) {
   const nlohmann::json shown = nlohmann::json::parse(show_json.out);
   for (const nlohmann::json& r : shown.at("results")) commands.insert(r.at("repro").get<std::string>());
   const fs::path md = dir_ / "r.md", junit = dir_ / "r.xml", json = dir_ / "r.json";
-  const Result cmp = gauntlet("compare --db " + db.string() + " --markdown " + md.string() + " --junit " + junit.string() +
-                              " --json " + json.string());
+  const Result cmp = gauntlet("compare --db " + db.string() + " --markdown " + md.string() + " --junit " +
+                              junit.string() + " --json " + json.string());
   ASSERT_EQ(cmp.code, 0) << cmp.err;
   collect_repros(e2e::slurp(md), commands);
   collect_repros(e2e::slurp(junit), commands, /*xml=*/true);
@@ -1365,7 +1342,8 @@ TEST_F(SimE2E, EveryPrintedReproCommandReproducesTheStoredStatus) {
     const Status want = stored.by_key.at(key).status;
     const Result r = gauntlet(cmd.substr(std::strlen("gauntlet ")));
     EXPECT_NE(r.out.find("verdict  " + std::string(gauntlet::status_name(want))), std::string::npos) << r.out << r.err;
-    EXPECT_NE(r.out.find("reproduced: " + std::string(gauntlet::status_name(want)) + " as stored in run 2"), std::string::npos)
+    EXPECT_NE(r.out.find("reproduced: " + std::string(gauntlet::status_name(want)) + " as stored in run 2"),
+              std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("GAUNTLET_SIM_FAULTS="), std::string::npos) << r.out;  // it says what it restored
     ++reproduced[want];
@@ -1383,7 +1361,8 @@ TEST_F(SimE2E, EveryPrintedReproCommandReproducesTheStoredStatus) {
   const Result faults_only = gauntlet("repro '" + an_xfail + "' --backend sim", "GAUNTLET_SIM_FAULTS='" + faults + "'");
   EXPECT_NE(faults_only.out.find("verdict  FAIL"), std::string::npos) << faults_only.out;
   // A variable of the recorded patterns that the run did not have is unset for the repro.
-  const Result stray = gauntlet("repro '" + a_fail + "' --db " + db.string() + " --run 1", "GAUNTLET_SIM_FAULTS='" + faults + "'");
+  const Result stray =
+      gauntlet("repro '" + a_fail + "' --db " + db.string() + " --run 1", "GAUNTLET_SIM_FAULTS='" + faults + "'");
   EXPECT_NE(stray.out.find("unset GAUNTLET_SIM_FAULTS (the run had none)"), std::string::npos) << stray.out;
   EXPECT_NE(stray.out.find("reproduced: PASS as stored in run 1"), std::string::npos) << stray.out;
   // Another backend than the run's is said, in one line.
@@ -1391,10 +1370,9 @@ TEST_F(SimE2E, EveryPrintedReproCommandReproducesTheStoredStatus) {
   EXPECT_NE(other.out.find("warning  --backend cpu given: run 2 ran on sim"), std::string::npos) << other.out;
   // --run without --db, and a case no run has, are one-line errors.
   expect_one_line_error(gauntlet("repro '" + a_fail + "' --run 2"), "--run needs --db FILE");
-  expect_one_line_error(gauntlet("repro 'op/mul/f32/_,_/contig/eager' --db " + db.string()), "no run in " + db.string() +
-                                                                                                      " has a result for");
+  expect_one_line_error(gauntlet("repro 'op/mul/f32/_,_/contig/eager' --db " + db.string()),
+                        "no run in " + db.string() + " has a result for");
 }
-
 
 // Note [Fail fast]: --max-failures stops a run of crashing cases once it has that many failures,
 // keeps every result, and a resume finishes the run with none lost or duplicated.
@@ -1406,11 +1384,14 @@ TEST_F(SimE2E, MaxFailuresStopsTheRunAndAResumeFinishesItLosingNothing) {
   ASSERT_GT(cases, 40u);
   const std::string crash = "GAUNTLET_SIM_FAULTS='op=aten::add*,kind=segv'";
   const fs::path db = dir_ / "ff.db";
-  const std::string run = "run --suite smoke --backend sim --quiet --retries 0 --workers 2 --filter '" + filter + "' --db " + db.string();
+  const std::string run =
+      "run --suite smoke --backend sim --quiet --retries 0 --workers 2 --filter '" + filter + "' --db " + db.string();
   const Result first = gauntlet(run + " --max-failures 5", crash);
   EXPECT_EQ(first.code, 1) << first.err;
-  EXPECT_NE(first.err.find("failures reached --max-failures 5; stored results are kept. Finish it with: gauntlet run --resume 1 --db "),
-            std::string::npos)
+  EXPECT_NE(
+      first.err.find(
+          "failures reached --max-failures 5; stored results are kept. Finish it with: gauntlet run --resume 1 --db "),
+      std::string::npos)
       << first.err;
   const StoredRun stopped = read(db);
   std::size_t failed = 0;
@@ -1419,7 +1400,8 @@ TEST_F(SimE2E, MaxFailuresStopsTheRunAndAResumeFinishesItLosingNothing) {
   EXPECT_LE(failed, 6u);  // the 5th, and at most one more that the other worker finished meanwhile
   EXPECT_LT(stopped.by_key.size(), cases);
   EXPECT_TRUE(stopped.info.finished_at.empty());
-  EXPECT_NE(first.out.find(std::to_string(stopped.by_key.size()) + " of " + std::to_string(cases) + " cases"), std::string::npos)
+  EXPECT_NE(first.out.find(std::to_string(stopped.by_key.size()) + " of " + std::to_string(cases) + " cases"),
+            std::string::npos)
       << first.out;  // the summary of an unfinished run says how far it got
 
   const Result resumed = gauntlet("run --resume 1 --quiet --db " + db.string(), crash);
@@ -1435,30 +1417,35 @@ TEST_F(SimE2E, MaxFailuresStopsTheRunAndAResumeFinishesItLosingNothing) {
 
   // In process, the stop is exact: the run ends at its third failure.
   const fs::path db2 = dir_ / "ff2.db";
-  const Result in_process = gauntlet("run --suite smoke --backend sim --quiet --workers 0 --max-failures 3 --filter 'op/sub/*' --db " +
-                                         db2.string(),
-                                     "GAUNTLET_SIM_FAULTS='op=aten::sub*,kind=bias,factor=0.5'");
+  const Result in_process = gauntlet(
+      "run --suite smoke --backend sim --quiet --workers 0 --max-failures 3 --filter 'op/sub/*' --db " + db2.string(),
+      "GAUNTLET_SIM_FAULTS='op=aten::sub*,kind=bias,factor=0.5'");
   EXPECT_EQ(in_process.code, 1) << in_process.err;
   const StoredRun three = read(db2);
   std::size_t fails = 0;
   for (const auto& [key, out] : three.by_key) fails += gauntlet::is_failure(out.status);
   EXPECT_EQ(fails, 3u);
   ASSERT_FALSE(three.order.empty());
-  EXPECT_TRUE(gauntlet::is_failure(three.by_key.at(three.order.back()).status));  // the last stored is the third failure
+  EXPECT_TRUE(
+      gauntlet::is_failure(three.by_key.at(three.order.back()).status));  // the last stored is the third failure
 }
-
 
 // Note [One orchestrator per run]: a second `run --run-id 7` while the first runs is a one-line
 // error naming the first; once the first has ended, the same command resumes the run.
 TEST_F(SimE2E, TwoRunsOfOneRunIdAtOnceTheSecondIsRefused) {
   const fs::path db = dir_ / "lock.db";
   const std::string env = "GAUNTLET_SIM_FAULTS='op=aten::add*,kind=sleep,factor=300'";
-  const std::string cmd = "run --suite smoke --filter 'op/add/*' --backend sim --quiet --workers 1 --run-id 7 --db " + db.string();
+  const std::string cmd =
+      "run --suite smoke --filter 'op/add/*' --backend sim --quiet --workers 1 --run-id 7 --db " + db.string();
   const fs::path first_rc = dir_ / "first.rc";
   // The first in the background; it holds the lock from before it writes run 7 until it exits.
-  ASSERT_EQ(std::system((env + " " + GAUNTLET_BIN + " " + cmd + " >/dev/null 2>&1; echo $? > " + first_rc.string() + " &").c_str()), 0);
+  ASSERT_EQ(
+      std::system(
+          (env + " " + GAUNTLET_BIN + " " + cmd + " >/dev/null 2>&1; echo $? > " + first_rc.string() + " &").c_str()),
+      0);
   const fs::path lock = db.string() + ".run7.lock";
-  for (int i = 0; i < 600 && !(fs::exists(lock) && fs::file_size(lock) > 0); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 600 && !(fs::exists(lock) && fs::file_size(lock) > 0); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   ASSERT_TRUE(fs::exists(lock));
   const Result second = gauntlet(cmd, env);
   const bool first_still_running = !fs::exists(first_rc);
@@ -1474,7 +1461,6 @@ TEST_F(SimE2E, TwoRunsOfOneRunIdAtOnceTheSecondIsRefused) {
   EXPECT_EQ(read(db).by_key.size(), 19u);
 }
 
-
 // ---- Real models (Note [Model files]) ----
 
 // Issue 17's user: a torchvision resnet18 traced by torch.jit.trace with its weights in the file,
@@ -1485,8 +1471,10 @@ TEST_F(SimE2E, TwoRunsOfOneRunIdAtOnceTheSecondIsRefused) {
 TEST_F(SimE2E, AUsersTracedModelWithATwoLineManifestIsQualifiedAndReproduced) {
   const fs::path pt = dir_ / "my_resnet.pt";
   const std::string export_cmd =
-      "/usr/bin/python3 -c \"import torch, torchvision; torch.manual_seed(0); m = torchvision.models.resnet18().eval(); "
-      "torch.jit.trace(m, torch.randn(1, 3, 224, 224)).save('" + pt.string() + "')\" >/dev/null 2>&1";
+      "/usr/bin/python3 -c \"import torch, torchvision; torch.manual_seed(0); m = "
+      "torchvision.models.resnet18().eval(); "
+      "torch.jit.trace(m, torch.randn(1, 3, 224, 224)).save('" +
+      pt.string() + "')\" >/dev/null 2>&1";
   ASSERT_EQ(std::system(export_cmd.c_str()), 0) << "needs Debian's python3-torchvision (ci/setup.sh installs it)";
   std::ofstream(dir_ / "my_resnet.yaml") << "inputs:\n  - {name: x, shape: [1, 3, 224, 224]}\n";
   for (const std::string backend : {"cpu", "sim"}) {
@@ -1547,7 +1535,8 @@ TEST_F(SimE2E, RealModelSmokePassesOnSimJudgedByItsManifests) {
     EXPECT_GT(o.work_items, 0) << key;
     // Note [Executed ops]: what the device call ran, with the inputs' signatures.
     EXPECT_FALSE(o.executed_ops.empty()) << key;
-    for (const std::string& record : o.executed_ops) EXPECT_TRUE(gauntlet::parse_executed_op(record)) << key << ": " << record;
+    for (const std::string& record : o.executed_ops)
+      EXPECT_TRUE(gauntlet::parse_executed_op(record)) << key << ": " << record;
   }
   const std::string resnet = [&] {
     for (const auto& [key, o] : run.by_key) {
@@ -1649,7 +1638,8 @@ TEST_F(SimE2E, OpCasesCutFromRealModelsRunCleanAndAFaultFailsExactlyThatOpsCases
 // both an op case cut from a model and a real model's case. Each part keeps its timeout.
 TEST_F(SimE2E, ReleaseSuiteRunsEveryKindOfCaseInOneRunUnderOneGate) {
   std::set<std::string> parts;
-  for (const std::string part : {"full", "ops_from_models", "compile_smoke", "collectives", "models_full", "models_real"}) {
+  for (const std::string part :
+       {"full", "ops_from_models", "compile_smoke", "collectives", "models_full", "models_real"}) {
     Result l = gauntlet("list --suite " + part);
     ASSERT_EQ(l.code, 0) << part << ": " << l.err;
     std::istringstream in(l.out);
@@ -1664,7 +1654,8 @@ TEST_F(SimE2E, ReleaseSuiteRunsEveryKindOfCaseInOneRunUnderOneGate) {
       "op/exp/f32/17x31/contig/compile:coll/all_gather/f32/1000/contig/w2:model/mlp/f32/tiny/eager/infer:"
       "op/_convolution/f32/1x1024x14x14,2048x1024x1x1/*:model/resnet18*";
   const fs::path db = dir_ / "release.db";
-  Result r = gauntlet("run --suite release --backend sim --quiet --gate --workers 2 --db " + db.string() + " --filter '" + filter + "'");
+  Result r = gauntlet("run --suite release --backend sim --quiet --gate --workers 2 --db " + db.string() +
+                      " --filter '" + filter + "'");
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   StoredRun run = read_stored_run(db);
   EXPECT_EQ(run.info.suite, "release");
@@ -1676,11 +1667,13 @@ TEST_F(SimE2E, ReleaseSuiteRunsEveryKindOfCaseInOneRunUnderOneGate) {
   EXPECT_EQ(kinds, (std::set<std::string>{"coll", "model", "op", "op+compile"}));
   EXPECT_EQ(run.by_key.size(), 5u);
   const fs::path bad = dir_ / "release_fault.db";
-  Result f = gauntlet("run --suite release --backend sim --quiet --gate --workers 2 --db " + bad.string() + " --filter '" + filter + "'",
+  Result f = gauntlet("run --suite release --backend sim --quiet --gate --workers 2 --db " + bad.string() +
+                          " --filter '" + filter + "'",
                       "GAUNTLET_SIM_FAULTS='op=aten::convolution*,kind=bias,factor=0.5'");
   EXPECT_EQ(f.code, 1) << f.out << f.err;
   StoredRun faulty = read_stored_run(bad);
-  EXPECT_EQ(faulty.by_key.at("op/_convolution/f32/1x1024x14x14,2048x1024x1x1/contig/eager/stride=2:2").status, Status::Fail);
+  EXPECT_EQ(faulty.by_key.at("op/_convolution/f32/1x1024x14x14,2048x1024x1x1/contig/eager/stride=2:2").status,
+            Status::Fail);
   for (const auto& [key, o] : faulty.by_key) {
     if (key.rfind("model/resnet18", 0) == 0) {
       EXPECT_EQ(o.status, Status::Fail) << key << ": " << o.error;
@@ -1701,7 +1694,8 @@ TEST_F(SimE2E, FiveRealModelsInTheFourMigrationScenarios) {
   for (const std::string backend : {"cpu", "sim"}) {
     SCOPED_TRACE(backend);
     const fs::path db = dir_ / ("scenarios_" + backend + ".db");
-    Result r = gauntlet("run --suite models_real_scenarios --backend " + backend + " --quiet --release a --db " + db.string());
+    Result r =
+        gauntlet("run --suite models_real_scenarios --backend " + backend + " --quiet --release a --db " + db.string());
     ASSERT_EQ(r.code, 0) << r.err;
     StoredRun run = read_stored_run(db);
     ASSERT_EQ(run.by_key.size(), 20u);
@@ -1745,7 +1739,7 @@ TEST_F(SimE2E, FiveRealModelsInTheFourMigrationScenarios) {
     }
     if (o.status == Status::Fail && key.find("/infer") != std::string::npos) {
       const bool named = o.error.find("first divergent node: aten::_convolution") != std::string::npos ||  // traced
-                         o.error.find("first divergent node: aten::conv2d") != std::string::npos;         // scripted
+                         o.error.find("first divergent node: aten::conv2d") != std::string::npos;          // scripted
       EXPECT_TRUE(named) << o.error;
     }
   }
@@ -1755,7 +1749,9 @@ TEST_F(SimE2E, FiveRealModelsInTheFourMigrationScenarios) {
   EXPECT_EQ(cmp.code, 1) << cmp.err;
   const std::string report = e2e::slurp(md);
   for (const std::string scenario : {"/infer`", "/infer/scenario=online`", "/train`", "/train/scenario=finetune`"}) {
-    EXPECT_NE(report.find("/eager" + scenario + " | status-change | PASS -> FAIL"), std::string::npos) << scenario << "\n" << report;
+    EXPECT_NE(report.find("/eager" + scenario + " | status-change | PASS -> FAIL"), std::string::npos)
+        << scenario << "\n"
+        << report;
   }  // resnet18's four at least
   EXPECT_NE(report.find("model/resnet18."), std::string::npos) << report;
 }

@@ -10,21 +10,45 @@ namespace gauntlet {
 namespace {
 
 constexpr DTypeSet kCollDTypes = dtype_bit(DType::F64) | dtype_bit(DType::F32) | dtype_bit(DType::BF16) |
-                                  dtype_bit(DType::F16) | dtype_bit(DType::I64) | dtype_bit(DType::I32);
+                                 dtype_bit(DType::F16) | dtype_bit(DType::I64) | dtype_bit(DType::I32);
 
 const std::vector<CollSpec>& table() {
   static const std::vector<CollSpec> t = [] {
     std::vector<CollSpec> v;
     v.push_back({"all_gather", "allgather", {}, true, false, false, kCollDTypes, "every rank's chunk to every rank"});
-    v.push_back({"all_reduce", "allreduce", {"avg", "max", "min", "product", "sum"}, false, false, false, kCollDTypes,
+    v.push_back({"all_reduce",
+                 "allreduce",
+                 {"avg", "max", "min", "product", "sum"},
+                 false,
+                 false,
+                 false,
+                 kCollDTypes,
                  "avg: where the backend has it (Gloo in 1.13 does not)"});
-    v.push_back({"all_to_all", "alltoall_base", {}, true, false, true, kCollDTypes,
+    v.push_back({"all_to_all",
+                 "alltoall_base",
+                 {},
+                 true,
+                 false,
+                 true,
+                 kCollDTypes,
                  "chunk j of rank i to rank j; split=uneven: per-pair sizes differ"});
     v.push_back({"barrier", "barrier", {}, false, false, false, dtype_bit(DType::F32), "no data: size 1, dtype f32"});
     v.push_back({"broadcast", "broadcast", {}, false, true, false, kCollDTypes, "root's buffer to every rank"});
-    v.push_back({"reduce_scatter", "reduce_scatter", {"avg", "max", "min", "product", "sum"}, true, false, false,
-                 kCollDTypes, "chunk r of the reduction to rank r (Gloo in 1.13 does not have it)"});
-    v.push_back({"send_recv", "send/recv", {}, false, false, false, kCollDTypes,
+    v.push_back({"reduce_scatter",
+                 "reduce_scatter",
+                 {"avg", "max", "min", "product", "sum"},
+                 true,
+                 false,
+                 false,
+                 kCollDTypes,
+                 "chunk r of the reduction to rank r (Gloo in 1.13 does not have it)"});
+    v.push_back({"send_recv",
+                 "send/recv",
+                 {},
+                 false,
+                 false,
+                 false,
+                 kCollDTypes,
                  "a ring: rank r sends its buffer to r+1 and receives r-1's"});
     return v;
   }();
@@ -82,7 +106,8 @@ std::optional<std::string> validate_coll_key(const CaseKey& key) {
       return fmt::format("collective {} has no argument '{}'", c->name, name);
     }
   }
-  if (!c->reduce_ops.empty() && !key.args.count("op")) return fmt::format("collective {} needs the argument op", c->name);
+  if (!c->reduce_ops.empty() && !key.args.count("op"))
+    return fmt::format("collective {} needs the argument op", c->name);
   return std::nullopt;
 }
 

@@ -145,9 +145,12 @@ T interpolate(const OpCall& c, const std::string& mode) {
 std::string einsum_equation(std::string token) {
   std::string eq;
   for (char ch : token) {
-    if (ch == '.') eq += ',';
-    else if (ch == '-') eq += "->";
-    else eq += ch;
+    if (ch == '.')
+      eq += ',';
+    else if (ch == '-')
+      eq += "->";
+    else
+      eq += ch;
   }
   return eq;
 }
@@ -158,27 +161,51 @@ void register_linalg_nn_ops(OpRegistry& r) {
   auto add = [&r](OpBuilder& b) { r.add(std::move(b).build()); };
 
   // ---- Matrix products. CPU libtorch 1.13 has no f16 gemm. ----
-  { OpBuilder b("mm", "aten::mm", "matmul"); b.x().x().dtypes(kGemm).grad().rank(2);
-    b.fn([](const OpCall& c) { return T{at::mm(c.t(0), c.t(1))}; }); add(b); }
-  { OpBuilder b("bmm", "aten::bmm", "matmul"); b.x().x().dtypes(kGemm).grad().rank(3);
-    b.fn([](const OpCall& c) { return T{at::bmm(c.t(0), c.t(1))}; }); add(b); }
-  { OpBuilder b("matmul", "aten::matmul", "matmul"); b.x().x().dtypes(kGemm).grad().rank(1);
+  {
+    OpBuilder b("mm", "aten::mm", "matmul");
+    b.x().x().dtypes(kGemm).grad().rank(2);
+    b.fn([](const OpCall& c) { return T{at::mm(c.t(0), c.t(1))}; });
+    add(b);
+  }
+  {
+    OpBuilder b("bmm", "aten::bmm", "matmul");
+    b.x().x().dtypes(kGemm).grad().rank(3);
+    b.fn([](const OpCall& c) { return T{at::bmm(c.t(0), c.t(1))}; });
+    add(b);
+  }
+  {
+    OpBuilder b("matmul", "aten::matmul", "matmul");
+    b.x().x().dtypes(kGemm).grad().rank(1);
     b.note("any ranks torch.matmul accepts (dot, mv, mm, batched with broadcast)");
-    b.fn([](const OpCall& c) { return T{at::matmul(c.t(0), c.t(1))}; }); add(b); }
-  { OpBuilder b("addmm", "aten::addmm", "matmul"); b.x().x().x().dtypes(kGemm).grad();
+    b.fn([](const OpCall& c) { return T{at::matmul(c.t(0), c.t(1))}; });
+    add(b);
+  }
+  {
+    OpBuilder b("addmm", "aten::addmm", "matmul");
+    b.x().x().x().dtypes(kGemm).grad();
     b.arg("beta", ArgType::Float, "0.5").arg("alpha", ArgType::Float, "2");
-    b.fn([](const OpCall& c) { return T{at::addmm(c.t(0), c.t(1), c.t(2), scalar(c, "beta"), scalar(c, "alpha"))}; }); add(b); }
-  { OpBuilder b("baddbmm", "aten::baddbmm", "matmul"); b.x().x().x().dtypes(kGemm).grad();
+    b.fn([](const OpCall& c) { return T{at::addmm(c.t(0), c.t(1), c.t(2), scalar(c, "beta"), scalar(c, "alpha"))}; });
+    add(b);
+  }
+  {
+    OpBuilder b("baddbmm", "aten::baddbmm", "matmul");
+    b.x().x().x().dtypes(kGemm).grad();
     b.arg("beta", ArgType::Float, "0.5").arg("alpha", ArgType::Float, "2");
-    b.fn([](const OpCall& c) { return T{at::baddbmm(c.t(0), c.t(1), c.t(2), scalar(c, "beta"), scalar(c, "alpha"))}; }); add(b); }
-  { OpBuilder b("linear", "aten::linear", "matmul");
+    b.fn([](const OpCall& c) { return T{at::baddbmm(c.t(0), c.t(1), c.t(2), scalar(c, "beta"), scalar(c, "alpha"))}; });
+    add(b);
+  }
+  {
+    OpBuilder b("linear", "aten::linear", "matmul");
     b.in(input("input")).in(input("weight")).in(input("bias", true)).dtypes(kGemm).grad().rank(1);
-    b.fn([](const OpCall& c) { return T{at::linear(c.t(0), c.t(1), c.opt(2))}; }); add(b); }
-  { OpBuilder b("einsum", "aten::einsum", "matmul");
+    b.fn([](const OpCall& c) { return T{at::linear(c.t(0), c.t(1), c.opt(2))}; });
+    add(b);
+  }
+  {
+    OpBuilder b("einsum", "aten::einsum", "matmul");
     b.x().in(input("other", true)).in(input("third", true)).dtypes(kGemm).grad();
     b.arg("equation", ArgType::Str, "ij.jk-ik",
-          {"ij.jk-ik", "bij.bjk-bik", "bhqd.bhkd-bhqk", "ij-ji", "ii-i", "ij-", "ij-j", "i.j-ij",
-           "bi.bi-b", "ij.jk.kl-il", "bn.anm.bm-ba"});
+          {"ij.jk-ik", "bij.bjk-bik", "bhqd.bhkd-bhqk", "ij-ji", "ii-i", "ij-", "ij-j", "i.j-ij", "bi.bi-b",
+           "ij.jk.kl-il", "bn.anm.bm-ba"});
     b.note("equation tokens: '.' is ',' and '-' is '->' (ij.jk-ik = ij,jk->ik); one shape per operand");
     b.fn([](const OpCall& c) {
       std::string eq = einsum_equation(c.s("equation"));
@@ -187,7 +214,9 @@ void register_linalg_nn_ops(OpRegistry& r) {
       std::size_t want = static_cast<std::size_t>(std::count(eq.begin(), eq.end(), ',')) + 1;
       TORCH_CHECK(ops.size() == want, "einsum ", eq, " takes ", want, " operands, the key gives ", ops.size());
       return T{at::einsum(eq, ops)};
-    }); add(b); }
+    });
+    add(b);
+  }
 
   // ---- Convolution: input, weight, optional bias. ----
   for (std::size_t nd : {1, 2, 3}) {
@@ -195,10 +224,12 @@ void register_linalg_nn_ops(OpRegistry& r) {
     OpBuilder b(name, "aten::" + name, "conv");
     b.in(input("input")).in(input("weight")).in(input("bias", true)).dtypes(kNoHalf).grad();
     b.arg("stride", ArgType::Ints, "1").arg("padding", ArgType::Ints, "0").arg("dilation", ArgType::Ints, "1");
-    b.arg("groups", ArgType::Int, "1").arg("padding_mode", ArgType::Str, "zeros", {"zeros", "reflect", "replicate", "circular"});
+    b.arg("groups", ArgType::Int, "1")
+        .arg("padding_mode", ArgType::Str, "zeros", {"zeros", "reflect", "replicate", "circular"});
     b.rank(static_cast<int>(nd) + 1);  // (C, spatial...) unbatched or (N, C, spatial...)
-    b.note("padding_mode other than zeros: at::pad then conv with padding 0, as torch.nn.Conv does; "
-           "CPU has no bf16 reflect/replicate pad (the golden is fp64)");
+    b.note(
+        "padding_mode other than zeros: at::pad then conv with padding 0, as torch.nn.Conv does; "
+        "CPU has no bf16 reflect/replicate pad (the golden is fp64)");
     b.fn([nd](const OpCall& c) { return conv(c, nd); });
     add(b);
   }
@@ -218,7 +249,11 @@ void register_linalg_nn_ops(OpRegistry& r) {
   for (std::size_t nd : {1, 2, 3}) {
     std::string name = "max_pool" + std::to_string(nd) + "d";
     OpBuilder b(name, "aten::" + name, "pool");
-    b.x().dtypes(nd == 3 ? kF32F64 : kNoHalf).grad().arg("kernel_size", ArgType::Ints, "2").arg("stride", ArgType::Ints, "0");
+    b.x()
+        .dtypes(nd == 3 ? kF32F64 : kNoHalf)
+        .grad()
+        .arg("kernel_size", ArgType::Ints, "2")
+        .arg("stride", ArgType::Ints, "0");
     b.arg("padding", ArgType::Ints, "0").arg("dilation", ArgType::Ints, "1").arg("ceil_mode", ArgType::Bool, "0");
     b.rank(static_cast<int>(nd) + 1);
     b.note("stride 0 = kernel_size; bwd routes to the chosen max (ties in f16/bf16)");
@@ -228,17 +263,33 @@ void register_linalg_nn_ops(OpRegistry& r) {
   for (std::size_t nd : {1, 2, 3}) {
     std::string name = "avg_pool" + std::to_string(nd) + "d";
     OpBuilder b(name, "aten::" + name, "pool");
-    b.x().dtypes(nd == 3 ? kF32F64 : kNoHalf).grad().arg("kernel_size", ArgType::Ints, "2").arg("stride", ArgType::Ints, "0");
-    b.arg("padding", ArgType::Ints, "0").arg("ceil_mode", ArgType::Bool, "0").arg("count_include_pad", ArgType::Bool, "1");
+    b.x()
+        .dtypes(nd == 3 ? kF32F64 : kNoHalf)
+        .grad()
+        .arg("kernel_size", ArgType::Ints, "2")
+        .arg("stride", ArgType::Ints, "0");
+    b.arg("padding", ArgType::Ints, "0")
+        .arg("ceil_mode", ArgType::Bool, "0")
+        .arg("count_include_pad", ArgType::Bool, "1");
     b.rank(static_cast<int>(nd) + 1).note("stride 0 = kernel_size");
     b.fn([nd](const OpCall& c) { return avg_pool(c, nd); });
     add(b);
   }
-  { OpBuilder b("adaptive_avg_pool1d", "aten::adaptive_avg_pool1d", "pool"); b.x().dtypes(kNoHalf).grad().rank(2).arg("output_size", ArgType::Ints, "2");
-    b.fn([](const OpCall& c) { return T{at::adaptive_avg_pool1d(c.t(0), c.ints("output_size"))}; }); add(b); }
-  { OpBuilder b("adaptive_avg_pool2d", "aten::adaptive_avg_pool2d", "pool"); b.x().dtypes(kNoHalf).grad().rank(3).arg("output_size", ArgType::Ints, "2");
-    b.fn([](const OpCall& c) { return T{at::adaptive_avg_pool2d(c.t(0), per_dim(c.ints("output_size"), 2))}; }); add(b); }
-  { OpBuilder b("adaptive_max_pool2d", "aten::adaptive_max_pool2d", "pool"); b.x().dtypes(kNoHalf).grad().rank(3);
+  {
+    OpBuilder b("adaptive_avg_pool1d", "aten::adaptive_avg_pool1d", "pool");
+    b.x().dtypes(kNoHalf).grad().rank(2).arg("output_size", ArgType::Ints, "2");
+    b.fn([](const OpCall& c) { return T{at::adaptive_avg_pool1d(c.t(0), c.ints("output_size"))}; });
+    add(b);
+  }
+  {
+    OpBuilder b("adaptive_avg_pool2d", "aten::adaptive_avg_pool2d", "pool");
+    b.x().dtypes(kNoHalf).grad().rank(3).arg("output_size", ArgType::Ints, "2");
+    b.fn([](const OpCall& c) { return T{at::adaptive_avg_pool2d(c.t(0), per_dim(c.ints("output_size"), 2))}; });
+    add(b);
+  }
+  {
+    OpBuilder b("adaptive_max_pool2d", "aten::adaptive_max_pool2d", "pool");
+    b.x().dtypes(kNoHalf).grad().rank(3);
     b.arg("output_size", ArgType::Ints, "2").arg("return_indices", ArgType::Bool, "0");
     b.note("return_indices=1 adds the input gathered at the indices (not the indices: ties)");
     b.fn([](const OpCall& c) {
@@ -248,12 +299,17 @@ void register_linalg_nn_ops(OpRegistry& r) {
       // Indices are flat over the two spatial dims of each plane.
       at::Tensor g = x.flatten(-2).gather(-1, i.flatten(-2)).view_as(v);
       return T{v, g};
-    }); add(b); }
+    });
+    add(b);
+  }
 
   // ---- Normalization. Running statistics are cloned: training mode updates them in place,
   // and the updated values are part of what train mode promises, so they are outputs too. ----
-  { OpBuilder b("batch_norm", "aten::batch_norm", "normalization");
-    b.in(input("input")).in(fixed("running_mean", Domain::Real, -1, 1)).in(fixed("running_var", Domain::Positive, 0.5, 2));
+  {
+    OpBuilder b("batch_norm", "aten::batch_norm", "normalization");
+    b.in(input("input"))
+        .in(fixed("running_mean", Domain::Real, -1, 1))
+        .in(fixed("running_var", Domain::Positive, 0.5, 2));
     b.in(input("weight", true)).in(input("bias", true)).dtypes(kNoHalf).grad().rank(2);
     b.arg("training", ArgType::Bool, "0").arg("momentum", ArgType::Float, "0.1").arg("eps", ArgType::Float, "1e-05");
     b.note("training=1 returns out, updated running_mean, updated running_var");
@@ -262,8 +318,11 @@ void register_linalg_nn_ops(OpRegistry& r) {
       bool train = c.b("training");
       at::Tensor y = at::batch_norm(c.t(0), c.opt(3), c.opt(4), rm, rv, train, c.f("momentum"), c.f("eps"), true);
       return train ? T{y, rm, rv} : T{y};
-    }); add(b); }
-  { OpBuilder b("layer_norm", "aten::layer_norm", "normalization");
+    });
+    add(b);
+  }
+  {
+    OpBuilder b("layer_norm", "aten::layer_norm", "normalization");
     b.in(input("input")).in(input("weight", true)).in(input("bias", true)).dtypes(kNoHalf).grad().rank(1);
     b.arg("ndims", ArgType::Int, "1").arg("eps", ArgType::Float, "1e-05");
     b.note("normalized_shape = the last ndims dims of the input (weight/bias have that shape)");
@@ -271,81 +330,143 @@ void register_linalg_nn_ops(OpRegistry& r) {
       const at::Tensor& x = c.t(0);
       auto shape = x.sizes().slice(static_cast<std::size_t>(x.dim() - c.i("ndims")));
       return T{at::layer_norm(x, shape, c.opt(1), c.opt(2), c.f("eps"))};
-    }); add(b); }
-  { OpBuilder b("group_norm", "aten::group_norm", "normalization");
+    });
+    add(b);
+  }
+  {
+    OpBuilder b("group_norm", "aten::group_norm", "normalization");
     b.in(input("input")).in(input("weight", true)).in(input("bias", true)).dtypes(kNoHalf).grad().rank(2);
     b.arg("num_groups", ArgType::Int, "2").arg("eps", ArgType::Float, "1e-05");
-    b.fn([](const OpCall& c) { return T{at::group_norm(c.t(0), c.i("num_groups"), c.opt(1), c.opt(2), c.f("eps"))}; }); add(b); }
-  { OpBuilder b("instance_norm", "aten::instance_norm", "normalization");
-    b.in(input("input")).in(input("weight", true)).in(input("bias", true)).dtypes(kNoHalf).grad().rank(2).arg("eps", ArgType::Float, "1e-05");
+    b.fn([](const OpCall& c) { return T{at::group_norm(c.t(0), c.i("num_groups"), c.opt(1), c.opt(2), c.f("eps"))}; });
+    add(b);
+  }
+  {
+    OpBuilder b("instance_norm", "aten::instance_norm", "normalization");
+    b.in(input("input"))
+        .in(input("weight", true))
+        .in(input("bias", true))
+        .dtypes(kNoHalf)
+        .grad()
+        .rank(2)
+        .arg("eps", ArgType::Float, "1e-05");
     b.note("use_input_stats=1, no running statistics");
     b.fn([](const OpCall& c) {
       return T{at::instance_norm(c.t(0), c.opt(1), c.opt(2), {}, {}, true, 0.1, c.f("eps"), true)};
-    }); add(b); }
+    });
+    add(b);
+  }
 
   // ---- Embedding: row indices bounded by the weight's dim 0. ----
-  { OpBuilder b("embedding", "aten::embedding", "embedding");
+  {
+    OpBuilder b("embedding", "aten::embedding", "embedding");
     InputSpec idx = fixed("indices", Domain::Index);
     idx.index_of = 0;
     b.in(input("weight")).in(idx).dtypes(kAllTypes).grad().arg("padding_idx", ArgType::Int, "-1");
     b.note("padding_idx -1 = none (aten's convention); that row gets no gradient");
-    b.fn([](const OpCall& c) { return T{at::embedding(c.t(0), c.t(1), c.i("padding_idx"))}; }); add(b); }
+    b.fn([](const OpCall& c) { return T{at::embedding(c.t(0), c.t(1), c.i("padding_idx"))}; });
+    add(b);
+  }
 
   // ---- Losses. ----
-  { auto b = loss("cross_entropy", "aten::cross_entropy_loss");
+  {
+    auto b = loss("cross_entropy", "aten::cross_entropy_loss");
     b.x(-4, 4).in(fixed("target", Domain::Class)).dtypes(kNoHalf).arg("label_smoothing", ArgType::Float, "0");
     b.note("class-index targets in [0, C), C = dim 1 of the input (dim 0 if 1-d)");
     b.fn([](const OpCall& c) {
       return T{at::cross_entropy_loss(c.t(0), c.t(1), {}, reduction_of(c), -100, c.f("label_smoothing"))};
-    }); add(b); }
-  { auto b = loss("nll_loss", "aten::nll_loss_nd");
+    });
+    add(b);
+  }
+  {
+    auto b = loss("nll_loss", "aten::nll_loss_nd");
     b.x(-4, 4).in(fixed("target", Domain::Class)).dtypes(kNoHalf);
     b.note("the input is made log-probabilities with log_softmax over the class dim first");
     b.fn([](const OpCall& c) {
       at::Tensor lp = at::log_softmax(c.t(0), c.t(0).dim() >= 2 ? 1 : 0);
       return T{at::nll_loss_nd(lp, c.t(1), {}, reduction_of(c))};
-    }); add(b); }
-  { auto b = loss("mse_loss", "aten::mse_loss"); b.x().in(input("target")).dtypes(kFloatDTypes & ~dtype_bit(DType::BF16));
+    });
+    add(b);
+  }
+  {
+    auto b = loss("mse_loss", "aten::mse_loss");
+    b.x().in(input("target")).dtypes(kFloatDTypes & ~dtype_bit(DType::BF16));
     b.note("CPU has no bf16 mse and no f16 mse backward");
-    b.fn([](const OpCall& c) { return T{at::mse_loss(c.t(0), c.t(1), reduction_of(c))}; }); add(b); }
-  { auto b = loss("l1_loss", "aten::l1_loss"); b.x().in(input("target"));
-    b.fn([](const OpCall& c) { return T{at::l1_loss(c.t(0), c.t(1), reduction_of(c))}; }); add(b); }
-  { auto b = loss("smooth_l1_loss", "aten::smooth_l1_loss"); b.x().in(input("target")).arg("beta", ArgType::Float, "1").note("CPU has no f16 backward");
-    b.fn([](const OpCall& c) { return T{at::smooth_l1_loss(c.t(0), c.t(1), reduction_of(c), c.f("beta"))}; }); add(b); }
-  { auto b = loss("binary_cross_entropy_with_logits", "aten::binary_cross_entropy_with_logits");
+    b.fn([](const OpCall& c) { return T{at::mse_loss(c.t(0), c.t(1), reduction_of(c))}; });
+    add(b);
+  }
+  {
+    auto b = loss("l1_loss", "aten::l1_loss");
+    b.x().in(input("target"));
+    b.fn([](const OpCall& c) { return T{at::l1_loss(c.t(0), c.t(1), reduction_of(c))}; });
+    add(b);
+  }
+  {
+    auto b = loss("smooth_l1_loss", "aten::smooth_l1_loss");
+    b.x().in(input("target")).arg("beta", ArgType::Float, "1").note("CPU has no f16 backward");
+    b.fn([](const OpCall& c) { return T{at::smooth_l1_loss(c.t(0), c.t(1), reduction_of(c), c.f("beta"))}; });
+    add(b);
+  }
+  {
+    auto b = loss("binary_cross_entropy_with_logits", "aten::binary_cross_entropy_with_logits");
     InputSpec target = input("target");
     target.domain = Domain::Prob;
     b.x(-4, 4).in(target).dtypes(kNoHalf);
     b.fn([](const OpCall& c) {
       return T{at::binary_cross_entropy_with_logits(c.t(0), c.t(1), {}, {}, reduction_of(c))};
-    }); add(b); }
+    });
+    add(b);
+  }
 
   // ---- Interpolation: (N, C, spatial...) inputs. ----
-  { OpBuilder b("interpolate_nearest", "aten::upsample_nearest2d.vec", "interpolate"); b.x().rank(3).dtypes(kNoHalf | dtype_bit(DType::U8)).grad();
+  {
+    OpBuilder b("interpolate_nearest", "aten::upsample_nearest2d.vec", "interpolate");
+    b.x().rank(3).dtypes(kNoHalf | dtype_bit(DType::U8)).grad();
     b.arg("size", ArgType::Ints, "0").arg("scale_factor", ArgType::Float, "2");
     b.note("size 0 = use scale_factor; 3/4/5-d input calls upsample_nearest1d/2d/3d");
-    b.fn([](const OpCall& c) { return interpolate(c, "nearest"); }); add(b); }
-  { OpBuilder b("interpolate_linear", "aten::upsample_bilinear2d.vec", "interpolate"); b.x().rank(3).dtypes(kNoHalf).grad();
+    b.fn([](const OpCall& c) { return interpolate(c, "nearest"); });
+    add(b);
+  }
+  {
+    OpBuilder b("interpolate_linear", "aten::upsample_bilinear2d.vec", "interpolate");
+    b.x().rank(3).dtypes(kNoHalf).grad();
     b.arg("size", ArgType::Ints, "0").arg("scale_factor", ArgType::Float, "2").arg("align_corners", ArgType::Bool, "0");
     b.note("size 0 = use scale_factor; 3/4/5-d input: linear/bilinear/trilinear");
-    b.fn([](const OpCall& c) { return interpolate(c, "linear"); }); add(b); }
-  { OpBuilder b("interpolate_bilinear", "aten::upsample_bilinear2d.vec", "interpolate"); b.x().rank(4).dtypes(kNoHalf).grad();
+    b.fn([](const OpCall& c) { return interpolate(c, "linear"); });
+    add(b);
+  }
+  {
+    OpBuilder b("interpolate_bilinear", "aten::upsample_bilinear2d.vec", "interpolate");
+    b.x().rank(4).dtypes(kNoHalf).grad();
     b.arg("size", ArgType::Ints, "0").arg("scale_factor", ArgType::Float, "2").arg("align_corners", ArgType::Bool, "0");
     b.note("size 0 = use scale_factor; 4-d input");
     b.fn([](const OpCall& c) {
       TORCH_CHECK(c.t(0).dim() == 4, "bilinear interpolation takes a 4-d input");
       return interpolate(c, "linear");
-    }); add(b); }
-  { OpBuilder b("interpolate_bicubic", "aten::upsample_bicubic2d.vec", "interpolate"); b.x().rank(4).dtypes(kNoHalf).grad();
+    });
+    add(b);
+  }
+  {
+    OpBuilder b("interpolate_bicubic", "aten::upsample_bicubic2d.vec", "interpolate");
+    b.x().rank(4).dtypes(kNoHalf).grad();
     b.arg("size", ArgType::Ints, "0").arg("scale_factor", ArgType::Float, "2").arg("align_corners", ArgType::Bool, "0");
     b.note("size 0 = use scale_factor; 4-d input");
-    b.fn([](const OpCall& c) { return interpolate(c, "bicubic"); }); add(b); }
+    b.fn([](const OpCall& c) { return interpolate(c, "bicubic"); });
+    add(b);
+  }
 
   // ---- Attention. libtorch 1.13 has no at::scaled_dot_product_attention: this is its math form.
-  { OpBuilder b("sdpa_math", "aten::matmul+aten::softmax.int", "attention");
-    b.in(input("query")).in(input("key")).in(input("value")).dtypes(kNoHalf).grad().rank(2).arg("is_causal", ArgType::Bool, "0");
-    b.note("math form of scaled_dot_product_attention (absent in libtorch 1.13): softmax(q k^T / sqrt(E) "
-           "+ causal mask) v; is_causal masks with tril(ones(L, S)), so L <= S keeps every row finite");
+  {
+    OpBuilder b("sdpa_math", "aten::matmul+aten::softmax.int", "attention");
+    b.in(input("query"))
+        .in(input("key"))
+        .in(input("value"))
+        .dtypes(kNoHalf)
+        .grad()
+        .rank(2)
+        .arg("is_causal", ArgType::Bool, "0");
+    b.note(
+        "math form of scaled_dot_product_attention (absent in libtorch 1.13): softmax(q k^T / sqrt(E) "
+        "+ causal mask) v; is_causal masks with tril(ones(L, S)), so L <= S keeps every row finite");
     b.fn([](const OpCall& c) {
       const at::Tensor &q = c.t(0), &k = c.t(1), &v = c.t(2);
       at::Tensor s = at::matmul(q, k.transpose(-2, -1)) * (1.0 / std::sqrt(static_cast<double>(q.size(-1))));
@@ -354,7 +475,9 @@ void register_linalg_nn_ops(OpRegistry& r) {
         s = s.masked_fill(keep.logical_not(), -std::numeric_limits<double>::infinity());
       }
       return T{at::matmul(at::softmax(s, -1), v)};
-    }); add(b); }
+    });
+    add(b);
+  }
 }
 
 }  // namespace gauntlet

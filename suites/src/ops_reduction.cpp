@@ -81,63 +81,124 @@ void register_reduction_ops(OpRegistry& r) {
   auto add = [&r](OpBuilder& b) { r.add(std::move(b).build()); };
 
   // Sums and products. Integer inputs accumulate in int64 (torch's promotion for sum/prod).
-  { auto b = reduction("sum", "aten::sum.dim_IntList", kAllTypes); b.grad();
-    b.fn([](const OpCall& c) { return T{at::sum(c.t(0), dims_of(c, c.t(0)), c.b("keepdim"))}; }); add(b); }
-  { auto b = reduction("mean", "aten::mean.dim"); b.grad();
-    b.fn([](const OpCall& c) { return T{at::mean(c.t(0), dims_of(c, c.t(0)), c.b("keepdim"))}; }); add(b); }
-  { auto b = reduction("nansum", "aten::nansum", kAllTypes); b.grad();
-    b.fn([](const OpCall& c) { return T{at::nansum(c.t(0), dims_of(c, c.t(0)), c.b("keepdim"))}; }); add(b); }
-  { auto b = reduction("prod", "aten::prod.dim_int", kAllTypes & ~dtype_bit(DType::F16) & ~dtype_bit(DType::BF16)); b.grad().note("dim: one dim or all");
+  {
+    auto b = reduction("sum", "aten::sum.dim_IntList", kAllTypes);
+    b.grad();
+    b.fn([](const OpCall& c) { return T{at::sum(c.t(0), dims_of(c, c.t(0)), c.b("keepdim"))}; });
+    add(b);
+  }
+  {
+    auto b = reduction("mean", "aten::mean.dim");
+    b.grad();
+    b.fn([](const OpCall& c) { return T{at::mean(c.t(0), dims_of(c, c.t(0)), c.b("keepdim"))}; });
+    add(b);
+  }
+  {
+    auto b = reduction("nansum", "aten::nansum", kAllTypes);
+    b.grad();
+    b.fn([](const OpCall& c) { return T{at::nansum(c.t(0), dims_of(c, c.t(0)), c.b("keepdim"))}; });
+    add(b);
+  }
+  {
+    auto b = reduction("prod", "aten::prod.dim_int", kAllTypes & ~dtype_bit(DType::F16) & ~dtype_bit(DType::BF16));
+    b.grad().note("dim: one dim or all");
     b.fn([](const OpCall& c) {
       auto d = one_dim(c);
       if (!d) return T{at::prod(c.t(0))};
       return T{at::prod(c.t(0), *d, c.b("keepdim"))};
-    }); add(b); }
-  { auto b = reduction("amax", "aten::amax", kAllTypes); b.grad().special();
-    b.fn([](const OpCall& c) { return T{at::amax(c.t(0), dims_of(c, c.t(0)), c.b("keepdim"))}; }); add(b); }
-  { auto b = reduction("amin", "aten::amin", kAllTypes); b.grad().special();
-    b.fn([](const OpCall& c) { return T{at::amin(c.t(0), dims_of(c, c.t(0)), c.b("keepdim"))}; }); add(b); }
-  { auto b = reduction("logsumexp", "aten::logsumexp", kNoHalf); b.grad();
-    b.fn([](const OpCall& c) { return T{at::logsumexp(c.t(0), dims_of(c, c.t(0)), c.b("keepdim"))}; }); add(b); }
-  { OpBuilder b("count_nonzero", "aten::count_nonzero.dim_IntList", "reduction");
+    });
+    add(b);
+  }
+  {
+    auto b = reduction("amax", "aten::amax", kAllTypes);
+    b.grad().special();
+    b.fn([](const OpCall& c) { return T{at::amax(c.t(0), dims_of(c, c.t(0)), c.b("keepdim"))}; });
+    add(b);
+  }
+  {
+    auto b = reduction("amin", "aten::amin", kAllTypes);
+    b.grad().special();
+    b.fn([](const OpCall& c) { return T{at::amin(c.t(0), dims_of(c, c.t(0)), c.b("keepdim"))}; });
+    add(b);
+  }
+  {
+    auto b = reduction("logsumexp", "aten::logsumexp", kNoHalf);
+    b.grad();
+    b.fn([](const OpCall& c) { return T{at::logsumexp(c.t(0), dims_of(c, c.t(0)), c.b("keepdim"))}; });
+    add(b);
+  }
+  {
+    OpBuilder b("count_nonzero", "aten::count_nonzero.dim_IntList", "reduction");
     b.x().dtypes(kAllTypes).arg("dim", ArgType::Str, "all");  // torch has no keepdim here
-    b.fn([](const OpCall& c) { return T{at::count_nonzero(c.t(0), dims_of(c, c.t(0)))}; }); add(b); }
+    b.fn([](const OpCall& c) { return T{at::count_nonzero(c.t(0), dims_of(c, c.t(0)))}; });
+    add(b);
+  }
 
   // Logical reductions: bool and numeric inputs (uint8 inputs give a uint8 result, as in torch).
-  { auto b = reduction("all", "aten::all.dim", kAllTypes); b.note("dim: one dim or all");
+  {
+    auto b = reduction("all", "aten::all.dim", kAllTypes);
+    b.note("dim: one dim or all");
     b.fn([](const OpCall& c) {
       auto d = one_dim(c);
       return T{d ? at::all(c.t(0), *d, c.b("keepdim")) : at::all(c.t(0))};
-    }); add(b); }
-  { auto b = reduction("any", "aten::any.dim", kAllTypes); b.note("dim: one dim or all");
+    });
+    add(b);
+  }
+  {
+    auto b = reduction("any", "aten::any.dim", kAllTypes);
+    b.note("dim: one dim or all");
     b.fn([](const OpCall& c) {
       auto d = one_dim(c);
       return T{d ? at::any(c.t(0), *d, c.b("keepdim")) : at::any(c.t(0))};
-    }); add(b); }
+    });
+    add(b);
+  }
 
   // Statistics. var/std need more elements than `correction` along the reduced dims.
-  { auto b = reduction("var", "aten::var.correction"); b.arg("correction", ArgType::Int, "1").grad();
-    b.fn([](const OpCall& c) { return T{at::var(c.t(0), dims_of(c, c.t(0)), c.i("correction"), c.b("keepdim"))}; }); add(b); }
-  { auto b = reduction("std", "aten::std.correction"); b.arg("correction", ArgType::Int, "1").grad();
-    b.fn([](const OpCall& c) { return T{at::std(c.t(0), dims_of(c, c.t(0)), c.i("correction"), c.b("keepdim"))}; }); add(b); }
-  { auto b = reduction("var_mean", "aten::var_mean.correction"); b.arg("correction", ArgType::Int, "1").grad();
+  {
+    auto b = reduction("var", "aten::var.correction");
+    b.arg("correction", ArgType::Int, "1").grad();
+    b.fn([](const OpCall& c) { return T{at::var(c.t(0), dims_of(c, c.t(0)), c.i("correction"), c.b("keepdim"))}; });
+    add(b);
+  }
+  {
+    auto b = reduction("std", "aten::std.correction");
+    b.arg("correction", ArgType::Int, "1").grad();
+    b.fn([](const OpCall& c) { return T{at::std(c.t(0), dims_of(c, c.t(0)), c.i("correction"), c.b("keepdim"))}; });
+    add(b);
+  }
+  {
+    auto b = reduction("var_mean", "aten::var_mean.correction");
+    b.arg("correction", ArgType::Int, "1").grad();
     b.fn([](const OpCall& c) {
       auto [v, m] = at::var_mean(c.t(0), dims_of(c, c.t(0)), c.i("correction"), c.b("keepdim"));
       return T{v, m};
-    }); add(b); }
-  { auto b = reduction("norm", "aten::linalg_vector_norm"); b.arg("p", ArgType::Float, "2").grad();
+    });
+    add(b);
+  }
+  {
+    auto b = reduction("norm", "aten::linalg_vector_norm");
+    b.arg("p", ArgType::Float, "2").grad();
     b.note("torch.norm of a strided tensor calls linalg_vector_norm; p = 2, 1, inf, ...");
     b.fn([](const OpCall& c) {
       return T{at::linalg_vector_norm(c.t(0), c.f("p"), dims_of(c, c.t(0)), c.b("keepdim"))};
-    }); add(b); }
+    });
+    add(b);
+  }
 
   // Index reductions: values, plus the input gathered at the indices instead of the indices.
-  { auto b = reduction("argmax", "aten::argmax", kNumeric);
+  {
+    auto b = reduction("argmax", "aten::argmax", kNumeric);
     b.note("returns the input gathered at the argmax (ties); dim: one dim or all");
-    b.fn([](const OpCall& c) { return arg_reduce(c, true); }); add(b); }
-  { auto b = reduction("argmin", "aten::argmin", kNumeric);
+    b.fn([](const OpCall& c) { return arg_reduce(c, true); });
+    add(b);
+  }
+  {
+    auto b = reduction("argmin", "aten::argmin", kNumeric);
     b.note("returns the input gathered at the argmin (ties); dim: one dim or all");
-    b.fn([](const OpCall& c) { return arg_reduce(c, false); }); add(b); }
+    b.fn([](const OpCall& c) { return arg_reduce(c, false); });
+    add(b);
+  }
   for (const char* name : {"max_dim", "min_dim", "median"}) {
     std::string n = name;
     const char* aten = n == "max_dim" ? "aten::max.dim" : n == "min_dim" ? "aten::min.dim" : "aten::median.dim";
@@ -150,17 +211,27 @@ void register_reduction_ops(OpRegistry& r) {
       const auto& x = c.t(0);
       std::int64_t d = c.i("dim");
       bool keep = c.b("keepdim");
-      auto [v, i] = n == "max_dim" ? at::max(x, d, keep) : n == "min_dim" ? at::min(x, d, keep) : at::median(x, d, keep);
+      auto [v, i] = n == "max_dim"   ? at::max(x, d, keep)
+                    : n == "min_dim" ? at::min(x, d, keep)
+                                     : at::median(x, d, keep);
       return T{v, gather_reduced(x, d, i, keep)};
     });
     add(b);
   }
 
   // Scans. Integer cumsum/cumprod accumulate in int64.
-  { auto b = scan("cumsum", "aten::cumsum", kNoHalf); b.grad();
-    b.fn([](const OpCall& c) { return T{at::cumsum(c.t(0), c.i("dim"))}; }); add(b); }
-  { auto b = scan("cumprod", "aten::cumprod", kNoHalf); b.grad();
-    b.fn([](const OpCall& c) { return T{at::cumprod(c.t(0), c.i("dim"))}; }); add(b); }
+  {
+    auto b = scan("cumsum", "aten::cumsum", kNoHalf);
+    b.grad();
+    b.fn([](const OpCall& c) { return T{at::cumsum(c.t(0), c.i("dim"))}; });
+    add(b);
+  }
+  {
+    auto b = scan("cumprod", "aten::cumprod", kNoHalf);
+    b.grad();
+    b.fn([](const OpCall& c) { return T{at::cumprod(c.t(0), c.i("dim"))}; });
+    add(b);
+  }
   for (const char* name : {"cummax", "cummin"}) {
     std::string n = name;
     auto b = scan(name, n == "cummax" ? "aten::cummax" : "aten::cummin", kNoHalf);
@@ -175,10 +246,18 @@ void register_reduction_ops(OpRegistry& r) {
   }
 
   // Softmax.
-  { OpBuilder b("softmax", "aten::softmax.int", "softmax"); b.x(-4, 4).dtypes(kNoHalfFloat).arg("dim", ArgType::Int, "-1").grad().special();
-    b.fn([](const OpCall& c) { return T{at::softmax(c.t(0), c.i("dim"))}; }); add(b); }
-  { OpBuilder b("log_softmax", "aten::log_softmax.int", "softmax"); b.x(-4, 4).dtypes(kNoHalfFloat).arg("dim", ArgType::Int, "-1").grad().special();
-    b.fn([](const OpCall& c) { return T{at::log_softmax(c.t(0), c.i("dim"))}; }); add(b); }
+  {
+    OpBuilder b("softmax", "aten::softmax.int", "softmax");
+    b.x(-4, 4).dtypes(kNoHalfFloat).arg("dim", ArgType::Int, "-1").grad().special();
+    b.fn([](const OpCall& c) { return T{at::softmax(c.t(0), c.i("dim"))}; });
+    add(b);
+  }
+  {
+    OpBuilder b("log_softmax", "aten::log_softmax.int", "softmax");
+    b.x(-4, 4).dtypes(kNoHalfFloat).arg("dim", ArgType::Int, "-1").grad().special();
+    b.fn([](const OpCall& c) { return T{at::log_softmax(c.t(0), c.i("dim"))}; });
+    add(b);
+  }
 }
 
 }  // namespace gauntlet

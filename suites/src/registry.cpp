@@ -21,8 +21,14 @@ bool parse_int(const std::string& s, std::int64_t& v) {
 }
 
 bool parse_double(const std::string& s, double& v) {
-  if (s == "inf") { v = INFINITY; return true; }
-  if (s == "-inf") { v = -INFINITY; return true; }
+  if (s == "inf") {
+    v = INFINITY;
+    return true;
+  }
+  if (s == "-inf") {
+    v = -INFINITY;
+    return true;
+  }
   char* end = nullptr;
   v = std::strtod(s.c_str(), &end);
   return !s.empty() && end == s.c_str() + s.size();
@@ -172,24 +178,44 @@ OpBuilder& OpBuilder::pos(double lo, double hi) {
   return *this;
 }
 
-OpBuilder& OpBuilder::arg(std::string name, ArgType type, std::string def,
-                          std::vector<std::string> choices) {
+OpBuilder& OpBuilder::arg(std::string name, ArgType type, std::string def, std::vector<std::string> choices) {
   d_.spec.args.push_back(ArgSpec{std::move(name), type, std::move(def), std::move(choices)});
   return *this;
 }
 
-OpBuilder& OpBuilder::dtypes(DTypeSet s) { d_.spec.dtypes = s; return *this; }
-OpBuilder& OpBuilder::grad(bool on) { d_.spec.has_backward = on; return *this; }
+OpBuilder& OpBuilder::dtypes(DTypeSet s) {
+  d_.spec.dtypes = s;
+  return *this;
+}
+OpBuilder& OpBuilder::grad(bool on) {
+  d_.spec.has_backward = on;
+  return *this;
+}
 OpBuilder& OpBuilder::grad_pairwise_broadcast() {
   d_.spec.has_backward = true;
   d_.spec.backward_any_broadcast = false;
   return *this;
 }
-OpBuilder& OpBuilder::nondeterministic() { d_.spec.deterministic = false; return *this; }
-OpBuilder& OpBuilder::special() { d_.spec.special_values = true; return *this; }
-OpBuilder& OpBuilder::rank(int r) { d_.spec.min_rank = r; return *this; }
-OpBuilder& OpBuilder::strides_like_input() { d_.spec.promise.strides_like_input = true; return *this; }
-OpBuilder& OpBuilder::note(std::string text) { d_.spec.note = std::move(text); return *this; }
+OpBuilder& OpBuilder::nondeterministic() {
+  d_.spec.deterministic = false;
+  return *this;
+}
+OpBuilder& OpBuilder::special() {
+  d_.spec.special_values = true;
+  return *this;
+}
+OpBuilder& OpBuilder::rank(int r) {
+  d_.spec.min_rank = r;
+  return *this;
+}
+OpBuilder& OpBuilder::strides_like_input() {
+  d_.spec.promise.strides_like_input = true;
+  return *this;
+}
+OpBuilder& OpBuilder::note(std::string text) {
+  d_.spec.note = std::move(text);
+  return *this;
+}
 OpBuilder& OpBuilder::check_key(std::function<std::optional<std::string>(const CaseKey&)> rule) {
   d_.spec.check_key = std::move(rule);
   return *this;
@@ -199,7 +225,10 @@ OpBuilder& OpBuilder::kinks(std::vector<double> points) {
   d_.spec.inputs.back().kinks = std::move(points);
   return *this;
 }
-OpBuilder& OpBuilder::fn(OpFn f) { d_.fn = std::move(f); return *this; }
+OpBuilder& OpBuilder::fn(OpFn f) {
+  d_.fn = std::move(f);
+  return *this;
+}
 OpDef OpBuilder::build() && { return std::move(d_); }
 
 // ---- OpRegistry ----
@@ -248,7 +277,8 @@ std::vector<const OpSpec*> all_ops() {
 
 const std::vector<OpExemption>& op_exemptions() {
   static const std::vector<OpExemption> kExemptOps = {
-      {"view", "view", "a view: same storage, new sizes; every reshape/flatten case and every output read goes through views"},
+      {"view", "view",
+       "a view: same storage, new sizes; every reshape/flatten case and every output read goes through views"},
       {"slice", "view", "a view (x[a:b]): narrow, split and chunk cases cover it, and layout step2 inputs are slices"},
       {"select", "view", "a view (x[i]): unbind and index cases cover it"},
       {"t", "view", "a view (transpose of a 2-d tensor): transpose cases and layout t inputs cover it"},
@@ -272,7 +302,8 @@ const std::vector<OpExemption>& op_exemptions() {
       {"new_full", "factory", "a constant: full cases cover it"},
       {"new_empty", "factory", "uninitialised memory: as empty"},
       {"scalar_tensor", "factory", "a 0-d constant; ops with scalar arguments make them in every case"},
-      {"fill", "factory", "an in-place constant (fill_): full and full_like cases cover it; the strided layout fills its padding"},
+      {"fill", "factory",
+       "an in-place constant (fill_): full and full_like cases cover it; the strided layout fills its padding"},
       {"zero", "factory", "an in-place zero (zero_): as fill_; every backward zeroes its gradients"},
       {"item", "host read", "reads one value to the host (_local_scalar_dense): every comparison reads device values"},
       {"_local_scalar_dense", "host read", "what item() calls: as item"},
@@ -280,7 +311,8 @@ const std::vector<OpExemption>& op_exemptions() {
       {"size", "host read", "a shape query: no kernel runs"},
       {"dim", "host read", "a shape query: no kernel runs"},
       {"numel", "host read", "a shape query: no kernel runs"},
-      {"dropout", "eval identity", "the identity in eval (train=False), which is how models run; training dropout is random"},
+      {"dropout", "eval identity",
+       "the identity in eval (train=False), which is how models run; training dropout is random"},
       {"feature_dropout", "eval identity", "as dropout"},
       {"alpha_dropout", "eval identity", "as dropout"},
   };
@@ -345,13 +377,14 @@ std::int64_t contraction_length(const CaseKey& key) {
   }
   if (op->family == "recurrent") {
     if (n == "pack_padded_sequence" || n == "pad_packed_sequence") return 0;
-    const std::int64_t k = dim(0, -1) + dim(1, -1);  // the gates: w_ih x input (I) + w_hh x h (H)
+    const std::int64_t k = dim(0, -1) + dim(1, -1);   // the gates: w_ih x input (I) + w_hh x h (H)
     return bwd ? std::max(k, largest_dim(0, 1)) : k;  // the weights' gradients sum over time and batch
   }
   if (n == "sdpa_math" || n == "_native_multi_head_attention") {
     return bwd ? largest_dim(0, 3) : std::max(dim(0, -1), dim(1, -2));  // q k^T sums E, weights x v sums S
   }
-  if (n == "_transformer_encoder_layer_fwd") return std::max({dim(0, -1), dim(0, -2), dim(9, 0)});  // E, L, the FFN width
+  if (n == "_transformer_encoder_layer_fwd")
+    return std::max({dim(0, -1), dim(0, -2), dim(9, 0)});  // E, L, the FFN width
   return 0;
 }
 
@@ -361,8 +394,8 @@ std::optional<std::string> validate_key(const CaseKey& key) {
   const OpSpec* op = find_op(key.target);
   if (!op) return fmt::format("unknown op '{}' (see gauntlet list --ops)", key.target);
   if (!contains(op->dtypes, key.dtype)) {
-    return fmt::format("op {} does not support dtype {} (supports {})", op->name,
-                       dtype_name(key.dtype), dtype_set_str(op->dtypes));
+    return fmt::format("op {} does not support dtype {} (supports {})", op->name, dtype_name(key.dtype),
+                       dtype_set_str(op->dtypes));
   }
   if (key.shapes.size() < op->min_inputs() || key.shapes.size() > op->max_inputs()) {
     return fmt::format("op {} takes {} tensor inputs, the key gives {}", op->name,
@@ -405,8 +438,9 @@ std::optional<std::string> validate_key(const CaseKey& key) {
       for (const auto& part : split(value, ':')) {
         std::int64_t d = 0;
         if (!parse_int(part, d)) {
-          return fmt::format("argument dim={} of op {} {}", value, op->name,
-                             a->type == ArgType::Str ? "expects 'all' or dims separated by ':' (0, 0:2, -1)" : "expects an integer");
+          return fmt::format(
+              "argument dim={} of op {} {}", value, op->name,
+              a->type == ArgType::Str ? "expects 'all' or dims separated by ':' (0, 0:2, -1)" : "expects an integer");
         }
         if (d < -rank || d >= rank) {
           return fmt::format("argument dim={} of op {}: dim {} is out of range for {} input of rank {} (from {} to {})",
@@ -416,7 +450,8 @@ std::optional<std::string> validate_key(const CaseKey& key) {
     }
   }
   switch (key.layout) {
-    case Layout::Contig: break;
+    case Layout::Contig:
+      break;
     case Layout::Transposed:
       if (first.size() < 2) return std::string("layout t needs an input of rank >= 2");
       break;
@@ -433,9 +468,10 @@ std::optional<std::string> validate_key(const CaseKey& key) {
   if (key.mode == Mode::EagerBwd && !op->backward_fits(key.shapes)) {
     std::vector<std::string> shapes;
     for (const Shape& sh : key.shapes) shapes.push_back(shape_str(sh));
-    return fmt::format("op {} has no backward for inputs {}: its first input, broadcast with each other input alone, "
-                       "must have the output's shape (libtorch 1.13 raises, in the golden too)",
-                       op->name, fmt::join(shapes, ","));
+    return fmt::format(
+        "op {} has no backward for inputs {}: its first input, broadcast with each other input alone, "
+        "must have the output's shape (libtorch 1.13 raises, in the golden too)",
+        op->name, fmt::join(shapes, ","));
   }
   if (op->check_key) return op->check_key(key);
   return std::nullopt;
@@ -443,16 +479,26 @@ std::optional<std::string> validate_key(const CaseKey& key) {
 
 at::ScalarType to_scalar_type(DType d) {
   switch (d) {
-    case DType::F64: return at::kDouble;
-    case DType::F32: return at::kFloat;
-    case DType::F16: return at::kHalf;
-    case DType::BF16: return at::kBFloat16;
-    case DType::I64: return at::kLong;
-    case DType::I32: return at::kInt;
-    case DType::I16: return at::kShort;
-    case DType::I8: return at::kChar;
-    case DType::U8: return at::kByte;
-    case DType::Bool: return at::kBool;
+    case DType::F64:
+      return at::kDouble;
+    case DType::F32:
+      return at::kFloat;
+    case DType::F16:
+      return at::kHalf;
+    case DType::BF16:
+      return at::kBFloat16;
+    case DType::I64:
+      return at::kLong;
+    case DType::I32:
+      return at::kInt;
+    case DType::I16:
+      return at::kShort;
+    case DType::I8:
+      return at::kChar;
+    case DType::U8:
+      return at::kByte;
+    case DType::Bool:
+      return at::kBool;
   }
   return at::kFloat;
 }

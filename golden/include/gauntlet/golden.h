@@ -15,7 +15,6 @@ namespace gauntlet {
 inline constexpr int kGoldenMethodVersion = 1;
 
 // `inputs` are the case's CPU inputs in the case dtype (make_inputs).
-std::vector<NamedTensor> compute_golden(const OpDef& def, const CaseKey& key,
-                                        const std::vector<at::Tensor>& inputs);
+std::vector<NamedTensor> compute_golden(const OpDef& def, const CaseKey& key, const std::vector<at::Tensor>& inputs);
 
 }  // namespace gauntlet

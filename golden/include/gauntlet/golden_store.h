@@ -16,17 +16,17 @@
 #include <torch/torch.h>
 
 #include <cstdint>
-#include <memory>
 #include <map>
+#include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
-#include "gauntlet/execute.h"
 #include "gauntlet/error.h"
+#include "gauntlet/execute.h"
 
 struct sqlite3;
 
@@ -46,14 +46,14 @@ class GoldenStoreError : public Error {
 std::string reference_identity();
 
 struct GoldenEntry {
-  std::string key;           // case key
+  std::string key;  // case key
   std::uint64_t case_id = 0;
   int method_version = 0;
-  std::string reference;     // reference_identity() of the host that computed it
-  std::string object;        // content hash (32 hex digits) = object file name
-  std::int64_t bytes = 0;    // compressed size
+  std::string reference;   // reference_identity() of the host that computed it
+  std::string object;      // content hash (32 hex digits) = object file name
+  std::int64_t bytes = 0;  // compressed size
   std::string created_at;
-  double compute_us = 0;     // CPU time computing it took when it was stored (0: not measured)
+  double compute_us = 0;       // CPU time computing it took when it was stored (0: not measured)
   std::int64_t raw_bytes = 0;  // uncompressed payload size
 };
 
@@ -62,9 +62,7 @@ struct GoldenEntry {
 // goldens (elementwise ops in fp64) compute faster than that. A run reads a stored golden only
 // when the CPU time its computation took exceeds this estimate, unless asked to always read (a
 // frozen release is always read: there correctness, not speed, decides).
-inline double estimated_read_us(const std::int64_t raw_bytes) {
-  return 200.0 + static_cast<double>(raw_bytes) / 400.0;
-}
+inline double estimated_read_us(const std::int64_t raw_bytes) { return 200.0 + static_cast<double>(raw_bytes) / 400.0; }
 
 // The result of reading one entry.
 struct GoldenLookup {
@@ -104,8 +102,8 @@ class GoldenStore {
 
   // Freezes the entries of `keys` (current method version and reference) as release R's
   // manifest. Throws if R is already frozen (manifests are immutable) or a key has no entry.
-  std::size_t freeze(const std::string& release, const std::vector<std::string>& keys,
-                     int method_version, const std::string& reference);
+  std::size_t freeze(const std::string& release, const std::vector<std::string>& keys, int method_version,
+                     const std::string& reference);
   std::vector<std::string> releases() const;
   // Drops entries that no manifest references and whose key is not in `live_keys` or whose
   // method version differs from `method_version`; deletes objects nothing references.

@@ -20,8 +20,8 @@ inline constexpr int kBundleSchemaVersion = 1;
 // What the case that made the bundle knew.
 struct BundleSource {
   CaseKey key;
-  Outcome outcome;                     // Gauntlet's verdict and metrics
-  const CaseDetail* detail = nullptr;  // op and zoo model cases: kept tensors (Note [Case tensors])
+  Outcome outcome;                             // Gauntlet's verdict and metrics
+  const CaseDetail* detail = nullptr;          // op and zoo model cases: kept tensors (Note [Case tensors])
   const ToleranceTable* tolerances = nullptr;  // collective cases: their tolerance
   std::string backend, backend_version, profile;
   std::map<std::string, std::string> environment;  // the variables that configure the backend

@@ -45,15 +45,15 @@ struct CaseKey final {
   int world = 0;            // coll cases: ranks in the group (its mode field "w4"); 0 otherwise
   // model cases (Note [Model keys]): the size config and how it runs; mode Eager is "infer",
   // EagerBwd "train" (forward and backward).
-  std::string config;       // "tiny", "small", ...
-  std::string exec;         // "eager" (op by op) or "compile" (the backend's compile path)
+  std::string config;                       // "tiny", "small", ...
+  std::string exec;                         // "eager" (op by op) or "compile" (the backend's compile path)
   std::map<std::string, std::string> args;  // scalar arguments, sorted by name
 
   // The mode field as printed: "eager", "eager-bwd", "w4" for a collective over 4 ranks, "infer"
   // or "train" for a model.
   std::string mode_text() const;
-  std::string str() const;  // canonical text
-  std::uint64_t id() const;  // XXH64 of str(), seed 0
+  std::string str() const;                      // canonical text
+  std::uint64_t id() const;                     // XXH64 of str(), seed 0
   static CaseKey parse(std::string_view text);  // throws KeyError
 
   bool operator==(const CaseKey& o) const { return str() == o.str(); }

@@ -14,8 +14,8 @@
 
 #include "gauntlet/case_key.h"
 #include "gauntlet/compare.h"
-#include "gauntlet/glob.h"
 #include "gauntlet/error.h"
+#include "gauntlet/glob.h"
 
 namespace gauntlet {
 
@@ -52,7 +52,7 @@ struct Case {
 struct Suite {
   std::string name, description, file;
   std::vector<std::string> tags;
-  double timeout_s = 60;  // per case, in worker processes (`timeout:`; --timeout overrides)
+  double timeout_s = 60;    // per case, in worker processes (`timeout:`; --timeout overrides)
   std::vector<Case> cases;  // sorted by key text, unique
   // A suite that includes others (Note [Included suites]): its parts in order, each with its own
   // case count (the suite's own groups first, under its name, when it has any), and `shared`, the
@@ -74,7 +74,7 @@ class Expectations {
  private:
   struct Entry {
     Expect kind;
-    std::vector<std::string> matches;  // globs on the case key; any may match
+    std::vector<std::string> matches;   // globs on the case key; any may match
     std::vector<std::string> backends;  // empty: every backend
     std::string reason, source;
     bool strict = true;

@@ -20,11 +20,11 @@ namespace gauntlet {
 
 // What a compile path did, summed over every call since the object was made.
 struct CompileStats {
-  std::int64_t graph_breaks = 0;  // nodes the compiler could not take (each runs eagerly)
-  std::int64_t regions = 0;       // compiled regions (sim) or fusion groups (cpu) in the graph
-  std::int64_t compiles = 0;      // compilations of the graph for an input signature
-  std::int64_t recompiles = 0;    // of those, the ones after the first (a new shape or dtype)
-  double compile_ms = 0;          // time spent compiling: host time, or a simulated compiler's modelled cost
+  std::int64_t graph_breaks = 0;    // nodes the compiler could not take (each runs eagerly)
+  std::int64_t regions = 0;         // compiled regions (sim) or fusion groups (cpu) in the graph
+  std::int64_t compiles = 0;        // compilations of the graph for an input signature
+  std::int64_t recompiles = 0;      // of those, the ones after the first (a new shape or dtype)
+  double compile_ms = 0;            // time spent compiling: host time, or a simulated compiler's modelled cost
   std::vector<std::string> breaks;  // "aten::gelu (mlp.py:12)": why and where the graph broke
 };
 

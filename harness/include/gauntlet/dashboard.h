@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "gauntlet/regress.h"
 #include "gauntlet/error.h"
+#include "gauntlet/regress.h"
 
 namespace gauntlet {
 
@@ -23,13 +23,13 @@ class DashboardError : public Error {
 };
 
 struct DashboardOptions {
-  std::string since;             // YYYY-MM-DD: only runs that started that day or later ("" all)
-  std::string backend, suite;    // only this backend / suite ("" every one)
-  CompareOptions compare;        // how regressions are judged (the latest pairs, with compare_runs)
-  int compare_pairs = 8;         // the newest pairs of releases judged by compare_runs (at least 1)
-  int per_file = 500;            // cases per lazy case file
-  int grid_releases = 50;        // the newest releases in the status grid (grid.js)
-  int max_regressions = 5000;    // regressions listed in latest.js (all are counted)
+  std::string since;           // YYYY-MM-DD: only runs that started that day or later ("" all)
+  std::string backend, suite;  // only this backend / suite ("" every one)
+  CompareOptions compare;      // how regressions are judged (the latest pairs, with compare_runs)
+  int compare_pairs = 8;       // the newest pairs of releases judged by compare_runs (at least 1)
+  int per_file = 500;          // cases per lazy case file
+  int grid_releases = 50;      // the newest releases in the status grid (grid.js)
+  int max_regressions = 5000;  // regressions listed in latest.js (all are counted)
   // The op family of a case ("unary", "model", ...), from the op table; "" when unknown.
   std::function<std::string(std::string_view kind, std::string_view target)> family;
   std::string gauntlet_version;

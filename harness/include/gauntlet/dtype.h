@@ -23,10 +23,10 @@ bool is_integral(DType d);  // integers, not bool
 using DTypeSet = std::uint32_t;
 constexpr DTypeSet dtype_bit(DType d) { return DTypeSet{1} << static_cast<unsigned>(d); }
 inline bool contains(DTypeSet s, DType d) { return (s & dtype_bit(d)) != 0; }
-constexpr DTypeSet kFloatDTypes = dtype_bit(DType::F64) | dtype_bit(DType::F32) |
-                                  dtype_bit(DType::F16) | dtype_bit(DType::BF16);
-constexpr DTypeSet kIntDTypes = dtype_bit(DType::I64) | dtype_bit(DType::I32) |
-                                dtype_bit(DType::I16) | dtype_bit(DType::I8) | dtype_bit(DType::U8);
+constexpr DTypeSet kFloatDTypes =
+    dtype_bit(DType::F64) | dtype_bit(DType::F32) | dtype_bit(DType::F16) | dtype_bit(DType::BF16);
+constexpr DTypeSet kIntDTypes =
+    dtype_bit(DType::I64) | dtype_bit(DType::I32) | dtype_bit(DType::I16) | dtype_bit(DType::I8) | dtype_bit(DType::U8);
 constexpr DTypeSet kBoolDType = dtype_bit(DType::Bool);
 constexpr DTypeSet kAllTypes = kFloatDTypes | kIntDTypes | kBoolDType;
 std::vector<DType> dtypes_of(DTypeSet s);

@@ -30,7 +30,7 @@ class PatternSet {
  private:
   struct Node {
     std::vector<std::pair<char, std::uint32_t>> next;  // children by character
-    std::vector<std::uint32_t> globs;                   // indices into globs_ whose prefix ends here
+    std::vector<std::uint32_t> globs;                  // indices into globs_ whose prefix ends here
   };
   std::unordered_set<std::string> literals_;
   std::vector<std::string> globs_;

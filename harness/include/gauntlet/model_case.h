@@ -3,15 +3,15 @@
 // computed on the CPU from the same inputs. Note [Model cases] in harness/src/model_case.cpp.
 #pragma once
 
-#include "gauntlet/backend.h"
-#include "gauntlet/case_key.h"
-#include "gauntlet/outcome.h"
-#include "gauntlet/runner.h"
-
 #include <ATen/core/ivalue.h>
 
 #include <string>
 #include <vector>
+
+#include "gauntlet/backend.h"
+#include "gauntlet/case_key.h"
+#include "gauntlet/outcome.h"
+#include "gauntlet/runner.h"
 
 namespace torch::jit {
 struct Graph;

@@ -23,8 +23,8 @@ struct OrchestratorConfig {
   double timeout_s = 60;  // per case, from its `start` line
   // Cases whose own timeout differs from timeout_s (an included suite's `timeout:`), by key.
   std::unordered_map<std::string, double> case_timeout_s;
-  int retries = 1;        // a crashed or timed-out case runs again, alone, this many times
-  int pipeline = 16;      // keys queued per worker ahead of the one it runs
+  int retries = 1;    // a crashed or timed-out case runs again, alone, this many times
+  int pipeline = 16;  // keys queued per worker ahead of the one it runs
   // A slot whose worker dies this many times in a row without finishing a case is retired; when
   // every slot is retired the run stops and says why.
   int max_consecutive_deaths = 4;

@@ -11,9 +11,9 @@
 namespace gauntlet {
 
 enum class Status : std::uint8_t { Pass, Fail, Error, Crash, Timeout, Unsupported, Skip, XFail, XPass };
-inline constexpr Status kAllStatuses[] = {Status::Pass,    Status::Fail,        Status::Error,
-                                          Status::Crash,   Status::Timeout,     Status::Unsupported,
-                                          Status::Skip,    Status::XFail,       Status::XPass};
+inline constexpr Status kAllStatuses[] = {Status::Pass,  Status::Fail,    Status::Error,
+                                          Status::Crash, Status::Timeout, Status::Unsupported,
+                                          Status::Skip,  Status::XFail,   Status::XPass};
 std::string_view status_name(Status s);                  // "PASS", "FAIL", ...
 std::optional<Status> parse_status(std::string_view s);  // case-insensitive
 // A status a gate treats as a failure: FAIL, ERROR, CRASH, TIMEOUT, XPASS.
@@ -21,8 +21,8 @@ bool is_failure(Status s);
 
 // Error metrics of a comparison with the golden result, over every compared output.
 struct Metrics {
-  double max_abs_err = 0;    // max |actual - golden| over finite pairs
-  double max_rel_err = 0;    // max |actual - golden| / |golden| over finite pairs, golden != 0
+  double max_abs_err = 0;       // max |actual - golden| over finite pairs
+  double max_rel_err = 0;       // max |actual - golden| / |golden| over finite pairs, golden != 0
   std::int64_t mismatches = 0;  // elements outside tolerance (or with a NaN/Inf disagreement)
   std::int64_t numel = 0;       // elements compared
   double max_ulp = 0;           // max ULP distance in the output dtype (floats only)
@@ -52,12 +52,12 @@ struct Outcome {
   std::string key;
   Status status = Status::Pass;
   Metrics metrics;
-  double rtol = 0, atol = 0;       // tolerance used
-  std::string tolerance_profile;   // which tolerance rule applied, e.g. "default", "tolerances.yaml:12"
-  std::string error;               // exception message (first line kept separately by reporters)
-  std::string reason;              // skip / xfail reason from the catalog
+  double rtol = 0, atol = 0;      // tolerance used
+  std::string tolerance_profile;  // which tolerance rule applied, e.g. "default", "tolerances.yaml:12"
+  std::string error;              // exception message (first line kept separately by reporters)
+  std::string reason;             // skip / xfail reason from the catalog
   Timing timing;
-  std::int64_t peak_mem_bytes = 0;  // peak device memory during the case (0 when unknown)
+  std::int64_t peak_mem_bytes = 0;        // peak device memory during the case (0 when unknown)
   std::vector<std::string> fallback_ops;  // ops that fell back to CPU (backends that report it)
   // Device time of the first call as the backend reports it (simulated time on `sim`); none
   // when the backend cannot tell.

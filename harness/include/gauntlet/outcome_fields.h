@@ -21,10 +21,10 @@ namespace gauntlet::fields {
 
 enum Flag : unsigned {
   kNone = 0,
-  kRequired = 1u << 0,     // outcome_from_json: absent is an error (the other readers: the default)
-  kDerived = 1u << 1,      // written (JSON and SQL) for queries, never read: computed from others
-  kJsonOnly = 1u << 2,     // not a column of `results` (the key is cases.key)
-  kZeroIsNull = 1u << 3,   // SQL: a value <= 0 is stored as NULL ("not known")
+  kRequired = 1u << 0,       // outcome_from_json: absent is an error (the other readers: the default)
+  kDerived = 1u << 1,        // written (JSON and SQL) for queries, never read: computed from others
+  kJsonOnly = 1u << 2,       // not a column of `results` (the key is cases.key)
+  kZeroIsNull = 1u << 3,     // SQL: a value <= 0 is stored as NULL ("not known")
   kNullIsDefault = 1u << 4,  // SQL: NULL (rows from before the column existed) reads as the default
 };
 

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "gauntlet/error.h"
 #include "gauntlet/outcome.h"
 #include "gauntlet/stats.h"
-#include "gauntlet/error.h"
 #include "gauntlet/store_reader.h"
 
 namespace gauntlet {
@@ -28,7 +28,7 @@ class CompareError : public Error {
 // What a regression threatens; `--gate` names the kinds that fail a build.
 enum class Gate : std::uint8_t { Accuracy, Speed, Coverage };
 inline constexpr Gate kAllGates[] = {Gate::Accuracy, Gate::Speed, Gate::Coverage};
-std::string_view gate_name(Gate g);                      // accuracy, speed, coverage
+std::string_view gate_name(Gate g);                     // accuracy, speed, coverage
 std::optional<Gate> parse_gate(std::string_view name);  // case-insensitive
 
 // One kind of change between the baseline's result of a case and the candidate's.
@@ -38,13 +38,13 @@ enum class Change : std::uint8_t {
   ErrorGrowth,   // still passing, but the error grew past the documented factor
   XPass,         // an expected failure passes: the expectation is stale
   // coverage
-  NewFallback,     // ops that fall back to the CPU now and did not before
-  GraphBreaks,     // more graph breaks
-  Recompiles,      // more recompiles
-  CompileTime,     // compile time up
-  FirstRun,        // first-run latency up (compile included)
-  PeakMemory,      // peak device memory up
-  Missing,         // in the baseline, not in the candidate (the denominator is fixed)
+  NewFallback,  // ops that fall back to the CPU now and did not before
+  GraphBreaks,  // more graph breaks
+  Recompiles,   // more recompiles
+  CompileTime,  // compile time up
+  FirstRun,     // first-run latency up (compile included)
+  PeakMemory,   // peak device memory up
+  Missing,      // in the baseline, not in the candidate (the denominator is fixed)
   // speed
   Slower,
   // not regressions, reported for the record
@@ -63,7 +63,7 @@ bool is_regression(Change c);            // false for Faster, Fixed, New and the
 
 // The waiver that covers a regression (gauntlet/waivers.h): reported, and gating only when expired.
 struct WaiverRef {
-  std::string where;  // "waivers.yaml:12"
+  std::string where;                   // "waivers.yaml:12"
   std::string reason, owner, expires;  // expires: YYYY-MM-DD
   bool expired = false;
 };
@@ -74,7 +74,7 @@ struct Finding {
   double baseline = 0, candidate = 0;  // the values compared (time in µs, error, bytes, counts)
   double ratio = 0;                    // candidate / baseline where meaningful, else 0
   double p_value = -1;                 // of the significance test, when one was made (-1: none)
-  std::string detail;  // one line: "PASS -> FAIL: max_abs_err 0.5 (rtol 1.3e-06, atol 1e-05)"
+  std::string detail;                  // one line: "PASS -> FAIL: max_abs_err 0.5 (rtol 1.3e-06, atol 1e-05)"
   // Speed findings of a case that knows what a call processes (Outcome::work_items): the
   // throughput and cost per million the times give (Note [Throughput and cost]). 0: unknown.
   std::int64_t work_items = 0;
@@ -95,23 +95,23 @@ std::optional<Metric> parse_metric(std::string_view name);
 
 struct CompareOptions {
   Metric metric = Metric::Auto;
-  double min_effect = 0.05;    // a speed change smaller than 5% is never flagged
-  double significance = 0.01;  // Mann-Whitney U p-value below which a change is significant
-  int min_samples = 5;         // host time: fewer repetitions on either side cannot be judged
-  double error_growth = 4.0;   // a passing case's max_abs_err growing more than 4x is flagged
+  double min_effect = 0.05;       // a speed change smaller than 5% is never flagged
+  double significance = 0.01;     // Mann-Whitney U p-value below which a change is significant
+  int min_samples = 5;            // host time: fewer repetitions on either side cannot be judged
+  double error_growth = 4.0;      // a passing case's max_abs_err growing more than 4x is flagged
   double coverage_growth = 0.25;  // compile time and first-run latency up more than 25%
   double first_run_min_ms = 1.0;  // ... and by at least this much (Note [First run])
   double memory_growth = 0.10;    // peak memory up more than 10%
   // ... and by at least 1 MiB: smaller moves are allocator granularity (the simulator's peak moves
   // by 64 KiB with what its worker ran before)
   std::int64_t memory_min_bytes = 1 << 20;
-  int history = 8;             // earlier releases used for noise bands and change points (0: none)
+  int history = 8;  // earlier releases used for noise bands and change points (0: none)
   // Per-case change points (Note [Case history]): E-Divisive's significance on a case's series of
   // deterministic values (simulated time, error) and on its host time, which is noisier and
   // tested on a million cases at once.
   double case_history_significance = 0.05;
   double case_history_host_significance = 0.01;
-  double noise_k = 3.0;        // noise band half-width in robust standard deviations
+  double noise_k = 3.0;  // noise band half-width in robust standard deviations
   // Host time: judge each case against the between-run noise of cases like it (Note [Population
   // noise]). Off when --confirm re-measures the flagged cases: the screen then keeps every
   // significant change past the minimum effect, and the A/B re-runs decide.
@@ -135,7 +135,7 @@ double cost_per_million(std::optional<double> price_per_device_hour, std::int64_
 // over the cases both runs timed that know their work: geomeans across cases, and the geomean of
 // their candidate / baseline ratios with its bootstrap interval.
 struct ThroughputSummary {
-  std::string unit;          // "samples" or "elements"
+  std::string unit;  // "samples" or "elements"
   std::int64_t cases = 0;
   double baseline = NAN, candidate = NAN;  // geomean items per second
   stats::Interval ratio;                   // of throughputs, candidate / baseline (> 1: faster)
@@ -148,11 +148,11 @@ struct ThroughputSummary {
 // A suite-level speed summary: the geometric mean of candidate/baseline ratios over the cases
 // both runs timed, with its bootstrap confidence interval, and the series across releases.
 struct SpeedSummary {
-  std::string metric;  // "sim" or "host" (the one most cases used)
-  std::int64_t compared = 0;    // cases in the geomean
-  std::int64_t unjudged = 0;    // timed on one side only, or too few repetitions
-  double drift = 1;             // host time: the median ratio the cases were judged against
-  stats::Interval geomean;      // ratio candidate / baseline
+  std::string metric;         // "sim" or "host" (the one most cases used)
+  std::int64_t compared = 0;  // cases in the geomean
+  std::int64_t unjudged = 0;  // timed on one side only, or too few repetitions
+  double drift = 1;           // host time: the median ratio the cases were judged against
+  stats::Interval geomean;    // ratio candidate / baseline
   struct Point {
     std::string release;
     double index = 1;  // chained geomean index, the oldest release = 1
@@ -178,7 +178,7 @@ struct RunComparison {
   CompareOptions options;
   std::int64_t baseline_cases = 0, candidate_cases = 0, common_cases = 0;
   std::map<Status, std::int64_t> baseline_counts, candidate_counts;
-  std::vector<Finding> findings;  // sorted by gate, change, then severity (worst first)
+  std::vector<Finding> findings;             // sorted by gate, change, then severity (worst first)
   std::vector<KnownFailure> known_failures;  // sorted by key
   SpeedSummary speed;
   // The median ratio of compile time and of first-run latency (compile cases) between the two
@@ -194,6 +194,6 @@ struct RunComparison {
 // the same backend and suite, Note [Automatic baseline]) in the database at `db_path`, opened
 // read-only. Waivers are applied by the caller (gauntlet/waivers.h). Throws CompareError.
 RunComparison compare_runs(const std::string& db_path, std::int64_t candidate, std::optional<std::int64_t> baseline,
-                        const CompareOptions& options);
+                           const CompareOptions& options);
 
 }  // namespace gauntlet

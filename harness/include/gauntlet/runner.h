@@ -27,8 +27,8 @@ void prepare_process_for_cases();
 enum class FallbackSource { Auto, Backend, Dispatcher };
 
 struct RunnerConfig {
-  const ToleranceTable* tolerances = nullptr;   // null: per-dtype defaults
-  const Expectations* expectations = nullptr;   // null: nothing skipped or expected to fail
+  const ToleranceTable* tolerances = nullptr;  // null: per-dtype defaults
+  const Expectations* expectations = nullptr;  // null: nothing skipped or expected to fail
   // Note [Timing methodology]: the first call is timed on its own (first_us: allocation,
   // compilation, caches); `warmup` more calls run untimed; then the case repeats at least
   // `min_reps` times and until the repetitions took `min_time_ms`, but never more than `max_reps`
@@ -36,15 +36,15 @@ struct RunnerConfig {
   // kept (samples_us) for significance tests.
   int warmup = 0;
   int min_reps = 5;
-  int max_reps = 1000;       // 0: time the first call only
+  int max_reps = 1000;  // 0: time the first call only
   double min_time_ms = 0;
   double max_time_ms = 20;
   // Precomputed goldens (Note [Golden store]): used when present and intact, else computed.
   GoldenStore* golden_store = nullptr;
-  bool golden_add = false;      // write goldens the store lacks (needs a writable store)
-  bool golden_always = false;   // read every stored golden, even where recomputing is faster
-  std::string golden_release;   // use this release's frozen goldens instead of the current ones
-  std::string golden_reference; // reference_identity(), computed once per run
+  bool golden_add = false;       // write goldens the store lacks (needs a writable store)
+  bool golden_always = false;    // read every stored golden, even where recomputing is faster
+  std::string golden_release;    // use this release's frozen goldens instead of the current ones
+  std::string golden_reference;  // reference_identity(), computed once per run
   // Runs a collective case (kind "coll") as a group of rank processes (run_collective_group in
   // gauntlet/collective.h); unset: such cases are ERROR.
   std::function<Outcome(const CaseKey&)> collective;
@@ -80,11 +80,11 @@ struct WorstElement {
 // Note [Case tensors]: the tensors themselves, for a bundle (gauntlet/bundle.h): kept by op and
 // zoo model cases when CaseDetail::keep_tensors is set, in the order the case compared them.
 struct CaseTensors {
-  std::vector<NamedTensor> inputs;  // on the CPU, laid out as the device got them (strides, offset)
-  std::vector<NamedTensor> golden;  // the golden as computed: fp64 for floating outputs
-  std::vector<NamedTensor> actual;  // the device's outputs, copied to the CPU as compared
-  std::vector<at::ScalarType> dtypes;  // each output's expected dtype
-  std::vector<Tolerance> tolerances;   // each output's
+  std::vector<NamedTensor> inputs;             // on the CPU, laid out as the device got them (strides, offset)
+  std::vector<NamedTensor> golden;             // the golden as computed: fp64 for floating outputs
+  std::vector<NamedTensor> actual;             // the device's outputs, copied to the CPU as compared
+  std::vector<at::ScalarType> dtypes;          // each output's expected dtype
+  std::vector<Tolerance> tolerances;           // each output's
   std::vector<std::int64_t> promised_strides;  // out0's, when the op promises a dense input's layout
   std::vector<NamedTensor> loss_weights;       // a training model case's fixed loss weights
   // A model file case's rule per output (Note [Output quality] in model_file_case.cpp): kind
@@ -100,8 +100,8 @@ struct CaseTensors {
 struct CaseDetail {
   std::vector<TensorSummary> inputs, actual, golden;
   std::vector<std::string> decomposed;  // ops that ran as composites of others on the device
-  std::vector<WorstElement> worst;  // up to 5, furthest outside tolerance first
-  bool keep_tensors = false;  // fill `tensors`
+  std::vector<WorstElement> worst;      // up to 5, furthest outside tolerance first
+  bool keep_tensors = false;            // fill `tensors`
   CaseTensors tensors;
 };
 
@@ -109,8 +109,7 @@ struct CaseDetail {
 // after it (Note [Interpreter errors] in runner.cpp); other texts unchanged.
 std::string lead_with_cause(std::string text);
 
-Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& config,
-                 CaseDetail* detail = nullptr);
+Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& config, CaseDetail* detail = nullptr);
 
 // A case ready to be called again and again on its backend: inputs made and on the device. What
 // `gauntlet bench` hands to Google Benchmark.

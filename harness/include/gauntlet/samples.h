@@ -10,7 +10,7 @@
 namespace gauntlet {
 
 std::string pack_samples(const std::vector<double>& samples);
-std::vector<double> unpack_samples(std::string_view bytes);  // a trailing partial value is ignored
+std::vector<double> unpack_samples(std::string_view bytes);             // a trailing partial value is ignored
 void unpack_samples(std::string_view bytes, std::vector<double>& out);  // into a reused buffer
 
 }  // namespace gauntlet

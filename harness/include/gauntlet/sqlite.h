@@ -56,8 +56,8 @@ class Stmt {
     (bind_one(values), ...);
     return *this;
   }
-  bool step();  // true while a row is ready to read
-  void exec();  // runs a statement that returns no rows, then readies it for the next bind()
+  bool step();   // true while a row is ready to read
+  void exec();   // runs a statement that returns no rows, then readies it for the next bind()
   void reset();  // readies a statement for the next bind() (and releases its read lock)
 
   std::int64_t int64();

@@ -61,8 +61,8 @@ struct Interval {
 // interval comes from the normal approximation of the mean of logs instead of resampling
 // (Note [Bootstrap of large samples]). Throws std::invalid_argument on a ratio that is not
 // positive and finite, on resamples < 1, or on confidence outside (0, 1).
-Interval bootstrap_geomean(const std::vector<double>& ratios, int resamples = 2000,
-                           double confidence = 0.95, std::uint64_t seed = 0x5eed);
+Interval bootstrap_geomean(const std::vector<double>& ratios, int resamples = 2000, double confidence = 0.95,
+                           std::uint64_t seed = 0x5eed);
 
 // A case's noise from its history of log ratios between consecutive releases: center = median,
 // half_width = k · 1.4826 · MAD (k robust standard deviations). Fewer than 3 values →
@@ -95,7 +95,6 @@ struct ChangePoint {
 // Change points of `series`, sorted by index. Constant series → none. O(N²) per permutation,
 // O(N) memory for alpha = 1. Throws std::invalid_argument on a non-finite value or invalid
 // options.
-std::vector<ChangePoint> e_divisive(const std::vector<double>& series,
-                                    const EDivisiveOptions& options = {});
+std::vector<ChangePoint> e_divisive(const std::vector<double>& series, const EDivisiveOptions& options = {});
 
 }  // namespace gauntlet::stats

@@ -7,14 +7,14 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <unordered_set>
 #include <stdexcept>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "gauntlet/case_key.h"
-#include "gauntlet/outcome.h"
 #include "gauntlet/error.h"
+#include "gauntlet/outcome.h"
 
 struct sqlite3;
 
@@ -80,7 +80,7 @@ class Store {
   // The keys of the cases that have a (final) result in the run: what a resume skips.
   std::set<std::string> finished_keys(std::int64_t run_id) const;
   void reopen_run(std::int64_t run_id);  // a resumed run is unfinished again until it ends
-  void update_run(const RunInfo& info);   // every field of run info.id (merge)
+  void update_run(const RunInfo& info);  // every field of run info.id (merge)
   std::vector<RunInfo> runs() const;
   std::optional<RunInfo> run(std::int64_t id) const;
   std::optional<std::int64_t> latest_run() const;

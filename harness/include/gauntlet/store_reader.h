@@ -37,11 +37,11 @@ class ResultRow {
  public:
   std::int64_t run_id() const { return run_; }
   std::uint64_t case_id() const { return case_; }
-  Status status();           // a status column; an unknown name is a one-line error naming the run
-  double real();             // NULL reads as NaN
-  std::int64_t int64();      // NULL reads as 0
-  std::string_view text();   // NULL reads as ""
-  std::string_view blob();   // NULL reads as ""
+  Status status();          // a status column; an unknown name is a one-line error naming the run
+  double real();            // NULL reads as NaN
+  std::int64_t int64();     // NULL reads as 0
+  std::string_view text();  // NULL reads as ""
+  std::string_view blob();  // NULL reads as ""
 
  private:
   friend class StoreReader;
@@ -77,8 +77,8 @@ class StoreReader {
 
   const std::string& path() const { return path_; }
 
-  std::vector<RunRef> runs();    // every run, oldest (lowest id) first
-  std::vector<CaseRow> cases();  // every case, in no particular order
+  std::vector<RunRef> runs();                                  // every run, oldest (lowest id) first
+  std::vector<CaseRow> cases();                                // every case, in no particular order
   std::vector<std::uint64_t> case_ids(std::string_view kind);  // the cases of one kind ("model")
   std::optional<std::string> key(std::uint64_t case_id);
   std::string error(std::int64_t run, std::uint64_t case_id);  // "" when none

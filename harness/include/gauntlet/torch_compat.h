@@ -23,7 +23,9 @@ inline bool says_dtype_not_implemented(const std::string& msg) {
   return msg.find(" not implemented for '") != std::string::npos ||
          msg.find("to have one of the following scalar types") != std::string::npos;
 }
-inline bool is_dtype_not_implemented(const c10::Error& e) { return says_dtype_not_implemented(e.what_without_backtrace()); }
+inline bool is_dtype_not_implemented(const c10::Error& e) {
+  return says_dtype_not_implemented(e.what_without_backtrace());
+}
 
 // c10::Error's constructor fetches a C++ backtrace (symbolised with dladdr over libtorch's
 // symbols: milliseconds an error) for what() to print. Gauntlet keeps what_without_backtrace()

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "gauntlet/regress.h"
 #include "gauntlet/error.h"
+#include "gauntlet/regress.h"
 
 namespace gauntlet {
 

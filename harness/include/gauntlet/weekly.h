@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "gauntlet/error.h"
 #include "gauntlet/outcome.h"
 #include "gauntlet/regress.h"
-#include "gauntlet/error.h"
 
 namespace gauntlet {
 

@@ -22,9 +22,12 @@ int backend_info(const BackendInfoOptions& o) {
   const c10::DispatchKey key = backend_dispatch_key(backend->device().type());
   const Capabilities caps = device ? probe_capabilities(key) : Capabilities{};
   if (o.json) {
-    nlohmann::json j = {{"backend", backend->name()},      {"profile", backend->profile()},
-                        {"version", backend->version()},   {"device", backend->device().str()},
-                        {"config", config},                {"kernels", kernels},
+    nlohmann::json j = {{"backend", backend->name()},
+                        {"profile", backend->profile()},
+                        {"version", backend->version()},
+                        {"device", backend->device().str()},
+                        {"config", config},
+                        {"kernels", kernels},
                         {"memory_current_bytes", mem.current_bytes}};
     if (device) {
       nlohmann::json req = nlohmann::json::array();
@@ -55,8 +58,8 @@ int backend_info(const BackendInfoOptions& o) {
   // Read from the dispatcher: true of any library, whatever it exports.
   fmt::print("\ndispatcher ({}), read from the dispatcher with no help from the library:\n", c10::toString(key));
   fmt::print("  backend fallback: {}\n", caps.backend_fallback ? "yes (ops without a kernel run through it)" : "no");
-  fmt::print("  fallbacks recorded from: {}\n",
-             backend->reports_fallbacks() ? "the backend's own report (plugin ABI)" : "the dispatcher (no vendor ABI needed)");
+  fmt::print("  fallbacks recorded from: {}\n", backend->reports_fallbacks() ? "the backend's own report (plugin ABI)"
+                                                                             : "the dispatcher (no vendor ABI needed)");
   fmt::print("  autograd: {} ops with a kernel of their own for {}, fallback {}\n", caps.autograd_native.size(),
              c10::toString(c10::getAutogradKeyFromBackend(c10::toBackendComponent(key))),
              caps.autograd_fallback ? "yes" : "no (the Autograd alias kernels serve it)");

@@ -30,8 +30,7 @@ namespace {
 class Collector : public benchmark::ConsoleReporter {
  public:
   // Colour only on a terminal: a reporter made by hand does not follow --benchmark_color.
-  explicit Collector(bool quiet)
-      : ConsoleReporter(::isatty(STDOUT_FILENO) ? OO_Defaults : OO_Tabular), quiet_(quiet) {}
+  explicit Collector(bool quiet) : ConsoleReporter(::isatty(STDOUT_FILENO) ? OO_Defaults : OO_Tabular), quiet_(quiet) {}
   bool ReportContext(const Context& context) override { return quiet_ || ConsoleReporter::ReportContext(context); }
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
@@ -67,16 +66,17 @@ int bench(const BenchOptions& o) {
 
   RunInfo info = new_run_info(*backend, suite, o.release, o.build_id, o.filter);
   info.price_per_device_hour = price;
-  info.config_json = nlohmann::json{{"suites_dir", dir},
-                                    {"suite_file", o.suite},
-                                    {"bench", {{"repetitions", o.repetitions}, {"min_time_s", o.min_time_s},
-                                               {"google_benchmark_json", o.out}}},
-                                    {"cases", cases.size()},
-                                    {"backend_profile", backend->profile()},
-                                    {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)},
-                                    {"environment", recorded_environment(record_env_patterns({}))},
-                                    {"environment_patterns", record_env_patterns({})}}
-                         .dump();
+  info.config_json = nlohmann::json{
+      {"suites_dir", dir},
+      {"suite_file", o.suite},
+      {"bench", {{"repetitions", o.repetitions}, {"min_time_s", o.min_time_s}, {"google_benchmark_json", o.out}}},
+      {"cases", cases.size()},
+      {"backend_profile", backend->profile()},
+      {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)},
+      {"environment", recorded_environment(record_env_patterns({}))},
+      {"environment_patterns",
+       record_env_patterns(
+           {})}}.dump();
   const std::int64_t run_id = store->begin_run(info);
 
   // Accuracy and the first call, as `run` does (a few repetitions only: Google Benchmark times).
@@ -115,8 +115,9 @@ int bench(const BenchOptions& o) {
   const char* ours = "debug (assertions on)";
 #endif
   benchmark::AddCustomContext("gauntlet_build_type", ours);
-  benchmark::AddCustomContext("library_build_type_note",
-                              "library_build_type is the Google Benchmark library's build, not Gauntlet's (gauntlet_build_type)");
+  benchmark::AddCustomContext(
+      "library_build_type_note",
+      "library_build_type is the Google Benchmark library's build, not Gauntlet's (gauntlet_build_type)");
   Collector collector(o.quiet);
   benchmark::RunSpecifiedBenchmarks(&collector);
   benchmark::Shutdown();
@@ -133,8 +134,7 @@ int bench(const BenchOptions& o) {
   }
   store->finish_run(run_id, utc_now());
   fmt::print("bench: run {} in {}: {} cases, {} timed by Google Benchmark ({} repetitions of >= {} s each){}\n", run_id,
-             o.db, cases.size(), timed, o.repetitions, o.min_time_s,
-             o.out.empty() ? "" : "; its JSON: " + o.out);
+             o.db, cases.size(), timed, o.repetitions, o.min_time_s, o.out.empty() ? "" : "; its JSON: " + o.out);
   return 0;
 }
 

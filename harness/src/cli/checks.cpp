@@ -4,12 +4,12 @@
 // one-line error and exit 2 before anything runs or is written. CLI11 parses numbers with strtod
 // and strtoll, which accept "nan" and saturate on overflow, so the checks parse the text
 // themselves.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -137,9 +137,11 @@ void add_value_checks(CLI::App& app) {
     // Options whose meaning differs between subcommands (compare's --history is a count, plan's a
     // database; bench's --min-time is seconds, run's milliseconds).
     if (CLI::Option* opt = sub.get_option_no_throw("--min-time")) {
-      opt->check(real_in(0, n == "bench", kHuge, n == "bench" ? "a positive number of seconds" : "a non-negative number of ms"));
+      opt->check(real_in(0, n == "bench", kHuge,
+                         n == "bench" ? "a positive number of seconds" : "a non-negative number of ms"));
     }
-    if (CLI::Option* opt = sub.get_option_no_throw("--max-time")) opt->check(real_in(0, false, kHuge, "a non-negative number of ms"));
+    if (CLI::Option* opt = sub.get_option_no_throw("--max-time"))
+      opt->check(real_in(0, false, kHuge, "a non-negative number of ms"));
     if (CLI::Option* opt = sub.get_option_no_throw("--history")) {
       opt->check(n == "plan" ? not_empty() : integer_at_least(0));
     }

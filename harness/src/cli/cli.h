@@ -6,14 +6,14 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "gauntlet/catalog.h"
+#include "gauntlet/error.h"
 #include "gauntlet/regress.h"
 #include "gauntlet/runner.h"
 #include "gauntlet/store.h"
-#include <string>
-#include <vector>
-#include "gauntlet/error.h"
 
 namespace CLI {
 class App;
@@ -43,8 +43,8 @@ inline constexpr double kDefaultMaxRanDrop = 0.05;
 struct ListOptions {
   std::string suite, filter, suites_dir, shard;
   bool count = false, json = false, ops = false, suites = false, colls = false, models = false;
-  bool parts = false;  // --parts: the suites a suite includes, with their counts
-  std::string ops_of_models;  // a suite: the ops its models execute (Note [Executed ops])
+  bool parts = false;                // --parts: the suites a suite includes, with their counts
+  std::string ops_of_models;         // a suite: the ops its models execute (Note [Executed ops])
   bool ops_of_models_given = false;  // --ops-of-models, with or without a suite
   std::string db;                    // --db with --ops-of-models: a stored run's records
   long long run = 0;                 // --run: that run (0: the latest)
@@ -62,7 +62,8 @@ struct ExecutedOpsOfModels {
   std::vector<std::string> failed;                           // "<model>: why" for models without records
 };
 // suite "" needs a db; run 0 is the db's latest run.
-ExecutedOpsOfModels gather_executed_ops(const std::string& suite, const std::string& dir, const std::string& db, long long run);
+ExecutedOpsOfModels gather_executed_ops(const std::string& suite, const std::string& dir, const std::string& db,
+                                        long long run);
 // Note [Ops from models]: op cases cut from what models execute, as a suite file.
 struct OpsFromModelsOptions {
   std::string suite, db, suites_dir, out;
@@ -102,7 +103,7 @@ struct RunOptions {
   bool skip_db_check = false;
   int workers = -1;  // -1: one per device slot, else one per core; 0: in-process
   bool in_process = false;
-  double timeout = 0;  // 0: the suite's
+  double timeout = 0;              // 0: the suite's
   double collective_timeout = 40;  // seconds a collective case's group may take
   int retries = 1;
   std::string devices, device_env, plan;
@@ -136,13 +137,13 @@ struct ShowOptions {
 };
 struct ReproOptions {
   std::string key, backend, suites_dir, golden_store, golden_release;  // backend "": cpu, or the run's
-  std::string profile;  // --profile (also in $GAUNTLET_PROFILE by then)
-  std::string db;       // --db: restore the configuration of a stored run (Note [Repro from the record])
-  long long run = 0;    // --run: that run (0: the latest with a result for the key)
+  std::string profile;                                                 // --profile (also in $GAUNTLET_PROFILE by then)
+  std::string db;      // --db: restore the configuration of a stored run (Note [Repro from the record])
+  long long run = 0;   // --run: that run (0: the latest with a result for the key)
   std::string bundle;  // --bundle: write a standalone bundle of the case here (Note [Bundles])
   bool json = false;
-  bool in_process = false;     // run the case in this process (default: in a child, Note [Crash-safe repro])
-  bool child = false;          // this process is that child: the parent printed the header
+  bool in_process = false;        // run the case in this process (default: in a child, Note [Crash-safe repro])
+  bool child = false;             // this process is that child: the parent printed the header
   std::vector<std::string> argv;  // the command line, for the child and the debug command
   double collective_timeout = 40;
   TimingOptions timing;  // `run`'s defaults, or the stored run's
@@ -191,18 +192,18 @@ struct MergeOptions {
 int merge(const MergeOptions& o);
 struct CompareOptions {
   std::string db;
-  std::int64_t run = 0;             // 0: the latest run
-  std::string baseline = "auto";    // a run id, or auto: the previous release
-  std::string metric = "auto";      // auto | sim | host
+  std::int64_t run = 0;           // 0: the latest run
+  std::string baseline = "auto";  // a run id, or auto: the previous release
+  std::string metric = "auto";    // auto | sim | host
   double min_effect = 0.05;
   double significance = 0.01;
   int min_samples = 5;
   double error_growth = 4.0;
   int history = 8;
-  std::string waivers;              // waivers file (none: nothing is waived)
-  std::string gate;                 // accuracy,speed,coverage (empty: report only)
+  std::string waivers;                                                 // waivers file (none: nothing is waived)
+  std::string gate;                                                    // accuracy,speed,coverage (empty: report only)
   double min_ran = kDefaultMinRan, max_ran_drop = kDefaultMaxRanDrop;  // Note [Hollow runs]
-  std::string markdown, junit, json;  // report files ("-": stdout)
+  std::string markdown, junit, json;                                   // report files ("-": stdout)
   int top = 50;
   bool quiet = false;
   bool github = false;  // --github (also when GITHUB_ACTIONS=true): Note [GitHub Actions] (run_reporters.cpp)
@@ -217,7 +218,7 @@ int compare(const CompareOptions& o);
 struct BenchOptions {
   std::string suite, backend = "cpu", db, filter, shard, release, build_id, suites_dir;
   std::string price;  // --price-per-device-hour
-  std::string out;  // Google Benchmark's JSON
+  std::string out;    // Google Benchmark's JSON
   bool skip_db_check = false;
   int repetitions = 10;
   double min_time_s = 0.01;
@@ -226,7 +227,7 @@ struct BenchOptions {
 int bench(const BenchOptions& o);
 // `report` (named apart from gauntlet::ReportOptions, the compare reports' options).
 struct ReportCommandOptions {
-  bool weekly = false;       // the only report so far
+  bool weekly = false;  // the only report so far
   std::string db;
   std::string since, until;  // YYYY-MM-DD; default: the 7 days ending today (GAUNTLET_TODAY)
   std::string backend, suite;
@@ -279,8 +280,8 @@ RunInfo new_run_info(const Backend& backend, const Suite& suite, const std::stri
 // (`flag`), else $GAUNTLET_PRICE_PER_DEVICE_HOUR, else none. A value that is not a positive finite
 // number is a UsageError naming where it came from.
 std::optional<double> price_per_device_hour(const std::string& flag);
-RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations& expectations, const TimingOptions& timing,
-                           GoldenStore* golden_store, bool golden_add, bool golden_always,
+RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations& expectations,
+                           const TimingOptions& timing, GoldenStore* golden_store, bool golden_add, bool golden_always,
                            const std::string& golden_release);
 // The cases of a suite after --filter and --shard; a filter that matches nothing is an error, a
 // shard that holds none of what it matches is empty, with a note on stderr (Note [Empty shards]).
@@ -307,7 +308,7 @@ std::vector<const Case*> keep_keys(const Suite& suite, const std::vector<const C
 namespace gauntlet {
 class Store;
 struct ReportOptions;
-}
+}  // namespace gauntlet
 namespace gauntlet::cli {
 // Prints a run's counts by status, then each listed result with its repro command
 // (`gauntlet repro KEY --db DB --run N`: Note [Repro from the record]).

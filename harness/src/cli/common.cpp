@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -7,12 +9,9 @@
 #include <iostream>
 #include <unordered_set>
 
-#include <algorithm>
-#include <cctype>
-
 #include "cli.h"
-#include "gauntlet/collective.h"
 #include "gauntlet/catalog.h"
+#include "gauntlet/collective.h"
 #include "gauntlet/environment.h"
 #include "gauntlet/glob.h"
 
@@ -57,7 +56,8 @@ std::optional<double> price_per_device_hour(const std::string& flag) {
     used = 0;
   }
   if (used != text.size() || !std::isfinite(v) || v <= 0) {
-    throw UsageError(fmt::format("{} '{}': not a positive number (the price of one device-hour, e.g. 1.25)", where, text));
+    throw UsageError(
+        fmt::format("{} '{}': not a positive number (the price of one device-hour, e.g. 1.25)", where, text));
   }
   return v;
 }
@@ -82,8 +82,8 @@ FallbackSource fallback_source_from_env() {
   throw UsageError("$GAUNTLET_FALLBACKS='" + v + "': use auto, backend or dispatcher");
 }
 
-RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations& expectations, const TimingOptions& timing,
-                           GoldenStore* golden_store, bool golden_add, bool golden_always,
+RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations& expectations,
+                           const TimingOptions& timing, GoldenStore* golden_store, bool golden_add, bool golden_always,
                            const std::string& golden_release) {
   RunnerConfig cfg;
   cfg.tolerances = &tolerances;
@@ -115,7 +115,8 @@ void write_report(const std::string& path, const std::string& text, const char* 
   if (!out) throw UsageError(fmt::format("{}: cannot write the {} report", path, what));
 }
 
-void enable_collectives(RunnerConfig& cfg, const std::string& backend, const std::string& suites_dir, double timeout_s) {
+void enable_collectives(RunnerConfig& cfg, const std::string& backend, const std::string& suites_dir,
+                        double timeout_s) {
   GroupConfig group;
   group.exe = self_exe();
   group.rank_args = {"--backend", backend};
@@ -147,8 +148,10 @@ std::vector<std::string> record_env_patterns(const std::vector<std::string>& ext
       const std::string p = list.substr(pos, end - pos);
       pos = end + 1;
       if (p.empty()) continue;
-      if (p.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_*?") != std::string::npos) {
-        throw UsageError(fmt::format("--record-env '{}': a pattern is a variable name with '*' and '?' ('NEURON_*')", p));
+      if (p.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_*?") !=
+          std::string::npos) {
+        throw UsageError(
+            fmt::format("--record-env '{}': a pattern is a variable name with '*' and '?' ('NEURON_*')", p));
       }
       if (std::find(patterns.begin(), patterns.end(), p) == patterns.end()) patterns.push_back(p);
     }
@@ -203,7 +206,8 @@ KeyList read_keys_file(const std::string& path) {
     const std::size_t to = line.find_last_not_of(" \t\r");
     std::string key = line.substr(from, to - from + 1);
     if (key.find_first_of(" \t") != std::string::npos) {
-      throw UsageError(fmt::format("{}:{}: '{}' is not one case key (one key a line; '#' starts a comment line)", path, n, key));
+      throw UsageError(
+          fmt::format("{}:{}: '{}' is not one case key (one key a line; '#' starts a comment line)", path, n, key));
     }
     list.keys.push_back(std::move(key));
     list.lines.push_back(n);
@@ -267,7 +271,8 @@ std::vector<const Case*> select_cases(const Suite& suite, const std::string& fil
       throw UsageError(keys ? fmt::format("filter '{}' matches none of the keys of {}", filter_spec, keys->file)
                             : fmt::format("filter '{}' matches no case of suite {}", filter_spec, suite.name));
     }
-    fmt::print(stderr, "gauntlet: note: shard {}/{} holds none of the {} case{} that {} selects from suite {}: nothing to do\n",
+    fmt::print(stderr,
+               "gauntlet: note: shard {}/{} holds none of the {} case{} that {} selects from suite {}: nothing to do\n",
                shard, shards, selected, selected == 1 ? "" : "s",
                filter_spec.empty() ? std::string("the suite") : "filter '" + filter_spec + "'", suite.name);
   }

@@ -1,12 +1,13 @@
 // gauntlet compare: a run judged against a baseline release (docs/regressions.md).
 #include <fmt/format.h>
+
 #include <cmath>
 #include <sstream>
 
 #include "cli.h"
-#include "gauntlet/store.h"
 #include "gauntlet/regress.h"
 #include "gauntlet/reports.h"
+#include "gauntlet/store.h"
 #include "gauntlet/waivers.h"
 
 namespace gauntlet::cli {
@@ -44,7 +45,7 @@ int compare(const CompareOptions& o) {
   opt.error_growth = o.error_growth;
   opt.history = o.history;
   opt.population_noise = !o.confirm;  // Note [Population noise]
-  if (o.confirm) {  // Note [Confirmation]: a wide screen, the A/B re-runs decide
+  if (o.confirm) {                    // Note [Confirmation]: a wide screen, the A/B re-runs decide
     opt.screen_effect = o.min_effect / 2;
     opt.screen_significance = std::max(o.significance, 0.05);
   }
@@ -66,8 +67,9 @@ int compare(const CompareOptions& o) {
   RunComparison c = compare_runs(o.db, o.run, baseline, opt);
   if (o.confirm) {
     if (o.confirm_rounds < 6) {
-      throw UsageError("--confirm-rounds must be >= 6 (fewer processes a side cannot reach the 0.2% significance a "
-                       "confirmation needs)");
+      throw UsageError(
+          "--confirm-rounds must be >= 6 (fewer processes a side cannot reach the 0.2% significance a "
+          "confirmation needs)");
     }
     ConfirmOptions co;
     co.baseline_backend = o.baseline_backend.empty() ? c.baseline.backend : o.baseline_backend;
@@ -107,8 +109,9 @@ int compare(const CompareOptions& o) {
     const RanSummary cand = ran_summary(*store, c.candidate.id), base = ran_summary(*store, c.baseline.id);
     hollow = hollow_reason(cand, o.min_ran);
     if (hollow.empty() && base.cases > 0 && cand.fraction() < base.fraction() - o.max_ran_drop) {
-      hollow = fmt::format("its cases that ran fell from {:.1f}% (baseline run {}) to {:.1f}%, more than --max-ran-drop {:g}",
-                           100 * base.fraction(), c.baseline.id, 100 * cand.fraction(), o.max_ran_drop);
+      hollow = fmt::format(
+          "its cases that ran fell from {:.1f}% (baseline run {}) to {:.1f}%, more than --max-ran-drop {:g}",
+          100 * base.fraction(), c.baseline.id, 100 * cand.fraction(), o.max_ran_drop);
     }
     if (!hollow.empty()) {
       verdict.exit_code = 1;

@@ -22,19 +22,16 @@
 //     one-sided Mann-Whitney test at 0.2% and the ratio of their medians is past the minimum
 //     effect. The level sets the false rate: the wide screen passes 100-200 of 240 unchanged
 //     cases on a noisy 2-core VM, and at 1% two of them were confirmed (0.83%, measured); at
-//     0.2% that is 0.2-0.4 expected per run. Why not "most rounds agree": a process can be 30-60% slower than its siblings for
-//     its whole life (measured: 5 of 22 fresh processes timing op/exp/f32/1024x1024, pinned to
-//     one CPU, at 9.8-12.7 ms against 7.5-8.2 ms; the physical pages it got, against the caches),
-//     so a round's direction is decided by whichever side drew such a process. Under no change,
-//     "all 6 rounds one way or 5 of 6 past twice the effect" then kept up to a tenth of the
-//     noisy cases the screen passed (1.7% of a clean suite "confirmed" on a noisy day), and a
-//     real 20% slowdown lost a round to every slow baseline process. Ranks of process medians
-//     give a test whose false rate is its level whatever the outliers, and 16 processes a side
-//     reach p < 0.0001 when the bulk moved. The finding carries the confirmed figures and that
-//     p-value.
+//     0.2% that is 0.2-0.4 expected per run. Why not "most rounds agree": a process can be 30-60% slower than its
+//     siblings for its whole life (measured: 5 of 22 fresh processes timing op/exp/f32/1024x1024, pinned to one CPU,
+//     at 9.8-12.7 ms against 7.5-8.2 ms; the physical pages it got, against the caches), so a round's direction is
+//     decided by whichever side drew such a process. Under no change, "all 6 rounds one way or 5 of 6 past twice the
+//     effect" then kept up to a tenth of the noisy cases the screen passed (1.7% of a clean suite "confirmed" on a
+//     noisy day), and a real 20% slowdown lost a round to every slow baseline process. Ranks of process medians give a
+//     test whose false rate is its level whatever the outliers, and 16 processes a side reach p < 0.0001 when the bulk
+//     moved. The finding carries the confirmed figures and that p-value.
 // Simulated-time findings are deterministic and need no confirmation.
 #include <fmt/format.h>
-
 #include <sched.h>
 
 #include <boost/process.hpp>
@@ -65,21 +62,30 @@ class ReleaseWorker {
     bp::environment env = boost::this_process::environment();
     for (const std::string& kv : env_pairs) {
       const auto eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0) throw UsageError(fmt::format("--{}-env: '{}' is not NAME=VALUE", name, kv));
+      if (eq == std::string::npos || eq == 0)
+        throw UsageError(fmt::format("--{}-env: '{}' is not NAME=VALUE", name, kv));
       env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
-    std::vector<std::string> args = {"worker", "--backend", backend, "--reps", std::to_string(t.reps), "--min-time",
-                                     fmt::format("{}", t.min_time_ms), "--max-time", fmt::format("{}", t.max_time_ms),
-                                     "--warmup", std::to_string(t.warmup)};
+    std::vector<std::string> args = {"worker",
+                                     "--backend",
+                                     backend,
+                                     "--reps",
+                                     std::to_string(t.reps),
+                                     "--min-time",
+                                     fmt::format("{}", t.min_time_ms),
+                                     "--max-time",
+                                     fmt::format("{}", t.max_time_ms),
+                                     "--warmup",
+                                     std::to_string(t.warmup)};
     if (!suites_dir.empty()) args.insert(args.end(), {"--suites-dir", suites_dir});
-    child_ = bp::child(self_exe(), bp::args(args), bp::std_in < in_, bp::std_out > out_, env,
-                       bp::extend::on_exec_setup = [core](auto&) {
-                         if (core < 0) return;
-                         cpu_set_t set;
-                         CPU_ZERO(&set);
-                         CPU_SET(core, &set);
-                         ::sched_setaffinity(0, sizeof set, &set);  // in the child, before exec
-                       });
+    child_ = bp::child(
+        self_exe(), bp::args(args), bp::std_in<in_, bp::std_out> out_, env, bp::extend::on_exec_setup = [core](auto&) {
+          if (core < 0) return;
+          cpu_set_t set;
+          CPU_ZERO(&set);
+          CPU_SET(core, &set);
+          ::sched_setaffinity(0, sizeof set, &set);  // in the child, before exec
+        });
     const WorkerMessage hello = next();
     if (hello.type != "hello") {
       throw UsageError(fmt::format("--confirm: the {} worker ({}) could not start: {}", name_, backend,
@@ -191,8 +197,10 @@ ConfirmResult confirm_speed(RunComparison& c, const ::gauntlet::CompareOptions& 
     const bool kept = rounds >= 6 && flagged_way && p <= kConfirmSignificance && std::abs(std::log(ratio)) > effect;
     if (kept) {
       ++result.confirmed;
-      f->detail += fmt::format("; confirmed A/B over {} rounds of fresh processes ({} of {} {}): {:.4g} µs -> {:.4g} µs ({:+.1f}%, p {:.2g})",
-                               rounds, agree, rounds, slower ? "slower" : "faster", ma, mb, (ratio - 1) * 100, p);
+      f->detail += fmt::format(
+          "; confirmed A/B over {} rounds of fresh processes ({} of {} {}): {:.4g} µs -> {:.4g} µs ({:+.1f}%, p "
+          "{:.2g})",
+          rounds, agree, rounds, slower ? "slower" : "faster", ma, mb, (ratio - 1) * 100, p);
       f->baseline = ma;
       f->candidate = mb;
       f->ratio = ratio;
@@ -201,16 +209,15 @@ ConfirmResult confirm_speed(RunComparison& c, const ::gauntlet::CompareOptions& 
       ++result.dropped;
       dropped.push_back(f);
       if (o.verbose) {
-        std::cerr << fmt::format("confirm: {} not confirmed ({:+.1f}%, {} of {} rounds {}): dropped\n", f->key, (ratio - 1) * 100,
-                                 agree, rounds, slower ? "slower" : "faster");
+        std::cerr << fmt::format("confirm: {} not confirmed ({:+.1f}%, {} of {} rounds {}): dropped\n", f->key,
+                                 (ratio - 1) * 100, agree, rounds, slower ? "slower" : "faster");
       }
     }
   }
-  c.findings.erase(std::remove_if(c.findings.begin(), c.findings.end(),
-                                  [&](const Finding& f) {
-                                    return std::find(dropped.begin(), dropped.end(), &f) != dropped.end();
-                                  }),
-                   c.findings.end());
+  c.findings.erase(
+      std::remove_if(c.findings.begin(), c.findings.end(),
+                     [&](const Finding& f) { return std::find(dropped.begin(), dropped.end(), &f) != dropped.end(); }),
+      c.findings.end());
   return result;
 }
 

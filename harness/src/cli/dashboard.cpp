@@ -30,9 +30,7 @@ std::string family_of(std::string_view kind, std::string_view target) {
 void write_file(const fs::path& path, const char* bytes, std::size_t size) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  if (ec)
-    throw UsageError(
-        fmt::format("{}: cannot create directory: {}", path.parent_path().string(), ec.message()));
+  if (ec) throw UsageError(fmt::format("{}: cannot create directory: {}", path.parent_path().string(), ec.message()));
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes, static_cast<std::streamsize>(size));
   out.close();
@@ -63,16 +61,14 @@ int dashboard(const DashboardCommandOptions& o) {
     const DashboardAsset& a = kDashboardAssets[i];
     write_file(fs::path(o.out) / a.path, a.bytes, a.size);
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fmt::print(
       "dashboard: {} group{}, {} release{}, {} cases, {} results -> {} data files ({:.1f} MB) in "
       "{:.1f} s\n",
-      s.groups, s.groups == 1 ? "" : "s", s.releases, s.releases == 1 ? "" : "s", s.cases,
-      s.results, s.files, double(s.bytes) / 1e6, seconds);
+      s.groups, s.groups == 1 ? "" : "s", s.releases, s.releases == 1 ? "" : "s", s.cases, s.results, s.files,
+      double(s.bytes) / 1e6, seconds);
   if (s.groups == 0) fmt::print(stderr, "gauntlet: warning: {} holds no runs yet: the site is empty\n", o.db);
-  fmt::print("dashboard: open {}\n",
-             (fs::absolute(o.out) / "index.html").lexically_normal().string());
+  fmt::print("dashboard: open {}\n", (fs::absolute(o.out) / "index.html").lexically_normal().string());
   return 0;
 }
 

@@ -1,4 +1,6 @@
 // gauntlet golden build | verify | freeze | gc: the golden store (Note [Golden store]).
+#include "gauntlet/golden.h"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -11,7 +13,6 @@
 #include <thread>
 
 #include "cli.h"
-#include "gauntlet/golden.h"
 #include "gauntlet/golden_store.h"
 #include "gauntlet/inputs.h"
 
@@ -97,9 +98,11 @@ int build(const GoldenOptions& o) {
   // such a case ends ERROR (or XFAIL) in every run, store or not. It is listed so it is seen.
   std::sort(failures.begin(), failures.end());
   for (const auto& f : failures) fmt::print("NO GOLDEN   {}\n", f);
-  fmt::print("golden store {}: suite {}, {} cases: {} computed, {} already stored, {} without a golden, {:.1f} s ({} workers)\n",
-             o.store, suite.name, cases.size(), todo.size() - failures.size(), reused, failures.size(),
-             seconds_since(t0), o.workers);
+  fmt::print(
+      "golden store {}: suite {}, {} cases: {} computed, {} already stored, {} without a golden, {:.1f} s ({} "
+      "workers)\n",
+      o.store, suite.name, cases.size(), todo.size() - failures.size(), reused, failures.size(), seconds_since(t0),
+      o.workers);
   fmt::print("reference {}, golden method version {}\n", reference, kGoldenMethodVersion);
   return 0;
 }
@@ -147,8 +150,10 @@ int verify(const GoldenOptions& o) {
   std::vector<const GoldenEntry*> sample;
   for (const auto& e : entries) sample.push_back(&e);
   SplitMix64 rng(o.seed);
-  for (std::size_t i = sample.size(); i > 1; --i) std::swap(sample[i - 1], sample[static_cast<std::size_t>(rng.below(static_cast<std::int64_t>(i)))]);
-  if (o.sample >= 0 && sample.size() > static_cast<std::size_t>(o.sample)) sample.resize(static_cast<std::size_t>(o.sample));
+  for (std::size_t i = sample.size(); i > 1; --i)
+    std::swap(sample[i - 1], sample[static_cast<std::size_t>(rng.below(static_cast<std::int64_t>(i)))]);
+  if (o.sample >= 0 && sample.size() > static_cast<std::size_t>(o.sample))
+    sample.resize(static_cast<std::size_t>(o.sample));
   std::sort(sample.begin(), sample.end(), [](const GoldenEntry* a, const GoldenEntry* b) { return a->key < b->key; });
   n = 0;
   for (const GoldenEntry* e : sample) {
@@ -186,7 +191,8 @@ int freeze(const GoldenOptions& o) {
     if (e.method_version == kGoldenMethodVersion && e.reference == reference) stored.insert(e.key);
   }
   std::vector<std::string> keys, missing;
-  for (const Case* c : select_cases(suite, o.filter, o.shard)) (stored.count(c->text) ? keys : missing).push_back(c->text);
+  for (const Case* c : select_cases(suite, o.filter, o.shard))
+    (stored.count(c->text) ? keys : missing).push_back(c->text);
   if (keys.empty()) {
     throw UsageError(fmt::format("{}: no golden of suite {} is stored for {} (run gauntlet golden build first)",
                                  o.store, suite.name, reference));

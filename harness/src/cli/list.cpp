@@ -4,14 +4,14 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cli.h"
-#include "gauntlet/coll_spec.h"
-#include "gauntlet/models.h"
-#include "gauntlet/model_file.h"
 #include "gauntlet/catalog.h"
+#include "gauntlet/coll_spec.h"
+#include "gauntlet/model_file.h"
+#include "gauntlet/models.h"
 #include "gauntlet/op_spec.h"
 #include "gauntlet/outcome_json.h"
 #include "gauntlet/store.h"
@@ -44,10 +44,15 @@ int list_ops(bool json) {
   if (json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const OpSpec* op : ops) {
-      arr.push_back({{"name", op->name}, {"aten", op->aten}, {"family", op->family},
-                     {"dtypes", dtype_set_str(op->dtypes)}, {"inputs", inputs_str(*op)},
-                     {"args", args_str(*op)}, {"backward", op->has_backward},
-                     {"deterministic", op->deterministic}, {"special_values", op->special_values},
+      arr.push_back({{"name", op->name},
+                     {"aten", op->aten},
+                     {"family", op->family},
+                     {"dtypes", dtype_set_str(op->dtypes)},
+                     {"inputs", inputs_str(*op)},
+                     {"args", args_str(*op)},
+                     {"backward", op->has_backward},
+                     {"deterministic", op->deterministic},
+                     {"special_values", op->special_values},
                      {"note", op->note}});
     }
     std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"ops", arr}}.dump(1) << "\n";
@@ -68,8 +73,13 @@ int list_colls(bool json) {
     if (c->has_root) args = "root=0";
     if (c->has_split) args = "split=even|uneven";
     if (json) {
-      arr.push_back({{"name", c->name}, {"c10d", c->c10d}, {"reduce_ops", c->reduce_ops}, {"chunked", c->chunked},
-                     {"dtypes", dtype_set_str(c->dtypes)}, {"bus_factor_w4", c->bus_factor(4)}, {"note", c->note}});
+      arr.push_back({{"name", c->name},
+                     {"c10d", c->c10d},
+                     {"reduce_ops", c->reduce_ops},
+                     {"chunked", c->chunked},
+                     {"dtypes", dtype_set_str(c->dtypes)},
+                     {"bus_factor_w4", c->bus_factor(4)},
+                     {"note", c->note}});
     } else {
       fmt::print("{:<16} {:<14} dtypes={} args={}{}  {}\n", c->name, c->c10d, dtype_set_str(c->dtypes),
                  args.empty() ? "-" : args, c->chunked ? " size%world==0" : "", c->note);
@@ -85,19 +95,34 @@ int list_models(bool json) {
   nlohmann::json arr = nlohmann::json::array();
   for (const ModelSpec& m : model_catalog().models) {
     if (json) {
-      arr.push_back({{"name", m.name}, {"source", "zoo"}, {"configs", m.config_names()}, {"dtypes", m.dtypes},
-                     {"trainable", m.trainable}, {"ops", m.ops}, {"file", m.path}, {"description", m.description}});
+      arr.push_back({{"name", m.name},
+                     {"source", "zoo"},
+                     {"configs", m.config_names()},
+                     {"dtypes", m.dtypes},
+                     {"trainable", m.trainable},
+                     {"ops", m.ops},
+                     {"file", m.path},
+                     {"description", m.description}});
     } else {
-      fmt::print("{:<22} configs={} dtypes={} {}  {}\n", m.name, fmt::join(m.config_names(), ","), fmt::join(m.dtypes, ","),
-                 m.trainable ? "train" : "infer", m.description);
+      fmt::print("{:<22} configs={} dtypes={} {}  {}\n", m.name, fmt::join(m.config_names(), ","),
+                 fmt::join(m.dtypes, ","), m.trainable ? "train" : "infer", m.description);
     }
   }
   for (const ModelFileSpec* m : registered_model_files()) {
     if (json) {
-      arr.push_back({{"name", m->name}, {"key_name", m->key_name()}, {"source", m->source.empty() ? "model file" : m->source},
-                     {"configs", m->config_names()}, {"dtypes", m->dtypes}, {"trainable", false}, {"file", m->file},
-                     {"manifest", m->manifest}, {"bytes", m->file_bytes}, {"export", m->export_method}, {"task", m->task},
-                     {"golden", m->golden}, {"description", m->description}});
+      arr.push_back({{"name", m->name},
+                     {"key_name", m->key_name()},
+                     {"source", m->source.empty() ? "model file" : m->source},
+                     {"configs", m->config_names()},
+                     {"dtypes", m->dtypes},
+                     {"trainable", false},
+                     {"file", m->file},
+                     {"manifest", m->manifest},
+                     {"bytes", m->file_bytes},
+                     {"export", m->export_method},
+                     {"task", m->task},
+                     {"golden", m->golden},
+                     {"description", m->description}});
     } else {
       fmt::print("{:<22} configs={} dtypes={} infer  {} [{}; {}]\n", m->key_name(), fmt::join(m->config_names(), ","),
                  fmt::join(m->dtypes, ","), m->description.empty() ? m->file : m->description,
@@ -145,7 +170,8 @@ int list_ops_of_models(const ListOptions& o, const std::string& dir) {
   auto exempt = [&](const std::string& op) { return in_table(op) ? nullptr : find_op_exemption(op); };
   std::vector<std::pair<std::string, const Use*>> rows;
   for (const auto& [op, u] : uses) rows.emplace_back(op, &u);
-  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second->models.size() > b.second->models.size(); });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return a.second->models.size() > b.second->models.size(); });
   std::vector<std::string> missing;
   for (const auto& [op, u] : rows) {
     if (!in_table(op) && !exempt(op)) missing.push_back(op);
@@ -153,12 +179,19 @@ int list_ops_of_models(const ListOptions& o, const std::string& dir) {
   if (o.json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const auto& [op, u] : rows) {
-      arr.push_back({{"op", op}, {"models", std::vector<std::string>(u->models.begin(), u->models.end())}, {"calls", u->calls},
-                     {"in_op_table", in_table(op)}, {"exempt", exempt(op) ? exempt(op)->kind : ""},
+      arr.push_back({{"op", op},
+                     {"models", std::vector<std::string>(u->models.begin(), u->models.end())},
+                     {"calls", u->calls},
+                     {"in_op_table", in_table(op)},
+                     {"exempt", exempt(op) ? exempt(op)->kind : ""},
                      {"example", u->example}});
     }
-    std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"suite", g.suite},
-                                {"source", source}, {"models", per_model.size()}, {"ops", arr}, {"missing", missing},
+    std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion},
+                                {"suite", g.suite},
+                                {"source", source},
+                                {"models", per_model.size()},
+                                {"ops", arr},
+                                {"missing", missing},
                                 {"failed", failed}}
                      .dump(1)
               << "\n";
@@ -166,15 +199,19 @@ int list_ops_of_models(const ListOptions& o, const std::string& dir) {
   }
   fmt::print("{:<44} {:>6} {:>8}  {:<8} {}\n", "op", "models", "calls", "in table", "e.g. inputs");
   for (const auto& [op, u] : rows) {
-    fmt::print("{:<44} {:>6} {:>8}  {:<8} {}\n", op, u->models.size(), u->calls, in_table(op) ? "yes" : exempt(op) ? exempt(op)->kind : "MISSING",
+    fmt::print("{:<44} {:>6} {:>8}  {:<8} {}\n", op, u->models.size(), u->calls,
+               in_table(op) ? "yes"
+               : exempt(op) ? exempt(op)->kind
+                            : "MISSING",
                u->example.substr(0, 80));
   }
   const std::size_t exempted = static_cast<std::size_t>(
       std::count_if(rows.begin(), rows.end(), [&](const auto& row) { return exempt(row.first) != nullptr; }));
-  fmt::print("\n{} ops executed by {} models ({}); {} exempt (views, copies, factories: docs/writing-suites.md); "
-             "{} not in the op table{}{}\n",
-             rows.size(), per_model.size(), source, exempted, missing.size(), missing.empty() ? "" : ": ",
-             fmt::join(missing, ", "));
+  fmt::print(
+      "\n{} ops executed by {} models ({}); {} exempt (views, copies, factories: docs/writing-suites.md); "
+      "{} not in the op table{}{}\n",
+      rows.size(), per_model.size(), source, exempted, missing.size(), missing.empty() ? "" : ": ",
+      fmt::join(missing, ", "));
   for (const std::string& f : failed) fmt::print("could not run {}\n", f);
   return failed.empty() ? 0 : 1;
 }
@@ -218,8 +255,12 @@ int list(const ListOptions& o) {
     if (o.json) {
       nlohmann::json parts = nlohmann::json::array();
       for (const Suite::Part& p : suite.parts) parts.push_back({{"suite", p.name}, {"count", p.cases}});
-      std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"suite", suite.name}, {"count", suite.cases.size()},
-                                  {"parts", parts}, {"sum_of_parts", sum}, {"shared", suite.shared}}
+      std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion},
+                                  {"suite", suite.name},
+                                  {"count", suite.cases.size()},
+                                  {"parts", parts},
+                                  {"sum_of_parts", sum},
+                                  {"shared", suite.shared}}
                        .dump(1)
                 << "\n";
       return 0;
@@ -239,7 +280,11 @@ int list(const ListOptions& o) {
   }
   if (o.count) {
     if (o.json) {
-      std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"suite", suite.name}, {"count", cases.size()}}.dump() << "\n";
+      std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion},
+                                  {"suite", suite.name},
+                                  {"count", cases.size()}}
+                       .dump()
+                << "\n";
     } else {
       fmt::print("{}\n", cases.size());
     }
@@ -248,7 +293,9 @@ int list(const ListOptions& o) {
   if (o.json) {
     nlohmann::json arr = nlohmann::json::array();
     for (const Case* c : cases) arr.push_back({{"key", c->text}, {"id", fmt::format("{:016x}", c->id)}});
-    std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"suite", suite.name}, {"cases", arr}}.dump(1) << "\n";
+    std::cout
+        << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"suite", suite.name}, {"cases", arr}}.dump(1)
+        << "\n";
     return 0;
   }
   std::string out;

@@ -1,15 +1,15 @@
 // gauntlet: the command-line entry point. Parses options into structs and dispatches.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
 
 #include "cli.h"
-#include "reduce_command.h"
 #include "gauntlet/catalog.h"
 #include "gauntlet/golden_store.h"
 #include "gauntlet/store.h"
+#include "reduce_command.h"
 
 int main(int argc, char** argv) {
   using namespace gauntlet;
@@ -31,11 +31,12 @@ int main(int argc, char** argv) {
   list->add_flag("--models", lo.models,
                  "print the model zoo and the model files of --suite and $GAUNTLET_MODEL_FILES, one model a line");
   list->add_flag("--suites", lo.suites, "print the suites, one a line");
-  auto* ops_of_models = list->add_option("--ops-of-models", lo.ops_of_models,
-                                         "[SUITE] the ops models execute, with counts, and which the op table lacks: every "
-                                         "model of SUITE run once on the CPU, or with --db what a stored run's model "
-                                         "cases recorded on their device (of SUITE when given)")
-                            ->expected(0, 1);
+  auto* ops_of_models =
+      list->add_option("--ops-of-models", lo.ops_of_models,
+                       "[SUITE] the ops models execute, with counts, and which the op table lacks: every "
+                       "model of SUITE run once on the CPU, or with --db what a stored run's model "
+                       "cases recorded on their device (of SUITE when given)")
+          ->expected(0, 1);
   list->add_option("--db", lo.db, "with --ops-of-models: the database of a stored run");
   list->add_option("--run", lo.run, "with --ops-of-models --db: that run (default: the latest)");
 
@@ -56,29 +57,37 @@ int main(int argc, char** argv) {
   add_profile(run);
   run->add_option("--db", ro.db, "SQLite database to write (created if missing)")->required();
   run->add_option("--filter", ro.filter, "gtest-style globs on case keys");
-  run->add_option("--keys-file", ro.keys_file, "run exactly the case keys in FILE, one a line (with --filter: those it matches)");
+  run->add_option("--keys-file", ro.keys_file,
+                  "run exactly the case keys in FILE, one a line (with --filter: those it matches)");
   run->add_option("--shard", ro.shard, "i/N: only the i-th of N shards");
   run->add_option("--release", ro.release, "release name recorded with the run");
   run->add_option("--build-id", ro.build_id, "build id recorded with the run");
-  run->add_option("--price-per-device-hour", ro.price,
-                  "what one device-hour costs, for cost per million samples (default: $GAUNTLET_PRICE_PER_DEVICE_HOUR)");
+  run->add_option(
+      "--price-per-device-hour", ro.price,
+      "what one device-hour costs, for cost per million samples (default: $GAUNTLET_PRICE_PER_DEVICE_HOUR)");
   run->add_option("--suites-dir", ro.suites_dir, "where suites live");
   auto add_timing = [](CLI::App* sub, cli::TimingOptions& t) {
-    sub->add_option("--reps", t.reps, "timed repetitions per case at least, after the first call (0: time the first call only)")
+    sub->add_option("--reps", t.reps,
+                    "timed repetitions per case at least, after the first call (0: time the first call only)")
         ->capture_default_str();
-    sub->add_option("--min-time", t.min_time_ms, "repeat until the repetitions took this many ms")->capture_default_str();
-    sub->add_option("--max-time", t.max_time_ms, "stop repeating once the case took this many ms (wins over the others)")
+    sub->add_option("--min-time", t.min_time_ms, "repeat until the repetitions took this many ms")
         ->capture_default_str();
-    sub->add_option("--warmup", t.warmup, "untimed calls between the first call and the repetitions")->capture_default_str();
+    sub->add_option("--max-time", t.max_time_ms,
+                    "stop repeating once the case took this many ms (wins over the others)")
+        ->capture_default_str();
+    sub->add_option("--warmup", t.warmup, "untimed calls between the first call and the repetitions")
+        ->capture_default_str();
   };
   add_timing(run, ro.timing);
   run->add_flag("--gate", ro.gate,
                 "exit 1 when any case fails (FAIL, ERROR, CRASH, TIMEOUT, XPASS) or the run is hollow (--min-ran)");
-  run->add_option("--min-ran", ro.min_ran,
-                  "--gate: fail when fewer than this fraction of the cases ran (PASS, FAIL, XFAIL, XPASS), or none passed")
+  run->add_option(
+         "--min-ran", ro.min_ran,
+         "--gate: fail when fewer than this fraction of the cases ran (PASS, FAIL, XFAIL, XPASS), or none passed")
       ->capture_default_str();
   run->add_flag("--quiet", ro.quiet, "no progress line");
-  run->add_flag("--skip-db-check", ro.skip_db_check, "skip the PRAGMA quick_check of an existing database before writing (about 0.5 s per million results)");
+  run->add_flag("--skip-db-check", ro.skip_db_check,
+                "skip the PRAGMA quick_check of an existing database before writing (about 0.5 s per million results)");
   run->add_option("--junit", ro.junit, "write the run's JUnit XML here when it ends (every case; - for stdout)");
   run->add_option("--json-lines", ro.json_lines, "write one JSON line per result here, as results are stored");
   run->add_option("--markdown", ro.markdown, "write the run's Markdown report here when it ends (- for stdout)");
@@ -94,7 +103,8 @@ int main(int argc, char** argv) {
   run->add_option("--collective-timeout", ro.collective_timeout,
                   "seconds a collective case's group of rank processes may take (below --timeout)")
       ->capture_default_str();
-  run->add_option("--retries", ro.retries, "times a crashed or timed-out case runs again, alone")->capture_default_str();
+  run->add_option("--retries", ro.retries, "times a crashed or timed-out case runs again, alone")
+      ->capture_default_str();
   run->add_option("--devices", ro.devices, "device slots, e.g. 0-7 or 0,2,4: one worker per slot");
   run->add_option("--device-env", ro.device_env, "variable binding a worker to its slot (NEURON_RT_VISIBLE_CORES)");
   run->add_option("--plan", ro.plan, "run shard --shard i of this plan file (gauntlet plan)");
@@ -150,10 +160,12 @@ int main(int argc, char** argv) {
   repro->add_option("--db", po.db, "restore the backend, environment, suites dir and goldens of a stored run");
   repro->add_option("--run", po.run, "with --db: that run (default: the latest with a result for the case)");
   repro->add_option("--suites-dir", po.suites_dir, "where expectations.yaml and tolerances.yaml live");
-  repro->add_option("--collective-timeout", po.collective_timeout, "seconds a collective case's group of ranks may take")
+  repro
+      ->add_option("--collective-timeout", po.collective_timeout, "seconds a collective case's group of ranks may take")
       ->capture_default_str();
   add_profile(repro);
-  repro->add_flag("--in-process", po.in_process, "run the case in this process, not in a child (a crash then ends gauntlet)");
+  repro->add_flag("--in-process", po.in_process,
+                  "run the case in this process, not in a child (a crash then ends gauntlet)");
   repro->add_flag("--child", po.child, "(internal) the child of a repro: no header")->group("");
   repro->add_flag("--json", po.json, "print the outcome as the store keeps it");
   repro->add_option("--bundle", po.bundle,
@@ -163,18 +175,21 @@ int main(int argc, char** argv) {
   repro->add_option("--golden-release", po.golden_release, "use the golden release R froze");
 
   cli::ReduceOptions rdo;
-  auto* reduce = app.add_subcommand(
-      "reduce", "shrink a failing op case to the smallest shapes that still fail the same way, in worker processes (docs/repro.md)");
+  auto* reduce = app.add_subcommand("reduce",
+                                    "shrink a failing op case to the smallest shapes that still fail the same way, in "
+                                    "worker processes (docs/repro.md)");
   reduce->add_option("key", rdo.key, "the failing case key")->required();
   reduce->add_option("--backend", rdo.backend, "cpu | sim | plugin:<path.so> (default: the run's with --db, else cpu)");
-  reduce->add_option("--db", rdo.db, "restore the backend, environment, suites dir and goldens of a stored run (as repro --db)");
+  reduce->add_option("--db", rdo.db,
+                     "restore the backend, environment, suites dir and goldens of a stored run (as repro --db)");
   reduce->add_option("--run", rdo.run, "with --db: that run (default: the latest with a result for the case)");
   reduce->add_option("--suites-dir", rdo.suites_dir, "where expectations.yaml and tolerances.yaml live");
   add_profile(reduce);
   reduce->add_option("--golden-store", rdo.golden_store, "use goldens from this store when present");
   reduce->add_option("--golden-release", rdo.golden_release, "use the goldens release R froze");
   reduce->add_option("--workers", rdo.workers, "worker processes running a batch of candidates")->capture_default_str();
-  reduce->add_option("--timeout", rdo.timeout, "seconds a candidate may take before it is a TIMEOUT")->capture_default_str();
+  reduce->add_option("--timeout", rdo.timeout, "seconds a candidate may take before it is a TIMEOUT")
+      ->capture_default_str();
   reduce->add_option("--max-candidates", rdo.max_candidates, "candidates run at most")->capture_default_str();
   reduce->add_flag("--json", rdo.json, "print the result as JSON");
 
@@ -203,22 +218,32 @@ int main(int argc, char** argv) {
   auto* merge = app.add_subcommand("merge", "merge shard databases into one (idempotent)");
   merge->add_option("inputs", mo.inputs, "shard databases")->required();
   merge->add_option("--into", mo.into, "the database to merge into (created if missing)")->required();
-  merge->add_flag("--skip-db-check", mo.skip_db_check, "skip the PRAGMA quick_check of an existing database before writing (about 0.5 s per million results)");
+  merge->add_flag(
+      "--skip-db-check", mo.skip_db_check,
+      "skip the PRAGMA quick_check of an existing database before writing (about 0.5 s per million results)");
 
   cli::CompareOptions co;
   auto* compare = app.add_subcommand("compare", "judge a run against a baseline release: regressions, reports, gate");
   compare->add_option("--db", co.db, "SQLite database holding both runs")->required();
   compare->add_option("--run", co.run, "the candidate run id (default: the latest run)");
-  compare->add_option("--baseline", co.baseline, "baseline run id, or auto: the previous release of the same backend and suite")
+  compare
+      ->add_option("--baseline", co.baseline,
+                   "baseline run id, or auto: the previous release of the same backend and suite")
       ->capture_default_str();
-  compare->add_option("--metric", co.metric, "speed judged on: auto (simulated time when both runs have it, else host time) | sim | host")
+  compare
+      ->add_option("--metric", co.metric,
+                   "speed judged on: auto (simulated time when both runs have it, else host time) | sim | host")
       ->capture_default_str();
   compare->add_option("--min-effect", co.min_effect, "smallest speed change flagged (fraction)")->capture_default_str();
-  compare->add_option("--significance", co.significance, "Mann-Whitney U p-value below which a host-time change is significant")
+  compare
+      ->add_option("--significance", co.significance,
+                   "Mann-Whitney U p-value below which a host-time change is significant")
       ->capture_default_str();
   compare->add_option("--min-samples", co.min_samples, "host time: repetitions needed on each side to judge a case")
       ->capture_default_str();
-  compare->add_option("--error-growth", co.error_growth, "flag a passing case whose max_abs_err grew more than this factor")
+  compare
+      ->add_option("--error-growth", co.error_growth,
+                   "flag a passing case whose max_abs_err grew more than this factor")
       ->capture_default_str();
   compare->add_option("--history", co.history, "earlier releases used for noise bands and change points (0: none)")
       ->capture_default_str();
@@ -226,8 +251,9 @@ int main(int argc, char** argv) {
   compare->add_option("--gate", co.gate, "exit 1 when regressions of these kinds remain: accuracy,speed,coverage");
   compare->add_option("--min-ran", co.min_ran, "--gate: the candidate is hollow below this fraction of cases that ran")
       ->capture_default_str();
-  compare->add_option("--max-ran-drop", co.max_ran_drop,
-                      "--gate: the candidate is hollow when its ran fraction fell more than this below the baseline's")
+  compare
+      ->add_option("--max-ran-drop", co.max_ran_drop,
+                   "--gate: the candidate is hollow when its ran fraction fell more than this below the baseline's")
       ->capture_default_str();
   compare->add_option("--markdown", co.markdown, "write the Markdown report here (- for stdout)");
   compare->add_option("--junit", co.junit, "write the JUnit XML report here (- for stdout)");
@@ -237,17 +263,25 @@ int main(int argc, char** argv) {
   compare->add_flag("--github", co.github,
                     "GitHub Actions: append a summary to $GITHUB_STEP_SUMMARY and print ::error lines for gating "
                     "regressions (on by default when GITHUB_ACTIONS=true)");
-  compare->add_flag("--confirm", co.confirm,
-                    "re-run flagged host-time speed cases alternating baseline and candidate (A B B A ...); keep confirmed flags");
-  compare->add_option("--baseline-backend", co.baseline_backend, "--confirm: the baseline release's backend (default: the baseline run's)");
-  compare->add_option("--candidate-backend", co.candidate_backend, "--confirm: the candidate release's backend (default: the run's)");
-  compare->add_option("--baseline-env", co.baseline_env, "--confirm: NAME=VALUE set for the baseline's worker (repeatable)");
-  compare->add_option("--candidate-env", co.candidate_env, "--confirm: NAME=VALUE set for the candidate's worker (repeatable)");
+  compare->add_flag(
+      "--confirm", co.confirm,
+      "re-run flagged host-time speed cases alternating baseline and candidate (A B B A ...); keep confirmed flags");
+  compare->add_option("--baseline-backend", co.baseline_backend,
+                      "--confirm: the baseline release's backend (default: the baseline run's)");
+  compare->add_option("--candidate-backend", co.candidate_backend,
+                      "--confirm: the candidate release's backend (default: the run's)");
+  compare->add_option("--baseline-env", co.baseline_env,
+                      "--confirm: NAME=VALUE set for the baseline's worker (repeatable)");
+  compare->add_option("--candidate-env", co.candidate_env,
+                      "--confirm: NAME=VALUE set for the candidate's worker (repeatable)");
   compare->add_option("--confirm-rounds", co.confirm_rounds, "--confirm: A/B rounds per case")->capture_default_str();
 
   cli::ReportCommandOptions rp;
-  auto* report = app.add_subcommand("report", "summarise a database: --weekly, the last 7 days across releases, with change points");
-  report->add_flag("--weekly", rp.weekly, "the releases of a week per backend and suite: rates, speed index, regressions, change points")
+  auto* report = app.add_subcommand(
+      "report", "summarise a database: --weekly, the last 7 days across releases, with change points");
+  report
+      ->add_flag("--weekly", rp.weekly,
+                 "the releases of a week per backend and suite: rates, speed index, regressions, change points")
       ->required();
   report->add_option("--db", rp.db, "SQLite database, opened read-only")->required();
   report->add_option("--since", rp.since, "first day, YYYY-MM-DD (default: 6 days before --until)");
@@ -264,7 +298,8 @@ int main(int argc, char** argv) {
   dash->add_option("--since", dso.since, "only runs started on this day or later, YYYY-MM-DD");
   dash->add_option("--backend", dso.backend, "only runs of this backend (runs.backend)");
   dash->add_option("--suite", dso.suite, "only runs of this suite");
-  dash->add_option("--metric", dso.metric, "regressions judged on: auto | sim | host (as compare)")->capture_default_str();
+  dash->add_option("--metric", dso.metric, "regressions judged on: auto | sim | host (as compare)")
+      ->capture_default_str();
   dash->add_option("--compare-pairs", dso.compare_pairs, "newest release pairs judged by compare (regression counts)")
       ->capture_default_str();
   dash->add_option("--grid-releases", dso.grid_releases, "newest releases in the status grid (cases x releases)")
@@ -280,14 +315,17 @@ int main(int argc, char** argv) {
   bench->add_option("--shard", be.shard, "i/N: only the i-th of N shards");
   bench->add_option("--release", be.release, "release name recorded with the run");
   bench->add_option("--build-id", be.build_id, "build id recorded with the run");
-  bench->add_option("--price-per-device-hour", be.price,
-                    "what one device-hour costs, for cost per million samples (default: $GAUNTLET_PRICE_PER_DEVICE_HOUR)");
+  bench->add_option(
+      "--price-per-device-hour", be.price,
+      "what one device-hour costs, for cost per million samples (default: $GAUNTLET_PRICE_PER_DEVICE_HOUR)");
   bench->add_option("--suites-dir", be.suites_dir, "where suites live");
   bench->add_option("--out", be.out, "write Google Benchmark's JSON here");
   bench->add_option("--repetitions", be.repetitions, "repetitions per case (one sample each)")->capture_default_str();
   bench->add_option("--min-time", be.min_time_s, "seconds each repetition runs at least")->capture_default_str();
   bench->add_flag("--quiet", be.quiet, "no per-benchmark lines");
-  bench->add_flag("--skip-db-check", be.skip_db_check, "skip the PRAGMA quick_check of an existing database before writing (about 0.5 s per million results)");
+  bench->add_flag(
+      "--skip-db-check", be.skip_db_check,
+      "skip the PRAGMA quick_check of an existing database before writing (about 0.5 s per million results)");
 
   cli::BackendInfoOptions bo;
   auto* binfo = app.add_subcommand("backend-info", "what a backend reports: version, configuration, native kernels");
@@ -315,7 +353,8 @@ int main(int argc, char** argv) {
   worker->add_option("--golden-store", wo.golden_store, "use precomputed goldens from this store");
   worker->add_option("--golden-release", wo.golden_release, "judge against the goldens release R froze");
   worker->add_flag("--golden-always", wo.golden_always, "read every stored golden");
-  worker->add_option("--collective-timeout", wo.collective_timeout, "seconds a collective case's group of ranks may take")
+  worker
+      ->add_option("--collective-timeout", wo.collective_timeout, "seconds a collective case's group of ranks may take")
       ->capture_default_str();
 
   cli::add_value_checks(app);
@@ -359,7 +398,8 @@ int main(int argc, char** argv) {
                               message.substr(eq + 3));
       }
     }
-    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr || dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr ||
+        dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
       for (const std::string& extra : sub->remaining()) {
         if (extra.size() > 1 && extra[0] == '-') {
           std::vector<std::string> names;
@@ -392,7 +432,8 @@ int main(int argc, char** argv) {
     if (*run) {
       ro.backend_given = run_backend->count() > 0;
       if (!run_model.empty()) {
-        if (!ro.suite.empty()) throw cli::UsageError("--model and --suite: give one (--model FILE is the suite of that model)");
+        if (!ro.suite.empty())
+          throw cli::UsageError("--model and --suite: give one (--model FILE is the suite of that model)");
         ro.suite = "model:" + run_model;
       }
       return cli::run(ro);

@@ -50,8 +50,8 @@ int merge(const MergeOptions& o) {
   const std::string want = identity(inputs.front().run);
   for (const Input& in : inputs) {
     if (identity(in.run) != want) {
-      throw UsageError(fmt::format("{} is another run ({}) than {} ({}): refusing to merge", in.path,
-                                   identity(in.run), inputs.front().path, want));
+      throw UsageError(fmt::format("{} is another run ({}) than {} ({}): refusing to merge", in.path, identity(in.run),
+                                   inputs.front().path, want));
     }
   }
   auto into = Store::open(o.into, write_mode(o.skip_db_check));

@@ -66,7 +66,8 @@ ExecutedOpsOfModels gather_executed_ops(const std::string& suite_name, const std
       }
     }
     if (model_results == 0) {
-      throw UsageError(fmt::format("run {} of {} has no model results{}", run_id, db, suite ? " of suite " + suite->name : std::string()));
+      throw UsageError(fmt::format("run {} of {} has no model results{}", run_id, db,
+                                   suite ? " of suite " + suite->name : std::string()));
     }
     g.source = fmt::format("{} model results of run {} of {}", model_results, run_id, db);
     return g;
@@ -128,7 +129,8 @@ namespace {
 // The key must then pass validate_key. Cases are deduplicated; each remembers its models.
 
 // Inputs that choose among kernels and do not change the result.
-const std::set<std::string> kKernelChoices = {"benchmark", "deterministic", "cudnn_enabled", "allow_tf32", "cudnn_enable"};
+const std::set<std::string> kKernelChoices = {"benchmark", "deterministic", "cudnn_enabled", "allow_tf32",
+                                              "cudnn_enable"};
 
 // Splits "a=f32[1,2], b=[2,2], c=None" at top-level ", ".
 std::vector<std::pair<std::string, std::string>> split_inputs(const std::string& text) {
@@ -198,8 +200,10 @@ std::optional<TensorText> parse_tensor(const std::string& v) {
     t.strides = ints(v.substr(s_open + 1, s_close - s_open - 1));
     rest = s_close + 1;
   }
-  if (rest < v.size() && v[rest] == '+') t.offset = std::stoll(v.substr(rest + 1));
-  else if (rest != v.size()) return std::nullopt;
+  if (rest < v.size() && v[rest] == '+')
+    t.offset = std::stoll(v.substr(rest + 1));
+  else if (rest != v.size())
+    return std::nullopt;
   return t;
 }
 
@@ -216,7 +220,8 @@ std::optional<std::string> arg_value(const std::string& v, ArgType type) {
   }
   if (!v.empty() && v.front() == '[' && v.back() == ']') {
     // One dim as a list ("dim=[1]") for an Int argument.
-    if (type == ArgType::Int && v.find(',') == std::string::npos && v.size() > 2) return arg_value(v.substr(1, v.size() - 2), type);
+    if (type == ArgType::Int && v.find(',') == std::string::npos && v.size() > 2)
+      return arg_value(v.substr(1, v.size() - 2), type);
     // Ints, or a Str that takes dims ("dim: 2:3" of the reductions, whose default is "all").
     if (type != ArgType::Ints && type != ArgType::Str) return std::nullopt;
     std::string inner = v.substr(1, v.size() - 2);
@@ -300,7 +305,8 @@ Cut cut_case(const OpSpec& op, const ExecutedOp& e, bool train) {
   }
   // Tensor inputs onto the spec's, by name when the names agree, else in order.
   std::vector<std::optional<TensorText>> given;
-  const bool by_name = std::all_of(tensors.begin(), tensors.end(), [&](const auto& t) { return input_names.count(t.first) > 0; });
+  const bool by_name =
+      std::all_of(tensors.begin(), tensors.end(), [&](const auto& t) { return input_names.count(t.first) > 0; });
   if (by_name) {
     for (const InputSpec& in : op.inputs) {
       auto it = std::find_if(tensors.begin(), tensors.end(), [&](const auto& t) { return t.first == in.name; });
@@ -323,7 +329,8 @@ Cut cut_case(const OpSpec& op, const ExecutedOp& e, bool train) {
     return cut;
   }
   if (given.size() > op.inputs.size() || given.size() < op.min_inputs()) {
-    cut.problem = fmt::format("{} tensor inputs where the op takes {} to {}", given.size(), op.min_inputs(), op.inputs.size());
+    cut.problem =
+        fmt::format("{} tensor inputs where the op takes {} to {}", given.size(), op.min_inputs(), op.inputs.size());
     return cut;
   }
   CaseKey k;
@@ -344,7 +351,8 @@ Cut cut_case(const OpSpec& op, const ExecutedOp& e, bool train) {
   } else if (!first.strides.empty() && is_transposed_matrix(first)) {
     k.layout = Layout::Transposed;
   } else {
-    cut.restrided = std::any_of(given.begin(), given.end(), [](const auto& t) { return !t->strides.empty() || t->offset != 0; });
+    cut.restrided =
+        std::any_of(given.begin(), given.end(), [](const auto& t) { return !t->strides.empty() || t->offset != 0; });
   }
   for (const auto& [given_name, given_value] : scalars) {
     std::string name = given_name, value = given_value;
@@ -371,7 +379,8 @@ Cut cut_case(const OpSpec& op, const ExecutedOp& e, bool train) {
     const bool is_default = a->type == ArgType::Ints ? same_ints(*v, a->default_value) : *v == a->default_value;
     if (!is_default) k.args[name] = *v;
   }
-  k.mode = train && op.has_backward && op.backward_fits(k.shapes) && is_floating(k.dtype) ? Mode::EagerBwd : Mode::Eager;
+  k.mode =
+      train && op.has_backward && op.backward_fits(k.shapes) && is_floating(k.dtype) ? Mode::EagerBwd : Mode::Eager;
   if (auto problem = validate_key(k)) {
     if (k.mode == Mode::EagerBwd) {
       k.mode = Mode::Eager;
@@ -441,9 +450,9 @@ int ops_from_models(const OpsFromModelsOptions& o) {
   const std::string dir = o.suites_dir.empty() ? default_suites_dir() : o.suites_dir;
   const ExecutedOpsOfModels g = gather_executed_ops(o.suite, dir, o.db, o.run);
   for (const std::string& f : g.failed) fmt::print(stderr, "gauntlet: warning: could not record {}\n", f);
-  std::map<std::string, std::set<std::string>> cases;  // key -> models
+  std::map<std::string, std::set<std::string>> cases;         // key -> models
   std::map<std::string, std::set<std::string>> not_in_table;  // op -> models
-  std::map<std::string, std::int64_t> rejected;  // reason (by op) -> records
+  std::map<std::string, std::int64_t> rejected;               // reason (by op) -> records
   std::int64_t records = 0, restrided = 0;
   for (const auto& [model, recs] : g.models) {
     for (const ModelOpRecord& r : recs) {
@@ -470,7 +479,8 @@ int ops_from_models(const OpsFromModelsOptions& o) {
       "# ({}); `from` names the models.\n",
       g.suite.empty() ? "-" : g.suite, o.db.empty() ? "" : " --db ...", g.source);
   out += fmt::format("suite: {}\n", o.name);
-  out += fmt::format("description: Op cases cut from what {} models executed ({} cases)\n", models.size(), cases.size());
+  out +=
+      fmt::format("description: Op cases cut from what {} models executed ({} cases)\n", models.size(), cases.size());
   out += "tags: [ops, generated, models]\n";
   out += "groups:\n";
   for (const auto& [key, from] : cases) {
@@ -484,8 +494,8 @@ int ops_from_models(const OpsFromModelsOptions& o) {
     f << out;
     if (!f.flush()) throw UsageError(fmt::format("{}: cannot write", o.out));
   }
-  fmt::print(stderr, "{} op cases from {} models ({} records of {} models: {}){}\n", cases.size(), models.size(), records,
-             g.models.size(), g.source, o.out.empty() ? "" : " written to " + o.out);
+  fmt::print(stderr, "{} op cases from {} models ({} records of {} models: {}){}\n", cases.size(), models.size(),
+             records, g.models.size(), g.source, o.out.empty() ? "" : " written to " + o.out);
   if (restrided) fmt::print(stderr, "  {} records had strides no layout reproduces: cut contiguous\n", restrided);
   if (!not_in_table.empty()) {
     std::vector<std::string> ops;

@@ -1,12 +1,13 @@
 // gauntlet plan: assign a suite's cases to N shards by expected cost, into a plan file every host
 // reads (`gauntlet run --plan plan.json --shard i`).
+#include "gauntlet/plan.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <numeric>
 
 #include "cli.h"
-#include "gauntlet/plan.h"
 #include "gauntlet/store.h"
 
 namespace gauntlet::cli {

@@ -2,7 +2,7 @@
 // fails the same way (Note [Failing-shape reduction] in harness/src/reduce.cpp). Every case,
 // the given one first, runs in worker processes (Note [Worker protocol]), so that a case that
 // crashes its process reduces too. Stores nothing. No torch here.
-#include "reduce_command.h"
+#include "gauntlet/reduce.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -18,7 +18,7 @@
 #include "gauntlet/op_spec.h"
 #include "gauntlet/orchestrator.h"
 #include "gauntlet/outcome_json.h"
-#include "gauntlet/reduce.h"
+#include "reduce_command.h"
 #include "restore.h"
 
 namespace gauntlet::cli {
@@ -38,11 +38,13 @@ std::string shapes_text(const CaseKey& k) {
 // `elsewhere` line.
 std::string repro_line(const std::string& key, const ReduceOptions& o) {
   std::string cmd;
-  for (const auto& [name, value] : recorded_environment(record_env_patterns({}))) cmd += name + "=" + shell_quote(value) + " ";
+  for (const auto& [name, value] : recorded_environment(record_env_patterns({})))
+    cmd += name + "=" + shell_quote(value) + " ";
   cmd += "gauntlet repro " + shell_quote(key) + " --backend " + shell_quote(o.backend);
   const char* profile = std::getenv("GAUNTLET_PROFILE");
   if (profile && *profile && o.backend != profile) cmd += " --profile " + shell_quote(profile);
-  if (!o.suites_dir.empty() && o.suites_dir != default_suites_dir()) cmd += " --suites-dir " + shell_quote(o.suites_dir);
+  if (!o.suites_dir.empty() && o.suites_dir != default_suites_dir())
+    cmd += " --suites-dir " + shell_quote(o.suites_dir);
   if (!o.golden_store.empty()) cmd += " --golden-store " + shell_quote(o.golden_store);
   if (!o.golden_release.empty()) cmd += " --golden-release " + shell_quote(o.golden_release);
   return cmd;
@@ -58,7 +60,8 @@ class WorkerRunner {
     if (!o.suites_dir.empty()) cfg_.worker_args.insert(cfg_.worker_args.end(), {"--suites-dir", o.suites_dir});
     if (!o.golden_store.empty()) {
       cfg_.worker_args.insert(cfg_.worker_args.end(), {"--golden-store", o.golden_store, "--golden-always"});
-      if (!o.golden_release.empty()) cfg_.worker_args.insert(cfg_.worker_args.end(), {"--golden-release", o.golden_release});
+      if (!o.golden_release.empty())
+        cfg_.worker_args.insert(cfg_.worker_args.end(), {"--golden-release", o.golden_release});
     }
     cfg_.workers = o.workers;
     cfg_.timeout_s = o.timeout;
@@ -70,7 +73,8 @@ class WorkerRunner {
   std::vector<Outcome> operator()(const std::vector<std::string>& keys) {
     Orchestrator orch(cfg_);
     std::map<std::string, Outcome> got;
-    last_stop_ = orch.run(keys, [&](CaseDone&& d) { got[d.key] = std::move(d.outcome); }, [] { return false; });
+    last_stop_ = orch.run(
+        keys, [&](CaseDone&& d) { got[d.key] = std::move(d.outcome); }, [] { return false; });
     std::vector<Outcome> out;
     for (const std::string& k : keys) {
       auto it = got.find(k);
@@ -137,7 +141,8 @@ std::optional<DivergentNode> divergent_node(const std::string& error) {
 
 // The op cases the node's records cut to (most records one; the same op and shapes called with
 // other arguments more), and why none when none.
-std::vector<std::string> op_cases_of_node(const DivergentNode& n, const std::vector<std::string>& records, std::string& why) {
+std::vector<std::string> op_cases_of_node(const DivergentNode& n, const std::vector<std::string>& records,
+                                          std::string& why) {
   std::vector<std::string> keys;
   std::size_t matched = 0;
   for (const std::string& text : records) {
@@ -153,7 +158,8 @@ std::vector<std::string> op_cases_of_node(const DivergentNode& n, const std::vec
     }
   }
   if (matched == 0 && why.empty()) {
-    why = records.empty() ? "the case recorded no executed ops" : "no executed-op record of the case has that op and those shapes";
+    why = records.empty() ? "the case recorded no executed ops"
+                          : "no executed-op record of the case has that op and those shapes";
   }
   return keys;
 }
@@ -179,7 +185,8 @@ int reduce(const ReduceOptions& given) {
   o.golden_store = ro.golden_store;
   o.golden_release = ro.golden_release;
   if (auto problem = validate_key(key)) throw UsageError(*problem);
-  if (key.kind == "coll") throw UsageError("collective cases are not reduced (only op and model cases): reduce needs shapes to shrink");
+  if (key.kind == "coll")
+    throw UsageError("collective cases are not reduced (only op and model cases): reduce needs shapes to shrink");
 
   const std::filesystem::path logs =
       std::filesystem::temp_directory_path() / fmt::format("gauntlet-reduce-{}", static_cast<long long>(::getpid()));
@@ -202,8 +209,8 @@ int reduce(const ReduceOptions& given) {
     throw UsageError(fmt::format("case passes; nothing to reduce ({} on {})", key.str(), o.backend));
   }
   if (!reducible_status(given_outcome.status)) {
-    throw UsageError(fmt::format("case is {} on {}, not a failure; nothing to reduce ({})", status_name(given_outcome.status),
-                                 o.backend, key.str()));
+    throw UsageError(fmt::format("case is {} on {}, not a failure; nothing to reduce ({})",
+                                 status_name(given_outcome.status), o.backend, key.str()));
   }
 
   // A model case: its first divergent node's op case is what gets reduced (Note [Model reduction]).
@@ -212,23 +219,27 @@ int reduce(const ReduceOptions& given) {
   nlohmann::json model_json;
   if (key.kind == "model") {
     if (given_outcome.status != Status::Fail) {
-      throw UsageError(fmt::format(
-          "model case is {} on {}: only a model case that FAILs names the first divergent node its reduction starts from "
-          "(docs/repro.md, Reduction)",
-          status_name(given_outcome.status), o.backend));
+      throw UsageError(
+          fmt::format("model case is {} on {}: only a model case that FAILs names the first divergent node its "
+                      "reduction starts from "
+                      "(docs/repro.md, Reduction)",
+                      status_name(given_outcome.status), o.backend));
     }
     const std::optional<DivergentNode> node = divergent_node(given_outcome.error);
-    if (!node) throw UsageError("the model case's failure names no first divergent node: " + first_line(given_outcome.error));
+    if (!node)
+      throw UsageError("the model case's failure names no first divergent node: " + first_line(given_outcome.error));
     if (!node->has_inputs) throw UsageError("the model's first divergent node is no op call to reduce: " + node->text);
     std::string why;
     const std::vector<std::string> op_keys = op_cases_of_node(*node, given_outcome.executed_ops, why);
     if (!o.json) {
-      fmt::print("reduce   {} on {}\nfails    {}: {}\nnode     {}\n", key.str(), o.backend,
-                 failure_signature(given_outcome).str(),
-                 first_line(given_outcome.error).substr(0, first_line(given_outcome.error).find("; first divergent node: ")),
-                 node->text);
+      fmt::print(
+          "reduce   {} on {}\nfails    {}: {}\nnode     {}\n", key.str(), o.backend,
+          failure_signature(given_outcome).str(),
+          first_line(given_outcome.error).substr(0, first_line(given_outcome.error).find("; first divergent node: ")),
+          node->text);
     }
-    if (op_keys.empty()) throw UsageError(fmt::format("the model's first divergent node {} has no op case: {}", node->kind, why));
+    if (op_keys.empty())
+      throw UsageError(fmt::format("the model's first divergent node {} has no op case: {}", node->kind, why));
     const std::vector<Outcome> op_outcomes = runner(op_keys);
     model_json = {{"key", key.str()},
                   {"status", status_name(given_outcome.status)},
@@ -280,13 +291,15 @@ int reduce(const ReduceOptions& given) {
 
   ReduceConfig rc;
   rc.max_candidates = o.max_candidates;
-  const ReduceResult r = reduce_case(op_key, first, [&](const std::vector<std::string>& keys) { return runner(keys); }, rc);
+  const ReduceResult r = reduce_case(
+      op_key, first, [&](const std::vector<std::string>& keys) { return runner(keys); }, rc);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const ReduceStats& s = r.stats;
   const std::string smallest = r.smallest.str();
   const std::string repro = repro_line(smallest, o);
   const std::string cost = fmt::format(
-      "{} candidates tried in {} rounds and {} batches of worker processes: {} failed the same way, {} passed, {} ended "
+      "{} candidates tried in {} rounds and {} batches of worker processes: {} failed the same way, {} passed, {} "
+      "ended "
       "otherwise; {} rejected by validate_key (not run); {:.1f} s",
       s.tried, s.rounds, s.batches, s.reproduced, s.passed, s.other, s.invalid, seconds);
 
@@ -336,9 +349,11 @@ int reduce(const ReduceOptions& given) {
                largest_input_elements(r.smallest), total_elements(r.smallest), largest_input_elements(op_key),
                total_elements(op_key));
   }
-  fmt::print("verdict  {}{}\n", status_name(r.outcome.status), r.outcome.error.empty() ? "" : ": " + first_line(r.outcome.error));
+  fmt::print("verdict  {}{}\n", status_name(r.outcome.status),
+             r.outcome.error.empty() ? "" : ": " + first_line(r.outcome.error));
   if (r.budget_spent) {
-    fmt::print("note     stopped after --max-candidates {}: a smaller case may still fail the same way\n", o.max_candidates);
+    fmt::print("note     stopped after --max-candidates {}: a smaller case may still fail the same way\n",
+               o.max_candidates);
   }
   fmt::print("cost     {}\n", cost);
   fmt::print("repro    {}\n", repro);

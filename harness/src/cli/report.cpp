@@ -12,9 +12,7 @@ namespace gauntlet::cli {
 
 namespace {
 
-std::string release_title(const RunRef& r) {
-  return r.release.empty() ? fmt::format("run {}", r.id) : r.release;
-}
+std::string release_title(const RunRef& r) { return r.release.empty() ? fmt::format("run {}", r.id) : r.release; }
 
 // "speed at r7, pass rate none"
 std::string change_points(const WeeklyGroup& g) {
@@ -26,8 +24,8 @@ std::string change_points(const WeeklyGroup& g) {
     }
     return out.empty() ? std::string("none") : out;
   };
-  return fmt::format("change points: speed {}, pass rate {}",
-                     at(&WeeklyRelease::speed_change_point), at(&WeeklyRelease::pass_change_point));
+  return fmt::format("change points: speed {}, pass rate {}", at(&WeeklyRelease::speed_change_point),
+                     at(&WeeklyRelease::pass_change_point));
 }
 
 }  // namespace
@@ -40,17 +38,14 @@ int report(const ReportCommandOptions& o) {
   opt.backend = o.backend;
   opt.suite = o.suite;
   const WeeklyReport r = weekly_report(o.db, opt);
-  if (!o.markdown.empty())
-    write_report(o.markdown, weekly_markdown(r, GAUNTLET_VERSION_STRING), "Markdown");
+  if (!o.markdown.empty()) write_report(o.markdown, weekly_markdown(r, GAUNTLET_VERSION_STRING), "Markdown");
   if (!o.json.empty()) write_report(o.json, weekly_json(r, GAUNTLET_VERSION_STRING), "JSON");
 
   if (r.groups.empty()) {
-    fmt::print("report: {} to {}, {}: no runs in the window\n", r.window.since, r.window.until,
-               o.db);
+    fmt::print("report: {} to {}, {}: no runs in the window\n", r.window.since, r.window.until, o.db);
     return 0;
   }
-  fmt::print("report: {} to {}, {}: {} runs in the window\n", r.window.since, r.window.until, o.db,
-             r.runs_in_window);
+  fmt::print("report: {} to {}, {}: {} runs in the window\n", r.window.since, r.window.until, o.db, r.runs_in_window);
   for (const WeeklyGroup& g : r.groups) {
     std::int64_t in_window = 0, total = 0;
     std::map<Gate, std::int64_t> by_gate;

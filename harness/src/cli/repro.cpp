@@ -1,7 +1,6 @@
 // gauntlet repro: one case in-process, explained: inputs, golden vs actual, the worst elements,
 // the tolerance and the verdict. --json prints the outcome fields the store keeps.
 #include <fmt/format.h>
-
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -11,17 +10,17 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
-#include <map>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
-#include "restore.h"
 #include "gauntlet/bundle.h"
+#include "gauntlet/inputs.h"
 #include "gauntlet/op_spec.h"
 #include "gauntlet/outcome_json.h"
-#include "gauntlet/inputs.h"
 #include "gauntlet/runner.h"
+#include "restore.h"
 
 extern char** environ;
 
@@ -30,15 +29,21 @@ namespace gauntlet::cli {
 namespace {
 
 nlohmann::json summary_json(const TensorSummary& s) {
-  return {{"name", s.name}, {"dtype", s.dtype}, {"shape", s.shape}, {"strides", s.strides},
-          {"min", json_number(s.min)}, {"max", json_number(s.max)}, {"mean", json_number(s.mean)}, {"fingerprint", fmt::format("{:016x}", s.fingerprint)}};
+  return {{"name", s.name},
+          {"dtype", s.dtype},
+          {"shape", s.shape},
+          {"strides", s.strides},
+          {"min", json_number(s.min)},
+          {"max", json_number(s.max)},
+          {"mean", json_number(s.mean)},
+          {"fingerprint", fmt::format("{:016x}", s.fingerprint)}};
 }
 
 void print_tensors(const char* title, const std::vector<TensorSummary>& ts) {
   fmt::print("{}\n", title);
   for (const auto& s : ts) {
-    fmt::print("  {:<12} {:<9} shape {} strides {}  min {:.6g} max {:.6g} mean {:.6g}  fp {:016x}\n", s.name,
-               s.dtype, s.shape, s.strides, s.min, s.max, s.mean, s.fingerprint);
+    fmt::print("  {:<12} {:<9} shape {} strides {}  min {:.6g} max {:.6g} mean {:.6g}  fp {:016x}\n", s.name, s.dtype,
+               s.shape, s.strides, s.min, s.max, s.mean, s.fingerprint);
   }
 }
 
@@ -50,11 +55,11 @@ void print_header(const CaseKey& key, const std::string& backend) {
     fmt::print("case     {}\nid       {:016x}\nmodel    {} (config {}, {}, {})\nbackend  {}\n\n", key.str(), key.id(),
                key.target, key.config, key.exec, key.mode_text(), backend);
   } else if (!op) {
-    fmt::print("case     {}\nid       {:016x}\ncoll     {} over {} ranks\nbackend  {}\n\n", key.str(), key.id(), key.target,
-               key.world, backend);
+    fmt::print("case     {}\nid       {:016x}\ncoll     {} over {} ranks\nbackend  {}\n\n", key.str(), key.id(),
+               key.target, key.world, backend);
   } else {
-    fmt::print("case     {}\nid       {:016x}\nop       {} ({}, family {})\nbackend  {}\n\n", key.str(), key.id(), op->name,
-               op->aten, op->family, backend);
+    fmt::print("case     {}\nid       {:016x}\nop       {} ({}, family {})\nbackend  {}\n\n", key.str(), key.id(),
+               op->name, op->aten, op->family, backend);
     if (const OpDef* def = find_op_def(key.target)) {
       const std::vector<at::Tensor> made = make_inputs(key, def->spec);
       fmt::print("inputs (as laid out for the device)\n");
@@ -113,7 +118,8 @@ std::optional<Restored> restore_run(ReproOptions& o, const std::string& canonica
     for (auto it = runs.rbegin(); it != runs.rend() && id == 0; ++it) {
       if (store->result(it->id, canonical_key)) id = it->id;
     }
-    if (id == 0) throw UsageError(fmt::format("no run in {} has a result for {} (name the run with --run)", o.db, canonical_key));
+    if (id == 0)
+      throw UsageError(fmt::format("no run in {} has a result for {} (name the run with --run)", o.db, canonical_key));
   }
   const std::optional<RunInfo> info = store->run(id);
   if (!info) throw UsageError(fmt::format("no run {} in {}", id, o.db));
@@ -121,7 +127,8 @@ std::optional<Restored> restore_run(ReproOptions& o, const std::string& canonica
   if (auto res = store->result(id, canonical_key)) r.stored = res->outcome;
   const nlohmann::json cfg = nlohmann::json::parse(info->config_json, nullptr, /*allow_exceptions=*/false);
   auto text = [&](const char* field) {
-    return cfg.is_object() && cfg.contains(field) && cfg[field].is_string() ? cfg[field].get<std::string>() : std::string();
+    return cfg.is_object() && cfg.contains(field) && cfg[field].is_string() ? cfg[field].get<std::string>()
+                                                                            : std::string();
   };
   if (cfg.is_object() && cfg.contains("backend_config")) r.backend_config = cfg["backend_config"];
 
@@ -136,7 +143,8 @@ std::optional<Restored> restore_run(ReproOptions& o, const std::string& canonica
     profile = text("backend_profile");
     if (!profile.empty()) setenv("GAUNTLET_PROFILE", profile.c_str(), 1);
   }
-  r.notes.push_back(fmt::format("backend {}{}", o.backend, profile.empty() ? "" : fmt::format(" (profile {})", profile)));
+  r.notes.push_back(
+      fmt::format("backend {}{}", o.backend, profile.empty() ? "" : fmt::format(" (profile {})", profile)));
 
   // The suites dir and the goldens.
   if (o.suites_dir.empty()) {
@@ -146,7 +154,8 @@ std::optional<Restored> restore_run(ReproOptions& o, const std::string& canonica
       o.suites_dir = dir;
       if (dir != default_suites_dir()) r.notes.push_back("suites dir " + dir);
     } else if (!dir.empty()) {
-      r.warnings.push_back(fmt::format("run {}'s suites dir {} is not here: judging with the default one (give --suites-dir)", id, dir));
+      r.warnings.push_back(
+          fmt::format("run {}'s suites dir {} is not here: judging with the default one (give --suites-dir)", id, dir));
     }
   }
   if (o.golden_store.empty() && !text("golden_store").empty()) {
@@ -208,7 +217,8 @@ std::optional<Restored> restore_run(ReproOptions& o, const std::string& canonica
   for (const std::string& a : set_vars) cmd += a + " ";
   cmd += "gauntlet repro " + shell_quote(canonical_key) + " --backend " + shell_quote(o.backend);
   if (!profile.empty() && profile != o.backend) cmd += " --profile " + shell_quote(profile);
-  if (!o.suites_dir.empty() && o.suites_dir != default_suites_dir()) cmd += " --suites-dir " + shell_quote(o.suites_dir);
+  if (!o.suites_dir.empty() && o.suites_dir != default_suites_dir())
+    cmd += " --suites-dir " + shell_quote(o.suites_dir);
   if (!o.golden_store.empty()) cmd += " --golden-store " + shell_quote(o.golden_store);
   if (!o.golden_release.empty()) cmd += " --golden-release " + shell_quote(o.golden_release);
   r.standalone = cmd;
@@ -238,7 +248,8 @@ void warn_if_backend_differs(const Restored& r, const Backend& backend) {
   }
   std::string detail;
   for (const std::string& f : fields) {
-    std::string here = now.contains(f) ? now[f].dump() : "absent", there = r.backend_config.contains(f) ? r.backend_config[f].dump() : "absent";
+    std::string here = now.contains(f) ? now[f].dump() : "absent",
+                there = r.backend_config.contains(f) ? r.backend_config[f].dump() : "absent";
     if (here.size() > 80) here = here.substr(0, 77) + "...";
     if (there.size() > 80) there = there.substr(0, 77) + "...";
     detail += fmt::format("{}{} {} here, {} in the run", detail.empty() ? "" : "; ", f, here, there);
@@ -342,7 +353,8 @@ int repro_in_child(const ReproOptions& o, const Restored* restored) {
   std::string debug = "gdb --args " + shell_quote(args[0]);
   for (std::size_t i = 1; i + 1 < args.size(); ++i) debug += " " + shell_quote(args[i]);
   fmt::print("debug it: {} --in-process\n", debug);
-  if (!o.bundle.empty()) fmt::print("bundle   NOT written: the case killed its process before it had outputs to save\n");
+  if (!o.bundle.empty())
+    fmt::print("bundle   NOT written: the case killed its process before it had outputs to save\n");
   if (restored) print_reproduced(*restored, Status::Crash);
   std::fflush(stdout);
   return 1;
@@ -419,15 +431,23 @@ int repro(const ReproOptions& given) {
     for (const auto& s : detail.inputs) j["inputs"].push_back(summary_json(s));
     j["worst_elements"] = nlohmann::json::array();
     for (const auto& w : detail.worst) {
-      j["worst_elements"].push_back({{"output", w.output}, {"index", w.index}, {"coords", w.coords},
-                                     {"actual", json_number(w.actual)}, {"golden", json_number(w.golden)},
+      j["worst_elements"].push_back({{"output", w.output},
+                                     {"index", w.index},
+                                     {"coords", w.coords},
+                                     {"actual", json_number(w.actual)},
+                                     {"golden", json_number(w.golden)},
                                      {"golden_cast", json_number(w.golden_cast)},
-                                     {"abs_err", json_number(w.abs_err)}, {"allowed", json_number(w.allowed)}});
+                                     {"abs_err", json_number(w.abs_err)},
+                                     {"allowed", json_number(w.allowed)}});
     }
     if (restored) {
-      j["restored_from"] = {{"db", o.db}, {"run", restored->info.id}, {"backend", restored->info.backend},
-                            {"backend_version", restored->info.backend_version}, {"standalone", restored->standalone}};
-      j["stored_status"] = restored->stored ? nlohmann::json(status_name(restored->stored->status)) : nlohmann::json(nullptr);
+      j["restored_from"] = {{"db", o.db},
+                            {"run", restored->info.id},
+                            {"backend", restored->info.backend},
+                            {"backend_version", restored->info.backend_version},
+                            {"standalone", restored->standalone}};
+      j["stored_status"] =
+          restored->stored ? nlohmann::json(status_name(restored->stored->status)) : nlohmann::json(nullptr);
       j["backend_version"] = backend->version();
     }
     if (bundle) j["bundle"] = {{"dir", o.bundle}, {"files", bundle->files}, {"bytes", bundle->bytes}};
@@ -441,8 +461,8 @@ int repro(const ReproOptions& given) {
   } else {
     const OpSpec* op = find_op(key.target);
     if (key.kind == "model") {
-      fmt::print("case     {}\nid       {:016x}\nmodel    {} (config {}, {}, {})\nbackend  {} ({})\n\n", out.key, key.id(),
-                 key.target, key.config, key.exec, key.mode_text(), backend->name(), backend->version());
+      fmt::print("case     {}\nid       {:016x}\nmodel    {} (config {}, {}, {})\nbackend  {} ({})\n\n", out.key,
+                 key.id(), key.target, key.config, key.exec, key.mode_text(), backend->name(), backend->version());
     } else if (!op) {  // a collective: its group ran it; the outcome says it all
       fmt::print("case     {}\nid       {:016x}\ncoll     {} over {} ranks\nbackend  {} ({})\n\n", out.key, key.id(),
                  key.target, key.world, backend->name(), backend->version());
@@ -459,16 +479,21 @@ int repro(const ReproOptions& given) {
   if (!detail.worst.empty()) {
     fmt::print("worst elements (furthest outside tolerance first)\n");
     for (const auto& w : detail.worst) {
-      fmt::print("  {}{:<14} actual {:<14.8g} golden {:<14.8g} golden in dtype {:<14.8g} |err| {:.3g}  allowed {:.3g}\n",
-                 w.output, w.coords, w.actual, w.golden, w.golden_cast, w.abs_err, w.allowed);
+      fmt::print(
+          "  {}{:<14} actual {:<14.8g} golden {:<14.8g} golden in dtype {:<14.8g} |err| {:.3g}  allowed {:.3g}\n",
+          w.output, w.coords, w.actual, w.golden, w.golden_cast, w.abs_err, w.allowed);
     }
   }
   const Metrics& m = out.metrics;
-  fmt::print("tolerance rtol={:g} atol={:g} ({})\n", out.rtol, out.atol, out.tolerance_profile.empty() ? "-" : out.tolerance_profile);
-  fmt::print("metrics  max abs err {:.4g}  max rel err {:.4g}  mismatches {}/{} ({:.3g}%)  max ulp {:g}  nan/inf {}  worst {}\n",
-             m.max_abs_err, m.max_rel_err, m.mismatches, m.numel, 100 * m.mismatch_frac(), m.max_ulp,
-             m.nan_inf_ok ? "agree" : "DISAGREE", m.worst.empty() ? "-" : m.worst);
-  fmt::print("time     first {:.1f} us, median {:.1f} us over {} reps\n", out.timing.first_us, out.timing.median_us, out.timing.reps);
+  fmt::print("tolerance rtol={:g} atol={:g} ({})\n", out.rtol, out.atol,
+             out.tolerance_profile.empty() ? "-" : out.tolerance_profile);
+  fmt::print(
+      "metrics  max abs err {:.4g}  max rel err {:.4g}  mismatches {}/{} ({:.3g}%)  max ulp {:g}  nan/inf {}  worst "
+      "{}\n",
+      m.max_abs_err, m.max_rel_err, m.mismatches, m.numel, 100 * m.mismatch_frac(), m.max_ulp,
+      m.nan_inf_ok ? "agree" : "DISAGREE", m.worst.empty() ? "-" : m.worst);
+  fmt::print("time     first {:.1f} us, median {:.1f} us over {} reps\n", out.timing.first_us, out.timing.median_us,
+             out.timing.reps);
   if (!out.fallback_ops.empty()) fmt::print("fallback {}\n", fmt::join(out.fallback_ops, ", "));
   if (!detail.decomposed.empty()) {
     fmt::print("composite {} (decomposed on the device: not fallbacks)\n", fmt::join(detail.decomposed, ", "));
@@ -478,8 +503,8 @@ int repro(const ReproOptions& given) {
   if (!out.reason.empty()) fmt::print("reason   {}\n", out.reason);
   if (restored) print_reproduced(*restored, out.status);
   if (bundle) {
-    fmt::print("bundle   {} ({} files, {:.1f} KiB): replay with python3 {}/repro.py --device cpu\n", o.bundle, bundle->files.size(),
-               static_cast<double>(bundle->bytes) / 1024, o.bundle);
+    fmt::print("bundle   {} ({} files, {:.1f} KiB): replay with python3 {}/repro.py --device cpu\n", o.bundle,
+               bundle->files.size(), static_cast<double>(bundle->bytes) / 1024, o.bundle);
   } else if (!bundle_error.empty()) {
     fmt::print("bundle   NOT written: {}\n", bundle_error);
     return 2;

@@ -13,11 +13,11 @@ namespace gauntlet::cli {
 
 struct Restored {
   RunInfo info;
-  std::optional<Outcome> stored;  // the run's result for the case, when it has one
-  nlohmann::json backend_config;  // as the run recorded it
-  std::vector<std::string> notes;   // what was restored, to print
+  std::optional<Outcome> stored;   // the run's result for the case, when it has one
+  nlohmann::json backend_config;   // as the run recorded it
+  std::vector<std::string> notes;  // what was restored, to print
   std::vector<std::string> warnings;
-  std::string standalone;           // the same case as a command that needs no database
+  std::string standalone;  // the same case as a command that needs no database
 };
 
 // With o.db set: restores run o.run's (0: the latest with a result for the key) backend,

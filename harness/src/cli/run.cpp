@@ -1,21 +1,21 @@
 // gauntlet run: expand a suite, run every case in worker processes (or in-process with
 // --workers 0), store every result as it arrives; --resume finishes a run that stopped.
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <deque>
 #include <csignal>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
@@ -85,8 +85,9 @@ class RunLock {
       std::string holder(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
       while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
       ::close(fd_);
-      throw UsageError(fmt::format("run {} of {} is being run by another gauntlet ({}): let it end, or stop it and resume",
-                                   run_id, db, holder.empty() ? "holder unknown" : holder));
+      throw UsageError(
+          fmt::format("run {} of {} is being run by another gauntlet ({}): let it end, or stop it and resume", run_id,
+                      db, holder.empty() ? "holder unknown" : holder));
     }
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
@@ -110,12 +111,17 @@ class RunLock {
 class Progress {
  public:
   Progress(const std::vector<const Case*>& todo, bool enabled)
-      : model_(todo.size(), total_cost(todo)), enabled_(enabled), tty_(isatty(STDERR_FILENO)), t0_(Clock::now()), last_(t0_) {
+      : model_(todo.size(), total_cost(todo)),
+        enabled_(enabled),
+        tty_(isatty(STDERR_FILENO)),
+        t0_(Clock::now()),
+        last_(t0_) {
     for (const Case* c : todo) model_.expect(group_of(*c), estimated_case_us(c->key));
   }
   void add(const Case& c, const Outcome& o) {
     const auto now = Clock::now();
-    model_.done(seconds(now), estimated_case_us(c.key), group_of(c), o.status == Status::Crash || o.status == Status::Timeout);
+    model_.done(seconds(now), estimated_case_us(c.key), group_of(c),
+                o.status == Status::Crash || o.status == Status::Timeout);
     ++counts_[o.status];
     if (!enabled_) return;
     if (tty_) {
@@ -137,7 +143,9 @@ class Progress {
  private:
   // Cases that tend to cost alike (Note [Progress model], groups): one op (model, collective) in
   // one dtype.
-  static std::string group_of(const Case& c) { return fmt::format("{}/{}/{}", c.key.kind, c.key.target, dtype_name(c.key.dtype)); }
+  static std::string group_of(const Case& c) {
+    return fmt::format("{}/{}/{}", c.key.kind, c.key.target, dtype_name(c.key.dtype));
+  }
   static double total_cost(const std::vector<const Case*>& todo) {
     double sum = 0;
     for (const Case* c : todo) sum += estimated_case_us(c->key);
@@ -250,8 +258,8 @@ void adopt_run(RunOptions& o, const RunInfo& info, std::optional<KeyList>& keys)
     stored.file = cfg.value("keys_file", std::string("the stored run's keys"));
     stored.keys = cfg.at("keys").get<std::vector<std::string>>();
     if (keys && keys->keys != stored.keys) {
-      throw UsageError(fmt::format("run {} was given other keys (--keys-file {}, {} keys): resume it as it was", info.id,
-                                   stored.file, stored.keys.size()));
+      throw UsageError(fmt::format("run {} was given other keys (--keys-file {}, {} keys): resume it as it was",
+                                   info.id, stored.file, stored.keys.size()));
     }
     keys = std::move(stored);
   } else if (keys) {
@@ -281,10 +289,11 @@ std::string check_capabilities(const Backend& backend, const std::vector<const C
   if (backend.device().is_cpu()) return "";
   const Capabilities caps = probe_capabilities(backend_dispatch_key(backend.device().type()));
   if (!caps.can_take_inputs()) {
-    return fmt::format("backend {} cannot take even contiguous inputs: it registers no {} kernel for {} (`gauntlet "
-                       "backend-info --backend {}` lists what it has; docs/backends.md#qualifying-your-backend)",
-                       backend.name(), c10::toString(backend_dispatch_key(backend.device().type())),
-                       fmt::join(caps.missing_required(), ", "), backend.name());
+    return fmt::format(
+        "backend {} cannot take even contiguous inputs: it registers no {} kernel for {} (`gauntlet "
+        "backend-info --backend {}` lists what it has; docs/backends.md#qualifying-your-backend)",
+        backend.name(), c10::toString(backend_dispatch_key(backend.device().type())),
+        fmt::join(caps.missing_required(), ", "), backend.name());
   }
   if (quiet) return "";
   for (const Requirement& r : caps.requirements) {
@@ -292,8 +301,11 @@ std::string check_capabilities(const Backend& backend, const std::vector<const C
     if (r.op == "aten::as_strided") {
       std::size_t n = 0;
       for (const Case* c : cases) n += c->key.kind == "op" && c->key.layout != Layout::Contig;
-      fmt::print(stderr, "gauntlet: warning: backend {} has no native aten::as_strided: up to {} of {} cases (layouts t, step2, cl) "
-                 "will be UNSUPPORTED, and view ops cannot run\n", backend.name(), n, cases.size());
+      fmt::print(
+          stderr,
+          "gauntlet: warning: backend {} has no native aten::as_strided: up to {} of {} cases (layouts t, step2, cl) "
+          "will be UNSUPPORTED, and view ops cannot run\n",
+          backend.name(), n, cases.size());
     } else if (r.op == "aten::_copy_from_and_resize" && !caps.backend_fallback) {
       continue;  // it matters only to a CPU fallback
     } else {
@@ -353,7 +365,8 @@ int run(const RunOptions& opts) {
   }
   // Note [Run reporters]: a report file whose folder does not exist is refused before the run.
   for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--junit", o.junit},
-                                   {"--markdown", o.markdown}, {"--json-lines", o.json_lines}}) {
+                                   {"--markdown", o.markdown},
+                                   {"--json-lines", o.json_lines}}) {
     if (path.empty() || path == "-") continue;
     const auto parent = std::filesystem::path(path).parent_path();
     if (std::filesystem::is_directory(path) || (!parent.empty() && !std::filesystem::is_directory(parent))) {
@@ -413,13 +426,15 @@ int run(const RunOptions& opts) {
   const std::string cannot_run = check_capabilities(*backend, cases, o.quiet || resumed.has_value());
   if (!cannot_run.empty() && !o.gate) throw UsageError(cannot_run);
   if (resumed && resumed->backend_version != backend->version()) {
-    throw UsageError(fmt::format("run {} ran backend {} {}, this one is {}: resume it with the same backend release "
-                                 "and configuration", resumed->id, resumed->backend, resumed->backend_version,
-                                 backend->version()));
+    throw UsageError(
+        fmt::format("run {} ran backend {} {}, this one is {}: resume it with the same backend release "
+                    "and configuration",
+                    resumed->id, resumed->backend, resumed->backend_version, backend->version()));
   }
   std::unique_ptr<GoldenStore> golden_store;
   if (!o.golden_store.empty()) {
-    golden_store = GoldenStore::open(o.golden_store, o.golden_add ? GoldenStore::Mode::ReadWrite : GoldenStore::Mode::ReadOnly);
+    golden_store =
+        GoldenStore::open(o.golden_store, o.golden_add ? GoldenStore::Mode::ReadWrite : GoldenStore::Mode::ReadOnly);
   } else if (o.golden_add || o.golden_always || !o.golden_release.empty()) {
     throw UsageError("--golden-add, --golden-always and --golden-release need --golden-store DIR");
   }
@@ -438,8 +453,10 @@ int run(const RunOptions& opts) {
   // Note [One orchestrator per run]: a run named by id (resumed, or --run-id) is locked for the
   // life of this process before anything is written to it.
   std::optional<RunLock> lock;
-  if (resumed) lock.emplace(o.db, resumed->id);
-  else if (o.run_id > 0) lock.emplace(o.db, o.run_id);
+  if (resumed)
+    lock.emplace(o.db, resumed->id);
+  else if (o.run_id > 0)
+    lock.emplace(o.db, o.run_id);
   if (resumed) {
     run_id = resumed->id;
     finished = store->finished_keys(run_id);
@@ -531,13 +548,24 @@ int run(const RunOptions& opts) {
   } else if (!todo.empty()) {
     OrchestratorConfig oc;
     oc.exe = self_exe();
-    oc.worker_args = {"--backend", o.backend, "--suites-dir", dir, "--collective-timeout", fmt::format("{:g}", o.collective_timeout),
-                      "--reps", std::to_string(o.timing.reps),
-                      "--min-time", fmt::format("{}", o.timing.min_time_ms), "--max-time",
-                      fmt::format("{}", o.timing.max_time_ms), "--warmup", std::to_string(o.timing.warmup)};
+    oc.worker_args = {"--backend",
+                      o.backend,
+                      "--suites-dir",
+                      dir,
+                      "--collective-timeout",
+                      fmt::format("{:g}", o.collective_timeout),
+                      "--reps",
+                      std::to_string(o.timing.reps),
+                      "--min-time",
+                      fmt::format("{}", o.timing.min_time_ms),
+                      "--max-time",
+                      fmt::format("{}", o.timing.max_time_ms),
+                      "--warmup",
+                      std::to_string(o.timing.warmup)};
     if (!o.golden_store.empty()) {
       oc.worker_args.insert(oc.worker_args.end(), {"--golden-store", o.golden_store});
-      if (!o.golden_release.empty()) oc.worker_args.insert(oc.worker_args.end(), {"--golden-release", o.golden_release});
+      if (!o.golden_release.empty())
+        oc.worker_args.insert(oc.worker_args.end(), {"--golden-release", o.golden_release});
       if (o.golden_always) oc.worker_args.push_back("--golden-always");
     }
     oc.workers = o.workers;
@@ -548,7 +576,8 @@ int run(const RunOptions& opts) {
     }
     oc.timeout_s = o.timeout > 0 ? o.timeout : suite.timeout_s;
     oc.retries = o.retries;
-    oc.log_dir = (std::filesystem::temp_directory_path() / fmt::format("gauntlet-{}-run{}", ::getpid(), run_id)).string();
+    oc.log_dir =
+        (std::filesystem::temp_directory_path() / fmt::format("gauntlet-{}-run{}", ::getpid(), run_id)).string();
     std::unordered_map<std::string, const Case*> by_key;
     std::vector<std::string> keys;
     for (const Case* c : todo) {
@@ -586,8 +615,10 @@ int run(const RunOptions& opts) {
   const std::string hollow = o.gate && stopped.empty() ? hollow_reason(ran_summary(*store, run_id), o.min_ran) : "";
   write_run_reports(*store, o, run_id, suite.file, hollow, github_enabled(o.github));
   if (!stopped.empty()) {
-    fmt::print(stderr, "gauntlet: run {} stopped: {}; stored results are kept. Finish it with: gauntlet run --resume {} --db {}\n",
-               run_id, stopped, run_id, o.db);
+    fmt::print(
+        stderr,
+        "gauntlet: run {} stopped: {}; stored results are kept. Finish it with: gauntlet run --resume {} --db {}\n",
+        run_id, stopped, run_id, o.db);
     if (failed_fast) return 1;
     return g_interrupted ? 130 : 3;
   }

@@ -69,8 +69,8 @@ void JsonLinesFile::flush() {
   const bool ok = std::fwrite(pending_.data(), 1, pending_.size(), file_) == pending_.size() && std::fflush(file_) == 0;
   pending_.clear();
   if (!ok) {
-    fmt::print(stderr, "gauntlet: warning: --json-lines {}: write failed ({}); the database keeps every result\n", path_,
-               std::strerror(errno));
+    fmt::print(stderr, "gauntlet: warning: --json-lines {}: write failed ({}); the database keeps every result\n",
+               path_, std::strerror(errno));
     std::fclose(file_);
     file_ = nullptr;
   }

@@ -5,15 +5,15 @@
 #include <cmath>
 #include <iostream>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "cli.h"
 #include "gauntlet/catalog.h"
 #include "gauntlet/outcome_json.h"
-#include "gauntlet/reports.h"
 #include "gauntlet/regress.h"
+#include "gauntlet/reports.h"
 #include "gauntlet/store.h"
 
 namespace gauntlet::cli {
@@ -36,7 +36,9 @@ std::vector<std::string> wanted_statuses(const std::string& spec) {
       continue;
     }
     auto st = parse_status(item);
-    if (!st) throw UsageError("unknown status '" + item + "' (PASS, FAIL, ERROR, CRASH, TIMEOUT, UNSUPPORTED, SKIP, XFAIL, XPASS, all)");
+    if (!st)
+      throw UsageError("unknown status '" + item +
+                       "' (PASS, FAIL, ERROR, CRASH, TIMEOUT, UNSUPPORTED, SKIP, XFAIL, XPASS, all)");
     out.emplace_back(status_name(*st));
   }
   return out;
@@ -57,7 +59,8 @@ RanSummary ran_summary(const Store& store, long long run_id) {
   RanSummary s;
   for (const auto& [status, n] : store.status_counts(run_id)) {
     s.cases += n;
-    if (status == Status::Pass || status == Status::Fail || status == Status::XFail || status == Status::XPass) s.ran += n;
+    if (status == Status::Pass || status == Status::Fail || status == Status::XFail || status == Status::XPass)
+      s.ran += n;
     if (status == Status::Pass) s.passed += n;
   }
   if (auto info = store.run(run_id)) {
@@ -79,7 +82,8 @@ std::string hollow_reason(const RanSummary& s, double min_ran) {
   return "";
 }
 
-void print_summary(const Store& store, const std::string& db_path, long long run_id, const std::vector<std::string>& statuses) {
+void print_summary(const Store& store, const std::string& db_path, long long run_id,
+                   const std::vector<std::string>& statuses) {
   auto info = store.run(run_id);
   if (!info) throw UsageError(fmt::format("no run {} in the database", run_id));
   auto counts = store.status_counts(run_id);
@@ -87,8 +91,8 @@ void print_summary(const Store& store, const std::string& db_path, long long run
   for (const auto& [s, n] : counts) total += n;
   // An unfinished run says how far it got: "8802 of 13114 cases".
   const std::int64_t planned = ran_summary(store, run_id).cases;
-  const std::string how_many = info->finished_at.empty() && planned > total ? fmt::format("{} of {}", total, planned)
-                                                                            : std::to_string(total);
+  const std::string how_many =
+      info->finished_at.empty() && planned > total ? fmt::format("{} of {}", total, planned) : std::to_string(total);
   fmt::print("run {}  suite {}  backend {} ({})  release {}  {} cases  {} .. {}\n", info->id, info->suite,
              info->backend, info->backend_version, info->release.empty() ? "-" : info->release, how_many,
              info->started_at, info->finished_at.empty() ? "(unfinished)" : info->finished_at);
@@ -113,7 +117,8 @@ void print_summary(const Store& store, const std::string& db_path, long long run
     for (const auto& [op, n] : fallback_ops) top.emplace_back(-n, op);
     std::sort(top.begin(), top.end());
     std::string ops;
-    for (std::size_t i = 0; i < top.size() && i < 5; ++i) ops += fmt::format("{}{} ({})", i ? ", " : "", top[i].second, -top[i].first);
+    for (std::size_t i = 0; i < top.size() && i < 5; ++i)
+      ops += fmt::format("{}{} ({})", i ? ", " : "", top[i].second, -top[i].first);
     fmt::print("  fallback: {} of {} cases ({:.1f}%) ran ops on the CPU, {} ops: {}{}\n", fell_back, ran,
                100.0 * double(fell_back) / double(std::max<std::int64_t>(ran, 1)), fallback_ops.size(), ops,
                top.size() > 5 ? ", ..." : "");
@@ -124,7 +129,8 @@ void print_summary(const Store& store, const std::string& db_path, long long run
     std::int64_t n[2] = {0, 0};
     for (const auto& r : results) {
       const Outcome& o = r.outcome;
-      if (o.status != Status::Pass && o.status != Status::Fail && o.status != Status::XFail && o.status != Status::XPass) {
+      if (o.status != Status::Pass && o.status != Status::Fail && o.status != Status::XFail &&
+          o.status != Status::XPass) {
         continue;
       }
       const double tp = throughput_per_s(o.work_items, o.sim_time_us ? *o.sim_time_us : o.timing.median_us);
@@ -142,11 +148,12 @@ void print_summary(const Store& store, const std::string& db_path, long long run
         cost = fmt::format(", cost per million {} {:.4g} at {:g} per device-hour", unit,
                            *info->price_per_device_hour * 1e6 / 3600 / tp, *info->price_per_device_hour);
       }
-      fmt::print("  throughput: {} cases, geomean {:.4g} {}/s ({} time){}\n", n[u], tp, unit,
-                 std::any_of(results.begin(), results.end(), [](const auto& r) { return r.outcome.sim_time_us.has_value(); })
-                     ? "simulated"
-                     : "host",
-                 cost);
+      fmt::print(
+          "  throughput: {} cases, geomean {:.4g} {}/s ({} time){}\n", n[u], tp, unit,
+          std::any_of(results.begin(), results.end(), [](const auto& r) { return r.outcome.sim_time_us.has_value(); })
+              ? "simulated"
+              : "host",
+          cost);
     }
   }
   // Note [Grouped failures]: identical failures are one entry: three or more results with the same
@@ -171,7 +178,8 @@ void print_summary(const Store& store, const std::string& db_path, long long run
     auto models_of = [](const Outcome& o) {
       static constexpr std::string_view kFrom = "from models: ";
       if (o.error.empty() || o.reason.rfind(kFrom, 0) != 0) return std::string();
-      return o.reason.substr(kFrom.size(), o.reason.find(';') == std::string::npos ? std::string::npos : o.reason.find(';') - kFrom.size());
+      return o.reason.substr(kFrom.size(), o.reason.find(';') == std::string::npos ? std::string::npos
+                                                                                   : o.reason.find(';') - kFrom.size());
     };
     if (members.size() < 3) {
       for (const StoredResult* r : members) {
@@ -191,11 +199,12 @@ void print_summary(const Store& store, const std::string& db_path, long long run
         i = j == std::string::npos ? list.size() : j + 2;
       }
     }
-    fmt::print("{:<11} {} and {} more with the same {}\n            {}\n{}            repro: {}\n            each: {}\n", st,
-               first, members.size() - 1, members.front()->outcome.error.empty() ? "reason" : "error", why,
-               models.empty() ? "" : fmt::format("            from models: {}\n", fmt::join(models, ", ")),
-               repro_command(first, db_path, run_id, info->backend),
-               fmt::format("gauntlet show --db {} --run {} --status {} --json", shell_argument(db_path), run_id, st));
+    fmt::print(
+        "{:<11} {} and {} more with the same {}\n            {}\n{}            repro: {}\n            each: {}\n", st,
+        first, members.size() - 1, members.front()->outcome.error.empty() ? "reason" : "error", why,
+        models.empty() ? "" : fmt::format("            from models: {}\n", fmt::join(models, ", ")),
+        repro_command(first, db_path, run_id, info->backend),
+        fmt::format("gauntlet show --db {} --run {} --status {} --json", shell_argument(db_path), run_id, st));
   }
 }
 
@@ -224,13 +233,23 @@ int show(const ShowOptions& o) {
     j["repro"] = repro_command(r.outcome.key, o.db, run_id, info->backend);
     results.push_back(std::move(j));
   }
-  nlohmann::json run = {{"id", info->id}, {"suite", info->suite}, {"backend", info->backend},
-                        {"backend_version", info->backend_version}, {"release", info->release},
-                        {"torch_version", info->torch_version}, {"host", info->host},
-                        {"started_at", info->started_at}, {"finished_at", info->finished_at},
-                        {"price_per_device_hour",
-                         info->price_per_device_hour ? nlohmann::json(*info->price_per_device_hour) : nlohmann::json(nullptr)}};
-  std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"run", run}, {"counts", counts}, {"results", results}}.dump(1)
+  nlohmann::json run = {
+      {"id", info->id},
+      {"suite", info->suite},
+      {"backend", info->backend},
+      {"backend_version", info->backend_version},
+      {"release", info->release},
+      {"torch_version", info->torch_version},
+      {"host", info->host},
+      {"started_at", info->started_at},
+      {"finished_at", info->finished_at},
+      {"price_per_device_hour",
+       info->price_per_device_hour ? nlohmann::json(*info->price_per_device_hour) : nlohmann::json(nullptr)}};
+  std::cout << nlohmann::json{{"json_schema_version", kJsonSchemaVersion},
+                              {"run", run},
+                              {"counts", counts},
+                              {"results", results}}
+                   .dump(1)
             << "\n";
   return 0;
 }

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include <csignal>
-
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -66,8 +65,12 @@ int worker(const WorkerOptions& o) {
   RunnerConfig cfg = runner_config(tolerances, expectations, o.timing, golden_store.get(),
                                    /*golden_add=*/false, o.golden_always, o.golden_release);
   enable_collectives(cfg, o.backend, dir, o.collective_timeout);
-  emit({{"type", "hello"}, {"protocol", kWorkerProtocol}, {"pid", ::getpid()}, {"backend", backend->name()},
-        {"backend_version", backend->version()}, {"backend_profile", backend->profile()},
+  emit({{"type", "hello"},
+        {"protocol", kWorkerProtocol},
+        {"pid", ::getpid()},
+        {"backend", backend->name()},
+        {"backend_version", backend->version()},
+        {"backend_profile", backend->profile()},
         {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)}});
   std::string line, message;
   while (std::getline(std::cin, line)) {

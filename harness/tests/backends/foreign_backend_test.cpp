@@ -52,7 +52,8 @@ class ForeignBackend : public e2e::E2E {
   Rows run_suite(const std::string& suite, const std::string& backend, const std::string& env = "",
                  const std::string& extra = "") {
     const fs::path db = dir_ / (suite + "-" + fs::path(backend).stem().string() + ".db");
-    const Result r = gauntlet("run --suite " + suite + " --backend " + backend + " --db " + db.string() + " --quiet " + extra, env);
+    const Result r =
+        gauntlet("run --suite " + suite + " --backend " + backend + " --db " + db.string() + " --quiet " + extra, env);
     EXPECT_TRUE(r.code == 0 || r.code == 1) << r.out << r.err;
     last_db_ = db;
     return read_rows(db);
@@ -97,7 +98,8 @@ TEST_F(ForeignBackend, SparseRunsEveryContiguousCaseOfItsOpsAndNamesWhatItLacks)
     }
     if (row.status == Status::Unsupported && k.layout != gauntlet::Layout::Contig &&
         row.error.find("needs aten::as_strided") != std::string::npos) {
-      EXPECT_EQ(row.error.find("layout " + std::string(gauntlet::layout_name(k.layout)) + " needs aten::as_strided"), 0u)
+      EXPECT_EQ(row.error.find("layout " + std::string(gauntlet::layout_name(k.layout)) + " needs aten::as_strided"),
+                0u)
           << key << ": " << row.error;
     }
     // An ERROR is the backend's own kernel refusing (its _copy_from converts no dtypes, say), and
@@ -182,7 +184,8 @@ TEST_F(ForeignBackend, BuggyOffsetViewsFailAndACrashIsReproducedSafely) {
     // What changed is wrong: a wrong view reads the wrong elements (FAIL, or an error in a kernel
     // that checks shapes), and neg on bf16 crashes, also as a step of another op's backward.
     EXPECT_TRUE(row.status == Status::Fail || row.status == Status::Crash || row.status == Status::Error)
-        << key << ": " << gauntlet::status_name(twin.status) << " -> " << gauntlet::status_name(row.status) << " " << row.error;
+        << key << ": " << gauntlet::status_name(twin.status) << " -> " << gauntlet::status_name(row.status) << " "
+        << row.error;
     if (row.status == Status::Crash) {
       EXPECT_NE(row.error.find("SIGABRT"), std::string::npos) << key << ": " << row.error;
       if (op_of(key) == "neg") crashing = key;
@@ -208,8 +211,10 @@ TEST_F(ForeignBackend, AHollowLibraryFailsTheGate) {
   expect_one_line_error(plain, "cannot take even contiguous inputs");
   EXPECT_FALSE(fs::exists(db));
 
-  ASSERT_EQ(gauntlet("run --suite smoke --backend cpu --quiet --release r1 --filter 'op/add/*' --db " + db.string()).code, 0);
-  const Result gated = gauntlet("run --suite smoke --backend " + backend + " --release r2 --filter 'op/add/*' --gate --db " + db.string());
+  ASSERT_EQ(
+      gauntlet("run --suite smoke --backend cpu --quiet --release r1 --filter 'op/add/*' --db " + db.string()).code, 0);
+  const Result gated = gauntlet("run --suite smoke --backend " + backend +
+                                " --release r2 --filter 'op/add/*' --gate --db " + db.string());
   EXPECT_EQ(gated.code, 1) << gated.out << gated.err;
   EXPECT_NE(gated.out.find("gate: FAIL: run 2 is hollow"), std::string::npos) << gated.out;
   const Result cmp = gauntlet("compare --db " + db.string() + " --run 2 --baseline 1 --gate accuracy --quiet");
@@ -241,12 +246,14 @@ TEST_F(ForeignBackend, APluginsProfileIsItsLibrarysName) {
   EXPECT_NE(r.out.find("profile  tb_sparse\n"), std::string::npos) << r.out;
   r = gauntlet("backend-info --backend plugin:" + lib("tb_sparse") + " --profile acme-x1");
   EXPECT_NE(r.out.find("profile  acme-x1\n"), std::string::npos) << r.out;
-  const fs::path suites = suites_with({{"expectations.yaml",
-                                        "skip:\n  - match: \"op/add/*\"\n    backend: [tb_sparse]\n    reason: the vendor's own\n"}});
+  const fs::path suites =
+      suites_with({{"expectations.yaml",
+                    "skip:\n  - match: \"op/add/*\"\n    backend: [tb_sparse]\n    reason: the vendor's own\n"}});
   const fs::path copy = dir_ / "elsewhere" / "libtb_sparse.so";
   fs::create_directories(copy.parent_path());
   fs::copy_file(lib("tb_sparse"), copy);
-  const Rows rows = run_suite("smoke", "plugin:" + copy.string(), "", "--filter 'op/add/*' --suites-dir " + suites.string());
+  const Rows rows =
+      run_suite("smoke", "plugin:" + copy.string(), "", "--filter 'op/add/*' --suites-dir " + suites.string());
   ASSERT_FALSE(rows.empty());
   for (const auto& [key, row] : rows) EXPECT_EQ(row.status, Status::Skip) << key;
 }

@@ -60,8 +60,8 @@ constexpr c10::DispatchKeySet kKeySet(c10::DispatchKey::PrivateUse1);
 bool on_device(const at::Tensor& t) { return t.device().type() == kDeviceType; }
 
 void check_device_index(c10::DeviceIndex index) {
-  TORCH_CHECK(index <= 0, TB_NAME, ": there is one device (privateuseone:0); privateuseone:",
-              static_cast<int>(index), " does not exist");
+  TORCH_CHECK(index <= 0, TB_NAME, ": there is one device (privateuseone:0); privateuseone:", static_cast<int>(index),
+              " does not exist");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -131,8 +131,7 @@ at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride, c10::opti
 // Note: data_ptr() already points at the first element, storage offset included.
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking*/) {
   TORCH_CHECK((on_device(self) || self.is_cpu()) && (on_device(dst) || dst.is_cpu()), TB_NAME,
-              ": _copy_from copies between privateuseone and cpu only, not from ", self.device(), " to ",
-              dst.device());
+              ": _copy_from copies between privateuseone and cpu only, not from ", self.device(), " to ", dst.device());
   TORCH_CHECK(self.scalar_type() == dst.scalar_type(), TB_NAME, ": _copy_from does not convert dtypes (",
               self.scalar_type(), " to ", dst.scalar_type(), "): copy first, then convert");
   TORCH_CHECK(self.numel() == dst.numel(), TB_NAME, ": _copy_from needs the same number of elements on both ",
@@ -229,8 +228,8 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
     if (dst.numel() == self.numel() && dst.is_contiguous()) {
       impl->set_sizes_contiguous(self.sizes());
     } else {
-      TORCH_CHECK(dst.numel() == 0, TB_NAME, ": cannot resize a tensor of shape ", dst.sizes(), " to ",
-                  self.sizes(), ": only empty tensors, or contiguous ones with as many elements, can be resized");
+      TORCH_CHECK(dst.numel() == 0, TB_NAME, ": cannot resize a tensor of shape ", dst.sizes(), " to ", self.sizes(),
+                  ": only empty tensors, or contiguous ones with as many elements, can be resized");
       at::Tensor fresh = empty_on_device(self.sizes(), dst.scalar_type());
       impl->set_storage_keep_dtype(fresh.storage());
       impl->set_storage_offset(0);
@@ -325,9 +324,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 
 #if defined(TB_WITH_FALLBACK)
-TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&tb::cpu_fallback>());
-}
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) { m.fallback(torch::CppFunction::makeFromBoxedFunction<&tb::cpu_fallback>()); }
 #endif
 
 #endif  // TB_HOLLOW

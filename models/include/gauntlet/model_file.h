@@ -66,8 +66,8 @@ struct ModelFileSpec {
   std::vector<ModelFileInput> inputs;
   std::vector<std::pair<std::string, std::map<std::string, std::int64_t>>> configs;  // the first is the default
   std::vector<std::string> dtypes{"f32"};
-  std::string golden = "f64";           // the golden's dtype on the CPU: f64, or f32
-  std::vector<std::string> libraries;   // "torchvision", "torchaudio" or a path to a .so
+  std::string golden = "f64";            // the golden's dtype on the CPU: f64, or f32
+  std::vector<std::string> libraries;    // "torchvision", "torchaudio" or a path to a .so
   std::vector<ModelFileOutput> outputs;  // per flattened output, in order; missing ones are scaled
   std::int64_t file_bytes = 0;
 

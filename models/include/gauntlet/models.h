@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
 #include "gauntlet/error.h"
 
 namespace torch::jit {
@@ -123,8 +124,7 @@ ModelCatalog load_model_catalog(const std::string& dir);
 
 // Evaluates a size expression: integers and size names joined by + - * / and parentheses; a
 // division must be exact. Throws std::invalid_argument with a message naming the problem.
-std::int64_t eval_size_expr(const std::string& expr,
-                            const std::map<std::string, std::int64_t>& sizes);
+std::int64_t eval_size_expr(const std::string& expr, const std::map<std::string, std::int64_t>& sizes);
 
 // "f32" -> kFloat, "bf16", "f16", "f64"; throws ModelError otherwise. And back.
 at::ScalarType model_dtype(const std::string& name);
@@ -136,14 +136,13 @@ std::string model_dtype_name(at::ScalarType t);
 // libtorch versions (libtorch's RNG is never used). Values are drawn in double and rounded to
 // `dtype` once; the same seed with f64 gives the unrounded values. `batch_scale` multiplies the
 // batch size `b` (a shape sequence, Note [Shape sequences]); every model has one.
-std::vector<at::Tensor> make_model_inputs(const ModelSpec& spec, const std::string& config,
-                                          at::ScalarType dtype, std::uint64_t seed,
-                                          std::int64_t batch_scale = 1);
+std::vector<at::Tensor> make_model_inputs(const ModelSpec& spec, const std::string& config, at::ScalarType dtype,
+                                          std::uint64_t seed, std::int64_t batch_scale = 1);
 
 // Deterministic values uniform in [lo, hi] (a splitmix64 stream from `seed`), e.g. the fixed
 // weights of a loss sum(output * w).
-at::Tensor splitmix_uniform(at::IntArrayRef shape, at::ScalarType dtype, std::uint64_t seed,
-                            double lo = -1.0, double hi = 1.0);
+at::Tensor splitmix_uniform(at::IntArrayRef shape, at::ScalarType dtype, std::uint64_t seed, double lo = -1.0,
+                            double hi = 1.0);
 
 // Compiles the model's source with torch::jit::compile; a compile error is a ModelError naming
 // the file (libtorch's message, with its source excerpt, follows).
@@ -159,8 +158,7 @@ std::vector<at::Tensor> flatten_model_result(const c10::IValue& result);
 
 // The forward graph as compiled, with calls to the file's helper functions inlined and no other
 // pass run (a copy: the executor's optimisations never show here), for inspecting nodes.
-std::shared_ptr<torch::jit::Graph> model_graph(torch::jit::CompilationUnit& cu,
-                                               const ModelSpec& spec);
+std::shared_ptr<torch::jit::Graph> model_graph(torch::jit::CompilationUnit& cu, const ModelSpec& spec);
 
 // The 1-based line of the model's source file that produced `node` (0 when unknown). Nodes
 // inlined from a helper function point into the helper's body.

@@ -54,8 +54,8 @@ class OpBuilder {
  public:
   OpBuilder(std::string name, std::string aten, std::string family);
   OpBuilder& in(InputSpec s);
-  OpBuilder& x(double lo = -2, double hi = 2);        // a real-valued input named self/other/...
-  OpBuilder& pos(double lo = 0.1, double hi = 4);     // a positive input
+  OpBuilder& x(double lo = -2, double hi = 2);     // a real-valued input named self/other/...
+  OpBuilder& pos(double lo = 0.1, double hi = 4);  // a positive input
   OpBuilder& arg(std::string name, ArgType type, std::string def, std::vector<std::string> choices = {});
   OpBuilder& dtypes(DTypeSet s);
   OpBuilder& grad(bool on = true);
@@ -66,7 +66,7 @@ class OpBuilder {
   OpBuilder& strides_like_input();
   OpBuilder& note(std::string text);
   OpBuilder& check_key(std::function<std::optional<std::string>(const CaseKey&)> rule);  // OpSpec::check_key
-  OpBuilder& kinks(std::vector<double> points);  // of the last input added
+  OpBuilder& kinks(std::vector<double> points);                                          // of the last input added
   OpBuilder& fn(OpFn f);
   OpDef build() &&;
 
@@ -78,6 +78,7 @@ class OpBuilder {
 class OpRegistry {
  public:
   void add(OpDef d);
+
  private:
   friend const OpDef* find_op_def(const std::string&);
   friend std::vector<const OpSpec*> all_ops();

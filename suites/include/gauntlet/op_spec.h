@@ -35,7 +35,7 @@ struct InputSpec {
   Domain domain = Domain::Real;
   double lo = -2.0, hi = 2.0;
   InputType type = InputType::CaseDType;
-  int index_of = 0;           // for Index/Class domains: whose size bounds the values
+  int index_of = 0;            // for Index/Class domains: whose size bounds the values
   bool differentiable = true;  // gets requires_grad in eager-bwd mode
   bool optional = false;       // may be left out by giving fewer shapes (e.g. bias)
   // Points where the op is not differentiable (hardswish at +-3): inputs that round onto one
@@ -55,9 +55,9 @@ struct ArgSpec {
 
 // What an op promises about its outputs; the runner checks these.
 struct OutputPromise {
-  bool same_shape_as_golden = true;   // always true today: compared to the CPU op's output
-  bool dtype_matches_golden = true;   // output dtype equals the golden op's in the case dtype
-  bool strides_like_input = false;    // elementwise ops keep a dense input's strides
+  bool same_shape_as_golden = true;  // always true today: compared to the CPU op's output
+  bool dtype_matches_golden = true;  // output dtype equals the golden op's in the case dtype
+  bool strides_like_input = false;   // elementwise ops keep a dense input's strides
 };
 
 struct OpSpec {
