@@ -1,14 +1,22 @@
+// Note [Closed backend interface]: everything that differs between backends is a virtual of
+// Backend, implemented here (the plugin's through its exports): device plumbing, the dispatch key,
+// the compile path and process groups. Code outside this file asks the backend, never
+// device().is_cpu() or a library symbol (docs/architecture.md "How to add": a backend).
+#define GAUNTLET_COMPAT_C10D  // the CPU's process groups are Gloo's
 #include "gauntlet/backend.h"
 
 #include <ATen/ops/as_strided_native.h>
 #include <c10/util/StringUtil.h>
 #include <dlfcn.h>
+#include <torch/csrc/jit/ir/ir.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
+#include "gauntlet/compile_abi.h"
+#include "gauntlet/compile_path.h"
 #include "gauntlet/dispatch_probe.h"
 #include "gauntlet/plugin_abi.h"
 #include "gauntlet/torch_compat.h"
@@ -45,6 +53,20 @@ at::Tensor Backend::to_device(const at::Tensor& cpu) const {
   return base.as_strided(cpu.sizes(), cpu.strides(), cpu.storage_offset());
 }
 
+std::optional<c10::DispatchKey> Backend::dispatch_key() const {
+  if (device().is_cpu()) return std::nullopt;
+  return backend_dispatch_key(device().type());
+}
+
+std::unique_ptr<CompiledGraph> Backend::compile_graph(const std::shared_ptr<torch::jit::Graph>&) {
+  throw c10::NotImplementedError({__func__, __FILE__, __LINE__}, "backend " + name() + " has no compile path");
+}
+
+c10::intrusive_ptr<compat::CollectiveGroup> Backend::new_process_group(const c10::intrusive_ptr<c10d::Store>&, int, int,
+                                                                       std::chrono::milliseconds) {
+  throw c10::NotImplementedError({__func__, __FILE__, __LINE__}, "backend " + name() + " has no process group");
+}
+
 at::Tensor Backend::to_host(const at::Tensor& t) const {
   if (!t.defined() || t.device().is_cpu()) return t;
   if (t.is_contiguous()) return t.cpu();
@@ -66,6 +88,16 @@ class CpuBackend final : public Backend {
   std::string name() const override { return "cpu"; }
   std::string version() const override { return "libtorch-" + compat::torch_version(); }
   c10::Device device() const override { return c10::Device(c10::kCPU); }
+  std::optional<c10::DispatchKey> dispatch_key() const override { return std::nullopt; }
+  std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph) override {
+    return compile_with_torchscript(graph);
+  }
+  c10::intrusive_ptr<compat::CollectiveGroup> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+                                                                int world, std::chrono::milliseconds timeout) override {
+    auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
+    opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world, opts);
+  }
 };
 
 template <typename Fn>
@@ -133,7 +165,22 @@ class PluginBackend final : public Backend {
   void reset_device_time() override {
     if (reset_time_) reset_time_();
   }
-  void* plugin_symbol(const char* name) const override { return dlsym(handle_, name); }
+  std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph) override {
+    auto compile = symbol<gauntlet_backend_compile_graph_t>(handle_, "gauntlet_backend_compile_graph");
+    if (!compile) return Backend::compile_graph(graph);
+    std::shared_ptr<torch::jit::Graph> copy = graph->copy();
+    void* made = compile(&copy);
+    if (!made) throw std::runtime_error("backend " + name() + ": its graph compiler refused the graph");
+    return std::unique_ptr<CompiledGraph>(static_cast<CompiledGraph*>(made));
+  }
+  c10::intrusive_ptr<compat::CollectiveGroup> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+                                                                int world, std::chrono::milliseconds timeout) override {
+    auto make = symbol<gauntlet_backend_new_process_group_t>(handle_, "gauntlet_backend_new_process_group");
+    if (!make) return Backend::new_process_group(store, rank, world, timeout);
+    void* pg = make(store.get(), rank, world, static_cast<int>(timeout.count()));
+    if (!pg) throw std::runtime_error("backend " + name() + ": its process group factory failed");
+    return c10::intrusive_ptr<compat::CollectiveGroup>::reclaim(static_cast<compat::CollectiveGroup*>(pg));
+  }
   std::optional<double> device_time_us() const override {
     if (!time_) return std::nullopt;
     const double t = time_();
@@ -225,7 +272,14 @@ class Profiled final : public Backend {
   std::vector<std::string> take_fallback_ops() override { return inner_->take_fallback_ops(); }
   void reset_device_time() override { inner_->reset_device_time(); }
   std::optional<double> device_time_us() const override { return inner_->device_time_us(); }
-  void* plugin_symbol(const char* name) const override { return inner_->plugin_symbol(name); }
+  std::optional<c10::DispatchKey> dispatch_key() const override { return inner_->dispatch_key(); }
+  std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph) override {
+    return inner_->compile_graph(graph);
+  }
+  c10::intrusive_ptr<compat::CollectiveGroup> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+                                                                int world, std::chrono::milliseconds timeout) override {
+    return inner_->new_process_group(store, rank, world, timeout);
+  }
 
  private:
   std::unique_ptr<Backend> inner_;

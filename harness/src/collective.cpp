@@ -22,7 +22,6 @@
 #include "gauntlet/coll_spec.h"
 #include "gauntlet/inputs.h"
 #include "gauntlet/op_impl.h"
-#include "gauntlet/plugin_abi.h"
 #include "gauntlet/torch_compat.h"
 
 namespace gauntlet {
@@ -188,25 +187,6 @@ Tolerance coll_tolerance(const CaseKey& key, const Tolerance& base) {
 
 namespace {
 
-// A c10d process group for `backend`: Gloo on the CPU; a plugin's own when it exports one.
-c10::intrusive_ptr<compat::CollectiveGroup> new_process_group(Backend& backend,
-                                                              const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                                              int world, std::chrono::milliseconds timeout) {
-  if (backend.device().is_cpu()) {
-    auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
-    opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-    return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world, opts);
-  }
-  auto make = reinterpret_cast<gauntlet_backend_new_process_group_t>(
-      backend.plugin_symbol("gauntlet_backend_new_process_group"));
-  if (!make)
-    throw c10::NotImplementedError({__func__, __FILE__, __LINE__},
-                                   "backend " + backend.name() + " has no process group");
-  void* pg = make(store.get(), rank, world, static_cast<int>(timeout.count()));
-  if (!pg) throw std::runtime_error("backend " + backend.name() + ": its process group factory failed");
-  return c10::intrusive_ptr<compat::CollectiveGroup>::reclaim(static_cast<compat::CollectiveGroup*>(pg));
-}
-
 c10d::ReduceOp to_reduce_op(const std::string& op) {
   if (op == "sum") return c10d::ReduceOp::SUM;
   if (op == "avg") return c10d::ReduceOp::AVG;
@@ -344,7 +324,7 @@ void run_checked(const CaseKey& key, int rank, int port, Backend& backend, const
   if (store->add("gauntlet/started", 1) == key.world) store->set("gauntlet/all-started", std::vector<std::uint8_t>{1});
   store->wait({"gauntlet/all-started"}, startup);
   store->setTimeout(timeout);
-  auto pg = new_process_group(backend, store, rank, key.world, timeout);
+  auto pg = backend.new_process_group(store, rank, key.world, timeout);
   store->set(fmt::format("gauntlet/joined/{}", rank), std::vector<std::uint8_t>{1});
   store->add("gauntlet/joined", 1);
 

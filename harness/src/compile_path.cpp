@@ -136,18 +136,8 @@ void record_compile_stats(const CompileStats& st, const std::string& file, Outco
   out.reason += (out.reason.empty() ? "" : "; ") + text.substr(0, 1000);
 }
 
-std::unique_ptr<CompiledGraph> compile_graph(Backend& backend, const std::shared_ptr<torch::jit::Graph>& graph) {
-  if (backend.device().is_cpu()) return std::make_unique<TorchScriptCompiled>(graph);
-  auto compile =
-      reinterpret_cast<gauntlet_backend_compile_graph_t>(backend.plugin_symbol("gauntlet_backend_compile_graph"));
-  if (!compile) {
-    throw c10::NotImplementedError({__func__, __FILE__, __LINE__},
-                                   "backend " + backend.name() + " has no compile path");
-  }
-  std::shared_ptr<torch::jit::Graph> copy = graph->copy();
-  void* made = compile(&copy);
-  if (!made) throw std::runtime_error("backend " + backend.name() + ": its graph compiler refused the graph");
-  return std::unique_ptr<CompiledGraph>(static_cast<CompiledGraph*>(made));
+std::unique_ptr<CompiledGraph> compile_with_torchscript(const std::shared_ptr<torch::jit::Graph>& graph) {
+  return std::make_unique<TorchScriptCompiled>(graph);
 }
 
 }  // namespace gauntlet

@@ -345,7 +345,7 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   std::optional<CompileScope> compile_scope;
   if (compiled) {
     compile_scope.emplace();
-    program = compile_graph(backend, model_graph(*cu, spec));
+    program = backend.compile_graph(model_graph(*cu, spec));
     forward = [&](const std::vector<at::Tensor>& a) {
       std::vector<c10::IValue> values = program->run(std::vector<c10::IValue>(a.begin(), a.end()));
       std::vector<at::Tensor> outs;
@@ -458,7 +458,7 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   out.fallback_ops = backend.take_fallback_ops();
   const bool use_backend = cfg.fallback_source == FallbackSource::Backend ||
                            (cfg.fallback_source == FallbackSource::Auto && backend.reports_fallbacks());
-  if (!use_backend && !backend.device().is_cpu()) out.fallback_ops = std::move(dispatcher_fallbacks);
+  if (!use_backend && backend.dispatch_key()) out.fallback_ops = std::move(dispatcher_fallbacks);
   if (!reps.empty()) record_repetitions(out.timing, std::move(reps));
   if (program) record_compile_stats(program->stats(), std::filesystem::path(spec.path).filename().string(), out);
 }

@@ -368,7 +368,7 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
   std::vector<at::Tensor> device_inputs;
   for (const at::Tensor& t : inputs) device_inputs.push_back(backend.to_device(t));
   std::string fixed;
-  if (!backend.device().is_cpu()) {
+  if (backend.dispatch_key()) {  // a device of its own: pinned CPU tensors or dtypes matter
     const std::vector<std::string> found = fixed_devices_and_dtypes(module);
     std::vector<std::string> relevant;
     for (const std::string& f : found) {
@@ -518,7 +518,7 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
   out.fallback_ops = backend.take_fallback_ops();
   const bool use_backend = cfg.fallback_source == FallbackSource::Backend ||
                            (cfg.fallback_source == FallbackSource::Auto && backend.reports_fallbacks());
-  if (!use_backend && !backend.device().is_cpu()) out.fallback_ops = std::move(dispatcher_fallbacks);
+  if (!use_backend && backend.dispatch_key()) out.fallback_ops = std::move(dispatcher_fallbacks);
   if (!reps.empty()) record_repetitions(out.timing, std::move(reps));
   out.reason += (out.reason.empty() || notes.empty() ? "" : "; ") + notes;
 }
@@ -592,7 +592,7 @@ void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backen
   record_repetitions(out.timing, std::vector<double>(actual.step_us.begin() + 1, actual.step_us.end()));
   out.peak_mem_bytes = memory_baseline.peak_above(backend);
   out.fallback_ops = backend.take_fallback_ops();
-  if (!backend.reports_fallbacks() && !backend.device().is_cpu()) out.fallback_ops = std::move(dispatcher_fallbacks);
+  if (!backend.reports_fallbacks() && backend.dispatch_key()) out.fallback_ops = std::move(dispatcher_fallbacks);
 
   // The loss trajectory, relative to the golden's largest loss; the weights, each relative to
   // its own largest golden value.

@@ -277,7 +277,7 @@ std::unique_ptr<CompiledGraph> trace_and_compile(const OpDef& def, const CaseKey
     throw c10::NotImplementedError({__func__, __FILE__, __LINE__},
                                    "the op's call cannot be traced into a graph: " + what.substr(0, 300));
   }
-  return compile_graph(backend, graph);
+  return backend.compile_graph(graph);
 }
 
 std::vector<NamedTensor> run_compiled(CompiledGraph& program, const std::vector<at::Tensor>& inputs) {
@@ -593,9 +593,9 @@ void CaseTrace::note_raise(const DispatchObserver* obs) {
 }
 
 std::unique_ptr<DispatchObserver> observe_dispatch(const Backend& backend) {
-  const c10::Device d = backend.device();
-  if (d.is_cpu()) return nullptr;
-  return std::make_unique<DispatchObserver>(d.type(), backend_dispatch_key(d.type()));
+  const std::optional<c10::DispatchKey> key = backend.dispatch_key();
+  if (!key) return nullptr;
+  return std::make_unique<DispatchObserver>(backend.device().type(), *key);
 }
 
 std::vector<std::string> case_fallbacks(Backend& backend, const DispatchObserver* obs, FallbackSource source) {

@@ -9,13 +9,22 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "gauntlet/torch_compat.h"
+
+namespace torch::jit {
+struct Graph;
+}
+
 namespace gauntlet {
+
+class CompiledGraph;  // gauntlet/compile_abi.h
 
 struct MemoryStats {
   std::int64_t current_bytes = 0, peak_bytes = 0;
@@ -59,9 +68,21 @@ class Backend {
   // Device time since the last reset in microseconds (simulated on `sim`), when it can tell.
   virtual void reset_device_time() {}
   virtual std::optional<double> device_time_us() const { return std::nullopt; }
-  // A symbol the backend's library exports beyond the plugin ABI's C functions (the process
-  // group factory, Note [Plugin process groups] in plugin_abi.h); null when it has none.
-  virtual void* plugin_symbol(const char* /*name*/) const { return nullptr; }
+  // The dispatch key of the backend's kernels when it is a device of its own (PrivateUse1): what
+  // the dispatcher can tell of it (its kernels, fallbacks and capabilities, gauntlet/
+  // dispatch_probe.h). None for `cpu`, the reference, which has nothing to fall back to.
+  virtual std::optional<c10::DispatchKey> dispatch_key() const;
+  // The compile path (docs/compile-path.md): a compiled copy of `graph` for the device. `cpu`:
+  // TorchScript's optimizing executor; a plugin: its gauntlet_backend_compile_graph (Note [Plugin
+  // compile path] in compile_abi.h). Throws c10::NotImplementedError when the backend has none (its
+  // compile cases are UNSUPPORTED).
+  virtual std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph);
+  // A c10d process group of `world` ranks for collective cases: Gloo on `cpu`; a plugin's
+  // gauntlet_backend_new_process_group (Note [Plugin process groups] in plugin_abi.h). Throws
+  // c10::NotImplementedError when the backend has none.
+  virtual c10::intrusive_ptr<compat::CollectiveGroup> new_process_group(const c10::intrusive_ptr<c10d::Store>& store,
+                                                                        int rank, int world,
+                                                                        std::chrono::milliseconds timeout);
 };
 
 // Note [Case peak memory]: a case's peak device memory is the peak above what the device held

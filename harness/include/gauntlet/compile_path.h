@@ -29,9 +29,10 @@ class CompileScope {
   bool profiling_, executor_, optimize_, fuser_;
 };
 
-// Compiles `graph` (not modified: each path works on its own copy) for `backend`. Throws
-// c10::NotImplementedError when the backend has no compile path (its cases are UNSUPPORTED).
-std::unique_ptr<CompiledGraph> compile_graph(Backend& backend, const std::shared_ptr<torch::jit::Graph>& graph);
+// The CPU's compile path (Backend::compile_graph of `cpu`): `graph` (not modified) under
+// TorchScript's optimizing executor with its fuser. Other backends compile through
+// Backend::compile_graph (Note [Closed backend interface] in backend.cpp).
+std::unique_ptr<CompiledGraph> compile_with_torchscript(const std::shared_ptr<torch::jit::Graph>& graph);
 
 // Copies what a compile path did into the outcome: its counts, and its graph breaks appended to
 // `reason` ("graph breaks: aten::gelu (mlp.py:12): ..."; `file` names the source a break's

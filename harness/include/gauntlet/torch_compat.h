@@ -43,14 +43,17 @@ inline c10::Device privateuse1_device(int index) {
 
 }  // namespace gauntlet::compat
 
-// Collectives (Note [Collective ranks], Note [Simulated collectives]), for the translation units
-// that define GAUNTLET_COMPAT_C10D before including this header (the c10d headers are heavy).
-// 1.13's process groups implement the collectives themselves (ProcessGroupGloo is a
-// c10d::ProcessGroup); in 2.x a c10d::ProcessGroup dispatches to a c10d::Backend, and
-// ProcessGroupGloo is a Backend. Gauntlet calls the collectives on whichever does the work, with
-// the same signatures in both.
-#ifdef GAUNTLET_COMPAT_C10D
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+// Collectives (Note [Collective ranks], Note [Simulated collectives]). 1.13's process groups
+// implement the collectives themselves (ProcessGroupGloo is a c10d::ProcessGroup); in 2.x a
+// c10d::ProcessGroup dispatches to a c10d::Backend, and ProcessGroupGloo is a Backend. Gauntlet
+// calls the collectives on whichever does the work, with the same signatures in both. Declared
+// here for gauntlet/backend.h; defined for the translation units that define GAUNTLET_COMPAT_C10D
+// before including this header (the c10d headers are heavy).
+namespace c10d {
+class Store;
+class ProcessGroup;
+class Backend;
+}  // namespace c10d
 namespace gauntlet::compat {
 #if TORCH_VERSION_MAJOR >= 2
 using CollectiveGroup = c10d::Backend;
@@ -58,4 +61,6 @@ using CollectiveGroup = c10d::Backend;
 using CollectiveGroup = c10d::ProcessGroup;
 #endif
 }  // namespace gauntlet::compat
+#ifdef GAUNTLET_COMPAT_C10D
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif

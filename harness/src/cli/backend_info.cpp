@@ -18,8 +18,10 @@ int backend_info(const BackendInfoOptions& o) {
   const std::vector<std::string> kernels = backend->kernels();
   const nlohmann::json config = nlohmann::json::parse(backend->config_json(), nullptr, false);
   const MemoryStats mem = backend->memory();
-  const bool device = !backend->device().is_cpu();
-  const c10::DispatchKey key = backend_dispatch_key(backend->device().type());
+  // A device of its own (not the `cpu` reference): what the dispatcher can tell of it.
+  const std::optional<c10::DispatchKey> own_key = backend->dispatch_key();
+  const bool device = own_key.has_value();
+  const c10::DispatchKey key = own_key.value_or(c10::DispatchKey::CPU);
   const Capabilities caps = device ? probe_capabilities(key) : Capabilities{};
   if (o.json) {
     nlohmann::json j = {{"backend", backend->name()},

@@ -286,14 +286,14 @@ void adopt_run(RunOptions& o, const RunInfo& info, std::optional<KeyList>& keys)
 // Returns the one-line reason it cannot take even contiguous inputs ("" when it can), and warns
 // of each missing optional capability with the cases it will cost.
 std::string check_capabilities(const Backend& backend, const std::vector<const Case*>& cases, bool quiet) {
-  if (backend.device().is_cpu()) return "";
-  const Capabilities caps = probe_capabilities(backend_dispatch_key(backend.device().type()));
+  const std::optional<c10::DispatchKey> key = backend.dispatch_key();
+  if (!key) return "";
+  const Capabilities caps = probe_capabilities(*key);
   if (!caps.can_take_inputs()) {
     return fmt::format(
         "backend {} cannot take even contiguous inputs: it registers no {} kernel for {} (`gauntlet "
         "backend-info --backend {}` lists what it has; docs/backends.md#qualifying-your-backend)",
-        backend.name(), c10::toString(backend_dispatch_key(backend.device().type())),
-        fmt::join(caps.missing_required(), ", "), backend.name());
+        backend.name(), c10::toString(*key), fmt::join(caps.missing_required(), ", "), backend.name());
   }
   if (quiet) return "";
   for (const Requirement& r : caps.requirements) {
