@@ -286,14 +286,54 @@ class Profiled final : public Backend {
   std::string profile_;
 };
 
+// Note [Backend registry]: the built-in backends. A new one is a Backend subclass in a file of its
+// own, a function making it, and one line here.
+std::vector<BackendEntry>& registry() {
+  static std::vector<BackendEntry> entries = {
+      {"cpu", "cpu", "libtorch's own CPU kernels, in the case dtype (the reference device)",
+       [](const std::string&, const std::string&) -> std::unique_ptr<Backend> {
+         return std::make_unique<CpuBackend>();
+       }},
+      {"sim", "sim", "the simulated accelerator, libgauntlet_sim.so loaded as a backend library (docs/simulator.md)",
+       [](const std::string&, const std::string&) { return make_plugin("sim", simulator_library()); }},
+      {"plugin:", "plugin:<path.so>", "a backend library that registers PrivateUse1 kernels when loaded",
+       [](const std::string& spec, const std::string& path) {
+         if (path.empty()) throw std::invalid_argument("--backend plugin: needs the library's path (plugin:<path.so>)");
+         return make_plugin(spec, path);
+       }},
+  };
+  return entries;
+}
+
 std::unique_ptr<Backend> make_named(const std::string& spec) {
-  if (spec == "cpu") return std::make_unique<CpuBackend>();
-  if (spec == "sim") return make_plugin("sim", simulator_library());
-  if (spec.rfind("plugin:", 0) == 0) return make_plugin(spec, spec.substr(7));
-  throw std::invalid_argument("unknown backend '" + spec + "' (known: cpu, sim, plugin:<path.so>)");
+  for (const BackendEntry& e : registry()) {
+    const bool scheme = e.name.back() == ':';
+    if (scheme ? spec.rfind(e.name, 0) == 0 : spec == e.name) {
+      return e.make(spec, scheme ? spec.substr(e.name.size()) : std::string());
+    }
+  }
+  throw std::invalid_argument("unknown backend '" + spec + "' (known: " + backend_usages(", ") + ")");
 }
 
 }  // namespace
+
+const std::vector<BackendEntry>& registered_backends() { return registry(); }
+
+void register_backend(BackendEntry entry) {
+  if (entry.name.empty() || entry.name == ":") throw std::invalid_argument("register_backend: an empty backend name");
+  if (!entry.make) throw std::invalid_argument("register_backend: backend " + entry.name + " has no factory");
+  for (const BackendEntry& e : registry()) {
+    if (e.name == entry.name) throw std::invalid_argument("register_backend: backend " + entry.name + " is registered");
+  }
+  if (entry.usage.empty()) entry.usage = entry.name;
+  registry().push_back(std::move(entry));
+}
+
+std::string backend_usages(const std::string& separator) {
+  std::string out;
+  for (const BackendEntry& e : registry()) out += (out.empty() ? "" : separator) + e.usage;
+  return out;
+}
 
 std::unique_ptr<Backend> make_backend(const std::string& spec, const std::string& wanted) {
   std::unique_ptr<Backend> b = make_named(spec);

@@ -1,10 +1,11 @@
-// End to end: the run's reporters (Note [Run reporters] in harness/src/cli/run_reporters.cpp),
+// End to end: the run's reporters (Note [Run reporters] in gauntlet/run/reporters.h),
 // GitHub Actions output (Note [GitHub Actions]), compare's known failures and ci/qualify.sh's
 // report.xml; the real gauntlet binary, real suites, real SQLite files. No torch in this file: it
 // builds in seconds once the binary is built.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -118,6 +119,41 @@ TEST_F(E2E, RunJUnitHasEveryCaseWithTimeValidatesAndCountsFailuresAsShowDoes) {
                           std::to_string(cases) + " cases failed"),
             std::string::npos)
       << markdown;
+}
+
+// --failed-keys (the reporter added as one listener file and one registration line): the failing
+// keys of the run, sorted, the same as `show` counts them, and a run given them by --keys-file runs
+// exactly those cases. A run with no failure writes an empty file.
+TEST_F(E2E, FailedKeysListsTheFailuresAndKeysFileRunsThemAgain) {
+  const fs::path suites = suites_with(kStrictF32);
+  const std::string db = (dir_ / "k.db").string();
+  const fs::path failed = dir_ / "failed.txt";
+  const std::string run = "run --suite smoke --quiet --suites-dir " + suites.string() + " --db " + db;
+  ASSERT_EQ(gauntlet(run + " --filter " + kReportFilter + " --failed-keys " + failed.string()).code, 0);
+  const Result show = gauntlet("show --db " + db + " --json --status all");
+  ASSERT_EQ(show.code, 0) << show.err;
+  std::vector<std::string> failing;
+  const nlohmann::json stored = nlohmann::json::parse(show.out);  // alive through the loop
+  for (const auto& res : stored.at("results")) {
+    if (gauntlet::is_failure(*gauntlet::parse_status(res.at("status").get<std::string>()))) {
+      failing.push_back(res.at("key").get<std::string>());
+    }
+  }
+  std::sort(failing.begin(), failing.end());
+  ASSERT_FALSE(failing.empty());
+  std::string expected;
+  for (const std::string& k : failing) expected += k + "\n";
+  EXPECT_EQ(slurp(failed), expected);
+
+  const Result again = gauntlet(run + " --keys-file " + failed.string() + " --failed-keys " + failed.string());
+  ASSERT_EQ(again.code, 0) << again.err;
+  const Result rerun = gauntlet("show --db " + db + " --run 2 --json --status all");
+  ASSERT_EQ(rerun.code, 0) << rerun.err;
+  EXPECT_EQ(nlohmann::json::parse(rerun.out).at("results").size(), failing.size());
+  EXPECT_EQ(slurp(failed), expected) << "the same cases fail again";
+
+  ASSERT_EQ(gauntlet(run + " --filter 'op/add/bf16/*' --failed-keys " + failed.string()).code, 0);
+  EXPECT_EQ(slurp(failed), "");
 }
 
 // A run stopped by --max-failures, then resumed with the reporters: they cover the whole run, each

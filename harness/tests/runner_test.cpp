@@ -43,6 +43,44 @@ TEST_F(RunnerTest, CpuBackend) {
   EXPECT_THROW(make_backend("plugin:/no/such/lib.so"), std::invalid_argument);
 }
 
+// Note [Backend registry]: a backend registered by name is made by that name, runs cases, and is
+// listed (with its description) wherever the names are: help texts, the unknown-name error.
+TEST_F(RunnerTest, ABackendRegisteredByNameIsMadeRunAndListed) {
+  struct Reference final : Backend {
+    std::string name() const override { return "reference-test"; }
+    std::string version() const override { return "1.0"; }
+    c10::Device device() const override { return c10::Device(c10::kCPU); }
+  };
+  if (std::none_of(registered_backends().begin(), registered_backends().end(),
+                   [](const BackendEntry& e) { return e.name == "reference-test"; })) {
+    register_backend({"reference-test", "", "the CPU under another name, for this test",
+                      [](const std::string&, const std::string&) { return std::make_unique<Reference>(); }});
+  }
+  EXPECT_THROW(register_backend({"reference-test", "", "again",
+                                 [](const std::string&, const std::string&) { return std::make_unique<Reference>(); }}),
+               std::invalid_argument);
+  EXPECT_THROW(register_backend({"nameless", "", "no factory", nullptr}), std::invalid_argument);
+  const auto& entries = registered_backends();
+  ASSERT_GE(entries.size(), 4u);
+  EXPECT_EQ(entries[0].name, "cpu");  // the built-in ones first
+  EXPECT_EQ(entries.back().usage, "reference-test");
+  EXPECT_EQ(backend_usages(), "cpu | sim | plugin:<path.so> | reference-test");
+
+  std::unique_ptr<Backend> b = make_backend("reference-test");
+  EXPECT_EQ(b->name(), "reference-test");
+  EXPECT_EQ(b->profile(), "reference-test");
+  const Outcome o = run_case(CaseKey::parse("op/exp/f32/4x4/contig/eager"), *b, RunnerConfig{});
+  EXPECT_EQ(o.status, Status::Pass) << o.error;
+
+  try {
+    make_backend("tpu");
+    FAIL() << "no error for an unknown backend";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "unknown backend 'tpu' (known: cpu, sim, plugin:<path.so>, reference-test)");
+  }
+  EXPECT_THROW(make_backend("plugin:"), std::invalid_argument);
+}
+
 TEST_F(RunnerTest, Pass) {
   CaseDetail detail;
   Outcome o = run("op/add/f32/8x8,8x8/contig/eager", {}, &detail);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -109,8 +110,29 @@ class MemoryBaseline {
   std::int64_t held_ = 0;
 };
 
-// Makes a backend from its name; throws std::invalid_argument naming the problem. `profile`,
-// when set, replaces the backend's own profile name (--profile).
+// Note [Backend registry]: the backends `--backend` can name, each registered once with a one-line
+// description: the built-in ones (`cpu`, `sim`, and the scheme `plugin:<path.so>`) from one table
+// in backend.cpp, others by register_backend before the first make_backend (an embedder, a test).
+// A name ending in ':' is a scheme: it takes what follows it in the spec as its argument. The
+// names, the error for an unknown one and `gauntlet backend-info --list` all come from here.
+struct BackendEntry {
+  std::string name;         // "cpu"; a scheme ends with ':' ("plugin:")
+  std::string usage;        // how --backend spells it: "cpu", "plugin:<path.so>"
+  std::string description;  // one line
+  // Makes the backend; `arg` is what follows a scheme's name ("" for a plain name). Throws
+  // std::invalid_argument naming the problem.
+  std::function<std::unique_ptr<Backend>(const std::string& spec, const std::string& arg)> make;
+};
+// Every registered backend, the built-in ones first, in registration order.
+const std::vector<BackendEntry>& registered_backends();
+// Adds a backend; throws std::invalid_argument when the name is taken, empty or has no factory.
+void register_backend(BackendEntry entry);
+// The usages joined with `separator`: "cpu | sim | plugin:<path.so>" for help texts.
+std::string backend_usages(const std::string& separator = " | ");
+
+// Makes a backend from its name; throws std::invalid_argument naming the problem (an unknown name
+// lists the registered ones). `profile`, when set, replaces the backend's own profile name
+// (--profile).
 std::unique_ptr<Backend> make_backend(const std::string& spec, const std::string& profile = "");
 // The profile of a backend library that exports no name: the file's stem without "lib"
 // (libfoo.so -> foo, /opt/x/libfoo.so.1 -> foo).

@@ -1,4 +1,4 @@
-// GitHub Actions output (Note [GitHub Actions] in harness/src/cli/run_reporters.cpp): workflow
+// GitHub Actions output (Note [GitHub Actions] in harness/src/run/github_reporter.cpp): workflow
 // command lines (`::error file=F,title=T::message`) that GitHub turns into annotations on the job
 // and the pull request, and the Markdown of compare's step summary. Pure functions; no torch.
 #pragma once

@@ -1,4 +1,4 @@
-// The reports of `gauntlet run` (Note [Run reporters] in harness/src/cli/run_reporters.cpp): every
+// The reports of `gauntlet run` (Note [Run reporters] in gauntlet/run/reporters.h): every
 // result of one run rendered as JUnit XML for CI test views and as Markdown for people, and the
 // run's verdict. Pure functions of their inputs, like compare's reports (gauntlet/reports.h, whose
 // escaping they share): the same RunReport gives the same bytes, so they are approval-tested

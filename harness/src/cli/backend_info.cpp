@@ -13,7 +13,28 @@
 
 namespace gauntlet::cli {
 
+namespace {
+
+// --list: the registered backends (Note [Backend registry]), without making any.
+int list_backends(bool json) {
+  if (json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const BackendEntry& e : registered_backends()) {
+      list.push_back({{"name", e.name}, {"usage", e.usage}, {"description", e.description}});
+    }
+    std::cout << list.dump(1) << "\n";
+    return 0;
+  }
+  std::size_t width = 0;
+  for (const BackendEntry& e : registered_backends()) width = std::max(width, e.usage.size());
+  for (const BackendEntry& e : registered_backends()) fmt::print("{:<{}}  {}\n", e.usage, width, e.description);
+  return 0;
+}
+
+}  // namespace
+
 int backend_info(const BackendInfoOptions& o) {
+  if (o.list) return list_backends(o.json);
   std::unique_ptr<Backend> backend = make_backend(o.backend);
   const std::vector<std::string> kernels = backend->kernels();
   const nlohmann::json config = nlohmann::json::parse(backend->config_json(), nullptr, false);

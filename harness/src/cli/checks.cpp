@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "gauntlet/run/reporters.h"
 
 namespace gauntlet::cli {
 
@@ -94,7 +95,6 @@ void add_value_checks(CLI::App& app) {
       {"--junit", not_empty()},
       {"--markdown", not_empty()},
       {"--keys-file", not_empty()},
-      {"--json-lines", not_empty()},
       // Time limits: zero, negative or not a number would disable them.
       {"--timeout", real_in(0, true, kHuge, "a positive number of seconds")},
       {"--collective-timeout", real_in(0, true, kHuge, "a positive number of seconds")},
@@ -128,6 +128,11 @@ void add_value_checks(CLI::App& app) {
   };
   visit(app, [&](CLI::App& sub) {
     const std::string n = sub.get_name();
+    if (n == "run") {  // every registered reporter's file (Note [Run reporters])
+      for (const RunReporterEntry& e : run_reporters()) {
+        if (CLI::Option* opt = sub.get_option_no_throw("--" + e.flag)) opt->check(not_empty());
+      }
+    }
     for (const auto& [name, check] : by_name) {
       CLI::Option* opt = sub.get_option_no_throw(name);
       if (!opt) continue;

@@ -117,10 +117,10 @@ struct RunOptions {
   long long max_failures = 0;       // --max-failures: stop after this many (0: never; Note [Fail fast])
   TimingOptions timing;
   std::vector<std::string> record_env;  // --record-env: globs of variables to record (Note [Recorded environment])
-  // Note [Run reporters] (run_reporters.cpp): report files and GitHub Actions output.
-  std::string junit, json_lines, markdown;  // --junit, --json-lines, --markdown ("": none)
-  bool github = false;                      // --github (also when GITHUB_ACTIONS=true)
-  std::string keys_file;                    // --keys-file: exact keys to run
+  // Note [Run reporters] (gauntlet/run/reporters.h): report files and GitHub Actions output.
+  std::map<std::string, std::string> reports;  // --junit FILE...: reporter flag -> file ("": none)
+  bool github = false;                         // --github (also when GITHUB_ACTIONS=true)
+  std::string keys_file;                       // --keys-file: exact keys to run
 };
 struct GoldenOptions {
   std::string action;  // build, verify, freeze, gc
@@ -169,6 +169,7 @@ int golden(const GoldenOptions& o);
 struct BackendInfoOptions {
   std::string backend = "cpu";
   bool json = false;
+  bool list = false;  // the registered backends instead (Note [Backend registry])
 };
 int backend_info(const BackendInfoOptions& o);
 inline constexpr int kWorkerProtocol = 1;  // Note [Worker protocol] in worker.cpp
@@ -206,7 +207,7 @@ struct CompareOptions {
   std::string markdown, junit, json;                                   // report files ("-": stdout)
   int top = 50;
   bool quiet = false;
-  bool github = false;  // --github (also when GITHUB_ACTIONS=true): Note [GitHub Actions] (run_reporters.cpp)
+  bool github = false;  // --github (also when GITHUB_ACTIONS=true): Note [GitHub Actions] (src/run/github_reporter.cpp)
   // --confirm (Note [Confirmation] in confirm.cpp)
   bool confirm = false;
   std::string baseline_backend, candidate_backend;  // default: the runs' backends
@@ -329,35 +330,7 @@ std::string hollow_reason(const RanSummary& s, double min_ran);
 // The suites dir a run used, or "" when it was the default.
 std::string run_suites_dir(const std::string& config_json);
 
-// Note [Run reporters] (run_reporters.cpp). `run --json-lines FILE`: one line per result, written
-// when the result is committed to the database (write() queues, flush() writes and flushes the
-// file), so that the file never holds a result the database lacks. A resumed run's file starts
-// with the results stored before (begin()).
-class JsonLinesFile {
- public:
-  // Creates (truncates) `path`; a UsageError when it cannot.
-  JsonLinesFile(const std::string& path, std::string db, std::int64_t run_id, std::string backend);
-  ~JsonLinesFile();
-  JsonLinesFile(const JsonLinesFile&) = delete;
-  JsonLinesFile& operator=(const JsonLinesFile&) = delete;
-  void begin(const Store& store);  // every result the run already has, in the store's order
-  void write(const Outcome& o);    // queued until flush()
-  void flush();
-
- private:
-  std::string path_, db_, backend_;
-  std::int64_t run_id_;
-  std::FILE* file_ = nullptr;
-  std::string pending_;
-};
-// Note [GitHub Actions]: whether to write the step summary and annotations: --github, or
-// $GITHUB_ACTIONS is "true".
-bool github_enabled(bool flag);
-// After a run (finished or stopped): --junit and --markdown from every result of the run in the
-// store (a resumed run's included), and with `github` the step summary and annotations. `hollow`:
-// Note [Hollow runs]'s reason when --gate found the run hollow, else "".
-void write_run_reports(const Store& store, const RunOptions& o, std::int64_t run_id, const std::string& suite_file,
-                       const std::string& hollow, bool github);
-// compare's step summary and annotations (Note [GitHub Actions]); `hollow` as above.
+// compare's step summary and annotations (Note [GitHub Actions] in src/run/github_reporter.cpp);
+// `hollow`: Note [Hollow runs]'s reason when the candidate is hollow, else "".
 void write_compare_github(const RunComparison& c, const ReportOptions& ro, const std::string& hollow);
 }  // namespace gauntlet::cli

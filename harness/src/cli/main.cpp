@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "gauntlet/catalog.h"
 #include "gauntlet/golden_store.h"
+#include "gauntlet/run/reporters.h"
 #include "gauntlet/store.h"
 #include "reduce_command.h"
 
@@ -47,7 +48,7 @@ int main(int argc, char** argv) {
   run->add_option("--model", run_model,
                   "qualify a TorchScript model file: a .pt with its manifest <stem>.yaml beside it, a manifest, or a "
                   "folder of them (docs/models.md, \"Qualify your own model\"); instead of --suite");
-  auto* run_backend = run->add_option("--backend", ro.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
+  auto* run_backend = run->add_option("--backend", ro.backend, backend_usages())->capture_default_str();
   std::string profile;
   auto add_profile = [&profile](CLI::App* sub) {
     sub->add_option("--profile", profile,
@@ -88,9 +89,7 @@ int main(int argc, char** argv) {
   run->add_flag("--quiet", ro.quiet, "no progress line");
   run->add_flag("--skip-db-check", ro.skip_db_check,
                 "skip the PRAGMA quick_check of an existing database before writing (about 0.5 s per million results)");
-  run->add_option("--junit", ro.junit, "write the run's JUnit XML here when it ends (every case; - for stdout)");
-  run->add_option("--json-lines", ro.json_lines, "write one JSON line per result here, as results are stored");
-  run->add_option("--markdown", ro.markdown, "write the run's Markdown report here when it ends (- for stdout)");
+  for (const RunReporterEntry& e : run_reporters()) run->add_option("--" + e.flag, ro.reports[e.flag], e.help);
   run->add_flag("--github", ro.github,
                 "GitHub Actions: append a summary to $GITHUB_STEP_SUMMARY and print ::error lines for failures "
                 "(on by default when GITHUB_ACTIONS=true)");
@@ -156,7 +155,7 @@ int main(int argc, char** argv) {
   cli::ReproOptions po;
   auto* repro = app.add_subcommand("repro", "run one case (in a child process) and explain its verdict");
   repro->add_option("key", po.key, "the case key")->required();
-  repro->add_option("--backend", po.backend, "cpu | sim | plugin:<path.so> (default: the run's with --db, else cpu)");
+  repro->add_option("--backend", po.backend, backend_usages() + " (default: the run's with --db, else cpu)");
   repro->add_option("--db", po.db, "restore the backend, environment, suites dir and goldens of a stored run");
   repro->add_option("--run", po.run, "with --db: that run (default: the latest with a result for the case)");
   repro->add_option("--suites-dir", po.suites_dir, "where expectations.yaml and tolerances.yaml live");
@@ -179,7 +178,7 @@ int main(int argc, char** argv) {
                                     "shrink a failing op case to the smallest shapes that still fail the same way, in "
                                     "worker processes (docs/repro.md)");
   reduce->add_option("key", rdo.key, "the failing case key")->required();
-  reduce->add_option("--backend", rdo.backend, "cpu | sim | plugin:<path.so> (default: the run's with --db, else cpu)");
+  reduce->add_option("--backend", rdo.backend, backend_usages() + " (default: the run's with --db, else cpu)");
   reduce->add_option("--db", rdo.db,
                      "restore the backend, environment, suites dir and goldens of a stored run (as repro --db)");
   reduce->add_option("--run", rdo.run, "with --db: that run (default: the latest with a result for the case)");
@@ -309,7 +308,7 @@ int main(int argc, char** argv) {
   auto* bench = app.add_subcommand("bench", "time a suite's cases with Google Benchmark and store them as a run");
   bench->add_option("--suite", be.suite, "suite name or .yaml path")->required();
   bench->add_option("--db", be.db, "SQLite database to write (created if missing)")->required();
-  bench->add_option("--backend", be.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
+  bench->add_option("--backend", be.backend, backend_usages())->capture_default_str();
   add_profile(bench);
   bench->add_option("--filter", be.filter, "gtest-style globs on case keys");
   bench->add_option("--shard", be.shard, "i/N: only the i-th of N shards");
@@ -329,8 +328,9 @@ int main(int argc, char** argv) {
 
   cli::BackendInfoOptions bo;
   auto* binfo = app.add_subcommand("backend-info", "what a backend reports: version, configuration, native kernels");
-  binfo->add_option("--backend", bo.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
+  binfo->add_option("--backend", bo.backend, backend_usages())->capture_default_str();
   binfo->add_flag("--json", bo.json, "print JSON");
+  binfo->add_flag("--list", bo.list, "list the backends --backend can name, with a line on each");
   add_profile(binfo);
 
   cli::RankOptions rko;
@@ -338,7 +338,7 @@ int main(int argc, char** argv) {
   rank->add_option("--key", rko.key, "the collective case")->required();
   rank->add_option("--rank", rko.rank, "this rank")->required();
   rank->add_option("--port", rko.port, "the group's store on 127.0.0.1")->required();
-  rank->add_option("--backend", rko.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
+  rank->add_option("--backend", rko.backend, backend_usages())->capture_default_str();
   rank->add_option("--suites-dir", rko.suites_dir, "where tolerances.yaml lives");
   rank->add_option("--store-timeout", rko.store_timeout, "seconds to wait for the other ranks")->capture_default_str();
   rank->add_option("--startup-timeout", rko.startup_timeout, "seconds for every rank of the group to start")
@@ -346,7 +346,7 @@ int main(int argc, char** argv) {
 
   cli::WorkerOptions wo;
   auto* worker = app.add_subcommand("worker", "run the case keys read on stdin, answer JSON lines (used by run)");
-  worker->add_option("--backend", wo.backend, "cpu | sim | plugin:<path.so>")->capture_default_str();
+  worker->add_option("--backend", wo.backend, backend_usages())->capture_default_str();
   worker->add_option("--suites-dir", wo.suites_dir, "where expectations.yaml and tolerances.yaml live");
   add_timing(worker, wo.timing);
   add_profile(worker);

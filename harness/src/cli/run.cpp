@@ -7,25 +7,21 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <csignal>
 #include <cstring>
-#include <deque>
 #include <filesystem>
-#include <fstream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
-#include <unordered_map>
 
 #include "cli.h"
 #include "gauntlet/dispatch_probe.h"
 #include "gauntlet/environment.h"
 #include "gauntlet/orchestrator.h"
 #include "gauntlet/plan.h"
-#include "gauntlet/progress.h"
-#include "gauntlet/run_reports.h"
+#include "gauntlet/run/listener.h"
+#include "gauntlet/run/reporters.h"
+#include "gauntlet/run/session.h"
 #include "gauntlet/runner.h"
 #include "gauntlet/store.h"
 
@@ -66,8 +62,6 @@ void catch_bus_errors(std::int64_t run_id, const std::string& db, bool in_proces
   ::sigaction(SIGBUS, &sa, nullptr);
 }
 
-using Clock = std::chrono::steady_clock;
-
 // Note [One orchestrator per run]: two `run --run-id 7` (or `--resume 7`) at once on one database
 // would both run run 7's missing cases, the last writer winning. The first takes an advisory lock
 // (flock) on `<db>.run<id>.lock` and holds it until it exits, however it exits: the kernel drops
@@ -104,128 +98,10 @@ class RunLock {
   int fd_ = -1;
 };
 
-// Progress: on a terminal one live line (done/total, cases/s, ETA, counts) with failing keys
-// printed above it as they come; otherwise a plain line every 10 s. The rate and the ETA come
-// from Note [Progress model] (progress.h): a recent window, the remaining cases weighed by their
-// expected cost.
-class Progress {
- public:
-  Progress(const std::vector<const Case*>& todo, bool enabled)
-      : model_(todo.size(), total_cost(todo)),
-        enabled_(enabled),
-        tty_(isatty(STDERR_FILENO)),
-        t0_(Clock::now()),
-        last_(t0_) {
-    for (const Case* c : todo) model_.expect(group_of(*c), estimated_case_us(c->key));
-  }
-  void add(const Case& c, const Outcome& o) {
-    const auto now = Clock::now();
-    model_.done(seconds(now), estimated_case_us(c.key), group_of(c),
-                o.status == Status::Crash || o.status == Status::Timeout);
-    ++counts_[o.status];
-    if (!enabled_) return;
-    if (tty_) {
-      if (is_failure(o.status)) fmt::print(stderr, "\r\033[K{:<8} {}\n", status_name(o.status), o.key);
-      if (now - last_ > std::chrono::milliseconds(100) || model_.done_cases() == model_.total_cases()) {
-        fmt::print(stderr, "\r\033[K{}", line(now));
-        last_ = now;
-      }
-    } else if (now - last_ > std::chrono::seconds(10)) {
-      fmt::print(stderr, "progress: {}\n", line(now));
-      last_ = now;
-    }
-    std::fflush(stderr);
-  }
-  void finish() {
-    if (enabled_ && tty_) fmt::print(stderr, "\r\033[K");
-  }
-
- private:
-  // Cases that tend to cost alike (Note [Progress model], groups): one op (model, collective) in
-  // one dtype.
-  static std::string group_of(const Case& c) {
-    return fmt::format("{}/{}/{}", c.key.kind, c.key.target, dtype_name(c.key.dtype));
-  }
-  static double total_cost(const std::vector<const Case*>& todo) {
-    double sum = 0;
-    for (const Case* c : todo) sum += estimated_case_us(c->key);
-    return sum;
-  }
-  double seconds(Clock::time_point t) const { return std::chrono::duration<double>(t - t0_).count(); }
-  std::string line(Clock::time_point now) const {
-    std::string counts;
-    for (const auto& [st, n] : counts_) counts += fmt::format(" {} {}", status_name(st), n);
-    const auto eta = model_.eta(seconds(now));
-    return fmt::format("[{}/{}] {:.3g} cases/s, ETA {},{}", model_.done_cases(), model_.total_cases(),
-                       model_.rate(seconds(now)), eta ? fmt::format("{:.0f} s", *eta) : std::string("?"), counts);
-  }
-  ProgressModel model_;
-  bool enabled_, tty_;
-  Clock::time_point t0_, last_;
-  std::map<Status, std::size_t> counts_;
-};
-
-// Commits results as they arrive: in batches, and at least every quarter second, so that a
-// killed orchestrator loses at most that much work (a resume re-runs it) and duplicates nothing.
-// With --json-lines, each result's line is queued with it and written when it is committed (Note
-// [Run reporters] in run_reporters.cpp).
-// Note [Stopped by the environment]: when the machine fails the store mid-run (the disk is full,
-// the database stays locked past the busy timeout, an I/O error: a StoreError carrying
-// kExitEnvironment), the run stops as an interrupt would: the orchestrator stops its workers,
-// results already committed stay, the batch that could not be written is dropped (its cases have
-// no result, so a resume runs them again: nothing is lost, nothing stored twice), and run()
-// prints the error, what is stored and the resume command, and exits 4. Any other store error is
-// a bug or bad input and propagates as before.
-class Committer {
- public:
-  Committer(Store& store, std::int64_t run_id, JsonLinesFile* lines)
-      : store_(store), run_id_(run_id), lines_(lines), last_(Clock::now()) {}
-  void add(const Case& c, Outcome o) {
-    if (failed()) {
-      ++lost_;
-      return;
-    }
-    if (!c.note.empty()) o.reason = c.note + (o.reason.empty() ? "" : "; " + o.reason);
-    if (lines_) {
-      o.key = c.text;
-      lines_->write(o);
-    }
-    guarded([&] { store_.add_result(run_id_, c.key, c.text, std::move(o)); });
-    if (Clock::now() - last_ > std::chrono::milliseconds(250)) flush();
-  }
-  void flush() {
-    if (failed()) return;
-    guarded([&] { store_.flush(); });
-    if (lines_) lines_->flush();
-    last_ = Clock::now();
-  }
-  // Runs a store write; an environment failure stops the run (the note above).
-  template <typename F>
-  void guarded(F&& write) {
-    try {
-      write();
-    } catch (const StoreError& e) {
-      if (e.exit_code() != kExitEnvironment) throw;
-      error_ = e.what();
-      lost_ += store_.discard_pending();
-    }
-  }
-  bool failed() const { return !error_.empty(); }
-  const std::string& error() const { return error_; }
-  std::size_t lost() const { return lost_; }
-
- private:
-  Store& store_;
-  std::int64_t run_id_;
-  JsonLinesFile* lines_;
-  Clock::time_point last_;
-  std::string error_;
-  std::size_t lost_ = 0;
-};
-
-// The end of a run the environment stopped: the error, what is stored, how to finish it.
-int stopped_by_environment(Store& store, const RunOptions& o, std::int64_t run_id, const Committer& commit) {
-  fmt::print(stderr, "gauntlet: error: {}\n", commit.error());
+// The end of a run the environment stopped (Note [Stopped by the environment] in
+// harness/src/run/session.cpp): the error, what is stored, how to finish it.
+int stopped_by_environment(Store& store, const RunOptions& o, std::int64_t run_id, const SessionResult& r) {
+  fmt::print(stderr, "gauntlet: error: {}\n", r.store_error);
   std::string stored = "the results committed before it are stored";
   try {  // reading may work where writing did not (a full disk, a lock held by a writer)
     std::int64_t n = 0;
@@ -236,7 +112,7 @@ int stopped_by_environment(Store& store, const RunOptions& o, std::int64_t run_i
   fmt::print(stderr,
              "gauntlet: run {} stopped: the database could not be written; {} ({} more could not be: their cases "
              "run again on resume). Once that is fixed, finish it with: gauntlet run --resume {} --db {}\n",
-             run_id, stored, commit.lost(), run_id, shell_quote(o.db));
+             run_id, stored, r.lost, run_id, shell_quote(o.db));
   return kExitEnvironment;
 }
 
@@ -316,27 +192,6 @@ std::string check_capabilities(const Backend& backend, const std::vector<const C
   return "";
 }
 
-// Note [Run reporters]: an empty shard writes no run, but the report files asked for exist, with no
-// testcase, so that a CI step reading every shard's reports finds each.
-void write_empty_reports(const RunOptions& o, const std::string& suite) {
-  RunReport r;
-  r.suite = suite;
-  r.backend = o.backend;
-  r.finished_at = "-";  // no run: nothing unfinished either
-  r.gauntlet_version = GAUNTLET_VERSION_STRING;
-  auto write = [](const std::string& path, const std::string& text) {
-    if (path.empty()) return;
-    if (path == "-") {
-      fmt::print("{}", text);
-      return;
-    }
-    std::ofstream(path, std::ios::binary) << text;
-  };
-  write(o.junit, run_junit_report(r));
-  write(o.markdown, run_markdown_report(r));
-  if (!o.json_lines.empty()) std::ofstream(o.json_lines, std::ios::binary | std::ios::trunc);
-}
-
 }  // namespace
 
 int run(const RunOptions& opts) {
@@ -364,16 +219,7 @@ int run(const RunOptions& opts) {
     }
   }
   // Note [Run reporters]: a report file whose folder does not exist is refused before the run.
-  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--junit", o.junit},
-                                   {"--markdown", o.markdown},
-                                   {"--json-lines", o.json_lines}}) {
-    if (path.empty() || path == "-") continue;
-    const auto parent = std::filesystem::path(path).parent_path();
-    if (std::filesystem::is_directory(path) || (!parent.empty() && !std::filesystem::is_directory(parent))) {
-      throw UsageError(fmt::format("{} {}: not a file in an existing folder", flag, path));
-    }
-  }
-  if (o.json_lines == "-") throw UsageError("--json-lines needs a file (stdout carries the run's summary)");
+  check_run_reporter_paths(o.reports);
   if (!o.plan.empty() && o.shard.empty() && o.resume == 0 && parse_shard("").second == 1) {
     throw UsageError("--plan needs --shard i/N: which of the plan's shards this host runs");
   }
@@ -415,7 +261,13 @@ int run(const RunOptions& opts) {
   } else {
     cases = select_cases(suite, o.filter, o.shard, keys ? &*keys : nullptr);
     if (cases.empty()) {  // Note [Empty shards]: said, nothing written but the empty reports asked for
-      write_empty_reports(o, suite.name);
+      RunContext none;
+      none.backend = o.backend;
+      none.suite = suite.name;
+      none.gauntlet_version = GAUNTLET_VERSION_STRING;
+      RunListeners reporters;
+      add_run_reporters(o.reports, reporters);
+      reporters.run_ended(none, RunEnd(none, "", ""));
       return 0;
     }
   }
@@ -502,51 +354,33 @@ int run(const RunOptions& opts) {
                cases.size() - todo.size(), cases.size(), todo.size());
   }
 
-  std::optional<JsonLinesFile> json_lines;
-  if (!o.json_lines.empty()) {
-    json_lines.emplace(o.json_lines, o.db, run_id, o.backend);
-    if (resumed) json_lines->begin(*store);
-  }
-  Committer commit(*store, run_id, json_lines ? &*json_lines : nullptr);
-  {
-    std::vector<const CaseKey*> keys;
-    keys.reserve(todo.size());
-    for (const Case* c : todo) keys.push_back(&c->key);
-    commit.guarded([&] { store->add_cases(keys); });  // once, in bulk: each result is then one insert
-    if (commit.failed()) return stopped_by_environment(*store, o, run_id, commit);
-  }
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
-  catch_bus_errors(run_id, o.db, o.workers == 0);
-  Progress progress(todo, !o.quiet);
-  std::string stopped;
-  // Note [Fail fast]: --max-failures N stops the run, as an interrupt would (every result kept,
-  // resumable), once this invocation has stored N failures. Cases in flight on other workers are
-  // stopped with it and left for the resume.
-  std::int64_t failures = 0;
-  const auto count_failure = [&failures](const Outcome& out) { failures += is_failure(out.status) ? 1 : 0; };
-  const auto enough_failures = [&] { return o.max_failures > 0 && failures >= o.max_failures; };
+  // Note [Run listeners]: the progress display, then the reporters asked for.
+  RunContext ctx;
+  ctx.run_id = run_id;
+  ctx.store = store.get();
+  ctx.db_path = o.db;
+  ctx.backend = o.backend;
+  ctx.suite = suite.name;
+  ctx.suite_file = suite.file;
+  ctx.gauntlet_version = GAUNTLET_VERSION_STRING;
+  ctx.resumed = resumed.has_value();
+  ctx.gate = o.gate;
+  RunListeners listeners;
+  if (!o.quiet) listeners.add(progress_display());
+  add_run_reporters(o.reports, listeners);
+  if (github_enabled(o.github)) listeners.add(github_run_reporter());
+
+  // Note [Run session]: how the cases run.
+  Execution how;
+  RunnerConfig cfg;
   if (o.workers == 0) {
-    prepare_process_for_cases();
-    RunnerConfig cfg = runner_config(tolerances, expectations, o.timing, golden_store.get(), o.golden_add,
-                                     o.golden_always, o.golden_release);
+    cfg = runner_config(tolerances, expectations, o.timing, golden_store.get(), o.golden_add, o.golden_always,
+                        o.golden_release);
     enable_collectives(cfg, o.backend, dir, o.collective_timeout);
-    for (const Case* c : todo) {
-      if (g_interrupted || commit.failed()) {
-        stopped = "interrupted";
-        break;
-      }
-      Outcome out = run_case(c->key, *backend, cfg);
-      progress.add(*c, out);
-      count_failure(out);
-      commit.add(*c, std::move(out));
-      if (enough_failures() && c != todo.back()) {
-        stopped = "interrupted";
-        break;
-      }
-    }
-  } else if (!todo.empty()) {
-    OrchestratorConfig oc;
+    how.backend = backend.get();
+    how.runner = &cfg;
+  } else {
+    OrchestratorConfig& oc = how.workers;
     oc.exe = self_exe();
     oc.worker_args = {"--backend",
                       o.backend,
@@ -571,41 +405,20 @@ int run(const RunOptions& opts) {
     oc.workers = o.workers;
     if (!o.devices.empty()) oc.slots = parse_slots(o.devices);
     oc.device_env = o.device_env;
-    if (!oc.slots.empty() && oc.device_env.empty()) {
-      throw UsageError("--devices needs --device-env NAME (e.g. NEURON_RT_VISIBLE_CORES) to bind workers to them");
-    }
     oc.timeout_s = o.timeout > 0 ? o.timeout : suite.timeout_s;
     oc.retries = o.retries;
-    oc.log_dir =
-        (std::filesystem::temp_directory_path() / fmt::format("gauntlet-{}-run{}", ::getpid(), run_id)).string();
-    std::unordered_map<std::string, const Case*> by_key;
-    std::vector<std::string> keys;
     for (const Case* c : todo) {
-      by_key[c->text] = c;
-      keys.push_back(c->text);
       // An included suite's own timeout (Note [Included suites]), unless --timeout says otherwise.
       if (o.timeout <= 0 && c->timeout_s > 0 && c->timeout_s != oc.timeout_s) oc.case_timeout_s[c->text] = c->timeout_s;
     }
-    Orchestrator orchestrator(oc);
-    stopped = orchestrator.run(
-        keys,
-        [&](CaseDone&& d) {
-          d.outcome.device_slot = d.slot;
-          d.outcome.flaky = d.flaky;
-          progress.add(*by_key.at(d.key), d.outcome);
-          count_failure(d.outcome);
-          commit.add(*by_key.at(d.key), std::move(d.outcome));
-        },
-        [&] { return g_interrupted.load() || enough_failures() || commit.failed(); });
-    std::error_code ec;
-    std::filesystem::remove_all(oc.log_dir, ec);
   }
-  const bool failed_fast = !stopped.empty() && !g_interrupted && enough_failures();
-  if (failed_fast) stopped = fmt::format("{} failures reached --max-failures {}", failures, o.max_failures);
-  progress.finish();
-  commit.flush();
-  if (stopped.empty() && !commit.failed()) commit.guarded([&] { store->finish_run(run_id, utc_now()); });
-  if (commit.failed()) return stopped_by_environment(*store, o, run_id, commit);
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  catch_bus_errors(run_id, o.db, o.workers == 0);
+  RunSession session(*store, ctx, listeners, o.max_failures, [] { return g_interrupted.load(); });
+  const SessionResult result = session.run(todo, how);
+  if (!result.store_error.empty()) return stopped_by_environment(*store, o, run_id, result);
+  const std::string& stopped = result.stopped;
   std::vector<std::string> statuses;
   for (Status s : kAllStatuses) {
     if (is_failure(s)) statuses.emplace_back(status_name(s));
@@ -613,13 +426,13 @@ int run(const RunOptions& opts) {
   print_summary(*store, o.db, run_id, statuses);
   fmt::print("\ndatabase: {} (run {})\n", o.db, run_id);
   const std::string hollow = o.gate && stopped.empty() ? hollow_reason(ran_summary(*store, run_id), o.min_ran) : "";
-  write_run_reports(*store, o, run_id, suite.file, hollow, github_enabled(o.github));
+  listeners.run_ended(ctx, RunEnd(ctx, stopped, hollow));
   if (!stopped.empty()) {
     fmt::print(
         stderr,
         "gauntlet: run {} stopped: {}; stored results are kept. Finish it with: gauntlet run --resume {} --db {}\n",
         run_id, stopped, run_id, o.db);
-    if (failed_fast) return 1;
+    if (result.failed_fast) return 1;
     return g_interrupted ? 130 : 3;
   }
   // The gate counts the whole run, including what a resumed run stored before.
