@@ -192,17 +192,21 @@ std::string check_capabilities(const Backend& backend, const std::vector<const C
   return "";
 }
 
-}  // namespace
-
-int run(const RunOptions& opts) {
-  RunOptions o = opts;
+// Checked before anything is recorded: a bad option never leaves an empty run behind. Settles
+// --workers; returns the price of a device-hour and the environment patterns to record.
+struct CheckedOptions {
+  std::optional<double> price;
+  std::vector<std::string> env_patterns;
+};
+CheckedOptions check_options(RunOptions& o) {
   if (o.timing.reps < 0 || o.timing.warmup < 0) throw UsageError("--reps and --warmup must be >= 0");
   if (!(o.min_ran >= 0 && o.min_ran <= 1)) throw UsageError("--min-ran must be a fraction between 0 and 1");
   if (!(o.timing.min_time_ms >= 0) || !(o.timing.max_time_ms > 0)) {
     throw UsageError("--min-time must be >= 0 and --max-time > 0 (milliseconds)");
   }
-  const std::optional<double> price = price_per_device_hour(o.price);
-  const std::vector<std::string> env_patterns = record_env_patterns(o.record_env);
+  CheckedOptions checked;
+  checked.price = price_per_device_hour(o.price);
+  checked.env_patterns = record_env_patterns(o.record_env);
   if (o.in_process) o.workers = 0;
   if (o.workers < 0) {
     o.workers = !o.devices.empty() ? static_cast<int>(parse_slots(o.devices).size())
@@ -211,7 +215,6 @@ int run(const RunOptions& opts) {
   if (o.golden_add && o.workers > 0) {
     throw UsageError("--golden-add writes the golden store from one process: use it with --workers 0");
   }
-  // Checked before anything is recorded: a bad option never leaves an empty run behind.
   if (!o.devices.empty()) {
     parse_slots(o.devices);
     if (o.device_env.empty()) {
@@ -223,65 +226,205 @@ int run(const RunOptions& opts) {
   if (!o.plan.empty() && o.shard.empty() && o.resume == 0 && parse_shard("").second == 1) {
     throw UsageError("--plan needs --shard i/N: which of the plan's shards this host runs");
   }
-  std::optional<KeyList> keys;
-  if (!o.keys_file.empty()) keys = read_keys_file(o.keys_file);
+  return checked;
+}
+
+// The run to resume, when there is one (--resume, or --run-id naming a stored run), with its
+// database open; `o` and `keys` take what decided its cases (adopt_run).
+struct Resumed {
   std::unique_ptr<Store> store;
+  std::optional<RunInfo> run;
+};
+Resumed find_resumed(RunOptions& o, std::optional<KeyList>& keys) {
+  Resumed r;
   std::int64_t resume_id = o.resume;
   if (resume_id == 0 && o.run_id > 0 && std::filesystem::exists(o.db)) {
-    store = Store::open(o.db, write_mode(o.skip_db_check));
-    if (store->run(o.run_id)) resume_id = o.run_id;
+    r.store = Store::open(o.db, write_mode(o.skip_db_check));
+    if (r.store->run(o.run_id)) resume_id = o.run_id;
   }
-  std::optional<RunInfo> resumed;
   if (resume_id > 0) {
-    if (!store) {
+    if (!r.store) {
       if (!std::filesystem::exists(o.db)) throw UsageError(o.db + ": no such database to resume a run in");
-      store = Store::open(o.db, write_mode(o.skip_db_check));
+      r.store = Store::open(o.db, write_mode(o.skip_db_check));
     }
-    resumed = store->run(resume_id);
-    if (!resumed) throw UsageError(fmt::format("{}: no run {} to resume", o.db, resume_id));
+    r.run = r.store->run(resume_id);
+    if (!r.run) throw UsageError(fmt::format("{}: no run {} to resume", o.db, resume_id));
     o.backend_spec_resume = o.backend_given ? o.backend : "";
-    adopt_run(o, *resumed, keys);
+    adopt_run(o, *r.run, keys);
   }
+  return r;
+}
+
+// The suite's cases this invocation runs: a plan's shard, or --filter and --shard, and --keys-file.
+std::vector<const Case*> run_cases(const RunOptions& o, const Suite& suite, const std::optional<KeyList>& keys) {
+  if (o.plan.empty()) return select_cases(suite, o.filter, o.shard, keys ? &*keys : nullptr);
+  const Plan plan = Plan::load(o.plan);
+  if (plan.suite != suite.name) {
+    throw UsageError(fmt::format("{}: the plan is for suite {}, not {}", o.plan, plan.suite, suite.name));
+  }
+  auto [shard, shards] = parse_shard(o.shard);
+  if (shards != 1 && shards != plan.shards) {
+    throw UsageError(fmt::format("--shard {}: the plan has {} shards", o.shard, plan.shards));
+  }
+  std::vector<const Case*> cases = plan.cases_of(suite, shard, o.filter);
+  if (keys) cases = keep_keys(suite, cases, *keys);
+  return cases;
+}
+
+// Note [Empty shards]: a shard with no case writes no run, but the report files asked for.
+void write_empty_shard_reports(const RunOptions& o, const Suite& suite) {
+  RunContext none;
+  none.backend = o.backend;
+  none.suite = suite.name;
+  none.gauntlet_version = GAUNTLET_VERSION_STRING;
+  RunListeners reporters;
+  add_run_reporters(o.reports, reporters);
+  reporters.run_ended(none, RunEnd(none, "", ""));
+}
+
+// The database, opened last among the checks: a bad suite or backend never touches it.
+std::unique_ptr<Store> open_store(const RunOptions& o) {
+  if (const auto parent = std::filesystem::path(o.db).parent_path(); !parent.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(parent, ec);
+    if (ec) throw UsageError(fmt::format("cannot create the folder of {}: {}", o.db, ec.message()));
+  }
+  return Store::open(o.db, write_mode(o.skip_db_check));
+}
+
+// A new run's record (Note [Recorded environment], Note [Repro from the record]): what decides its
+// cases and how they are judged, so that --resume and `repro --db` can take it back.
+RunInfo new_run_record(const RunOptions& o, const CheckedOptions& checked, const Backend& backend, const Suite& suite,
+                       const std::string& dir, std::size_t cases, const std::optional<KeyList>& keys) {
+  RunInfo info = new_run_info(backend, suite, o.release, o.build_id, o.filter);
+  info.price_per_device_hour = checked.price;
+  info.id = o.run_id;
+  auto [shard, shards] = parse_shard(o.shard);
+  info.shard = shards > 1 ? fmt::format("{}/{}", shard, shards) : "";
+  nlohmann::json config{{"suites_dir", dir},
+                        {"suite_file", o.suite},
+                        {"reps", o.timing.reps},
+                        {"min_time_ms", o.timing.min_time_ms},
+                        {"max_time_ms", o.timing.max_time_ms},
+                        {"warmup", o.timing.warmup},
+                        {"cases", cases},
+                        {"plan", o.plan},
+                        {"shard_spec", o.shard},
+                        {"golden_store", o.golden_store},
+                        {"golden_release", o.golden_release},
+                        {"backend_profile", backend.profile()},
+                        {"backend_config", nlohmann::json::parse(backend.config_json(), nullptr, false)},
+                        {"environment", recorded_environment(checked.env_patterns)},
+                        {"environment_patterns", checked.env_patterns}};
+  if (keys) {
+    config["keys_file"] = keys->file;
+    config["keys"] = keys->keys;
+  }
+  info.config_json = config.dump();
+  return info;
+}
+
+// The worker processes' configuration (Note [Run session]): the runner's options as worker argv,
+// slots, timeouts (an included suite's own, Note [Included suites], unless --timeout says
+// otherwise) and retries.
+OrchestratorConfig worker_config(const RunOptions& o, const std::string& dir, const Suite& suite,
+                                 const std::vector<const Case*>& todo) {
+  OrchestratorConfig oc;
+  oc.exe = self_exe();
+  oc.worker_args = {"--backend",
+                    o.backend,
+                    "--suites-dir",
+                    dir,
+                    "--collective-timeout",
+                    fmt::format("{:g}", o.collective_timeout),
+                    "--reps",
+                    std::to_string(o.timing.reps),
+                    "--min-time",
+                    fmt::format("{}", o.timing.min_time_ms),
+                    "--max-time",
+                    fmt::format("{}", o.timing.max_time_ms),
+                    "--warmup",
+                    std::to_string(o.timing.warmup)};
+  if (!o.golden_store.empty()) {
+    oc.worker_args.insert(oc.worker_args.end(), {"--golden-store", o.golden_store});
+    if (!o.golden_release.empty()) oc.worker_args.insert(oc.worker_args.end(), {"--golden-release", o.golden_release});
+    if (o.golden_always) oc.worker_args.push_back("--golden-always");
+  }
+  oc.workers = o.workers;
+  if (!o.devices.empty()) oc.slots = parse_slots(o.devices);
+  oc.device_env = o.device_env;
+  oc.timeout_s = o.timeout > 0 ? o.timeout : suite.timeout_s;
+  oc.retries = o.retries;
+  for (const Case* c : todo) {
+    if (o.timeout <= 0 && c->timeout_s > 0 && c->timeout_s != oc.timeout_s) oc.case_timeout_s[c->text] = c->timeout_s;
+  }
+  return oc;
+}
+
+// After the session: the summary, the reports (run_ended), and the exit code: 130 interrupted, 3
+// stopped, 1 failed fast or gated with failures or hollow, else 0.
+int finish_run(Store& store, const RunOptions& o, const RunContext& ctx, RunListeners& listeners,
+               const SessionResult& result, const std::string& cannot_run) {
+  const std::int64_t run_id = ctx.run_id;
+  const std::string& stopped = result.stopped;
+  std::vector<std::string> statuses;
+  for (Status s : kAllStatuses) {
+    if (is_failure(s)) statuses.emplace_back(status_name(s));
+  }
+  print_summary(store, o.db, run_id, statuses);
+  fmt::print("\ndatabase: {} (run {})\n", o.db, run_id);
+  const std::string hollow = o.gate && stopped.empty() ? hollow_reason(ran_summary(store, run_id), o.min_ran) : "";
+  listeners.run_ended(ctx, RunEnd(ctx, stopped, hollow));
+  if (!stopped.empty()) {
+    fmt::print(
+        stderr,
+        "gauntlet: run {} stopped: {}; stored results are kept. Finish it with: gauntlet run --resume {} --db {}\n",
+        run_id, stopped, run_id, o.db);
+    if (result.failed_fast) return 1;
+    return g_interrupted ? 130 : 3;
+  }
+  if (!o.gate) return 0;
+  if (!hollow.empty()) {
+    fmt::print("gate: FAIL: run {} is hollow: {}{}\n", run_id, hollow,
+               cannot_run.empty() ? "" : "; the backend cannot take inputs");
+    return 1;
+  }
+  // The gate counts the whole run, including what a resumed run stored before.
+  std::int64_t failing = 0;
+  for (const auto& [status, n] : store.status_counts(run_id)) {
+    if (is_failure(status)) failing += n;
+  }
+  return failing > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+// Parse, build the session, run it (Note [Run session]).
+int run(const RunOptions& opts) {
+  RunOptions o = opts;
+  const CheckedOptions checked = check_options(o);
+  std::optional<KeyList> keys;
+  if (!o.keys_file.empty()) keys = read_keys_file(o.keys_file);
+  Resumed resumed = find_resumed(o, keys);
   if (o.suite.empty()) throw UsageError("--suite is required (or --resume RUN_ID)");
 
   const std::string dir = suites_dir_or_default(o.suites_dir);
-  Suite suite = load_suite(o.suite, dir);
-  std::vector<const Case*> cases;
-  if (!o.plan.empty()) {
-    const Plan plan = Plan::load(o.plan);
-    if (plan.suite != suite.name) {
-      throw UsageError(fmt::format("{}: the plan is for suite {}, not {}", o.plan, plan.suite, suite.name));
-    }
-    auto [shard, shards] = parse_shard(o.shard);
-    if (shards != 1 && shards != plan.shards) {
-      throw UsageError(fmt::format("--shard {}: the plan has {} shards", o.shard, plan.shards));
-    }
-    cases = plan.cases_of(suite, shard, o.filter);
-    if (keys) cases = keep_keys(suite, cases, *keys);
-  } else {
-    cases = select_cases(suite, o.filter, o.shard, keys ? &*keys : nullptr);
-    if (cases.empty()) {  // Note [Empty shards]: said, nothing written but the empty reports asked for
-      RunContext none;
-      none.backend = o.backend;
-      none.suite = suite.name;
-      none.gauntlet_version = GAUNTLET_VERSION_STRING;
-      RunListeners reporters;
-      add_run_reporters(o.reports, reporters);
-      reporters.run_ended(none, RunEnd(none, "", ""));
-      return 0;
-    }
+  const Suite suite = load_suite(o.suite, dir);
+  const std::vector<const Case*> cases = run_cases(o, suite, keys);
+  if (cases.empty() && o.plan.empty()) {  // Note [Empty shards]: said, nothing written but the empty reports
+    write_empty_shard_reports(o, suite);
+    return 0;
   }
-  auto [shard, shards] = parse_shard(o.shard);
   const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
   const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
   std::unique_ptr<Backend> backend = make_backend(o.backend);
-  const std::string cannot_run = check_capabilities(*backend, cases, o.quiet || resumed.has_value());
+  const std::string cannot_run = check_capabilities(*backend, cases, o.quiet || resumed.run.has_value());
   if (!cannot_run.empty() && !o.gate) throw UsageError(cannot_run);
-  if (resumed && resumed->backend_version != backend->version()) {
+  if (resumed.run && resumed.run->backend_version != backend->version()) {
     throw UsageError(
         fmt::format("run {} ran backend {} {}, this one is {}: resume it with the same backend release "
                     "and configuration",
-                    resumed->id, resumed->backend, resumed->backend_version, backend->version()));
+                    resumed.run->id, resumed.run->backend, resumed.run->backend_version, backend->version()));
   }
   std::unique_ptr<GoldenStore> golden_store;
   if (!o.golden_store.empty()) {
@@ -290,55 +433,20 @@ int run(const RunOptions& opts) {
   } else if (o.golden_add || o.golden_always || !o.golden_release.empty()) {
     throw UsageError("--golden-add, --golden-always and --golden-release need --golden-store DIR");
   }
-  // Open the store last among the checks: a bad suite or backend never touches the database.
-  if (!store) {
-    if (const auto parent = std::filesystem::path(o.db).parent_path(); !parent.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(parent, ec);
-      if (ec) throw UsageError(fmt::format("cannot create the folder of {}: {}", o.db, ec.message()));
-    }
-    store = Store::open(o.db, write_mode(o.skip_db_check));
-  }
+  std::unique_ptr<Store> store = resumed.store ? std::move(resumed.store) : open_store(o);
 
-  std::int64_t run_id = 0;
-  std::set<std::string> finished;
   // Note [One orchestrator per run]: a run named by id (resumed, or --run-id) is locked for the
   // life of this process before anything is written to it.
   std::optional<RunLock> lock;
-  if (resumed)
-    lock.emplace(o.db, resumed->id);
-  else if (o.run_id > 0)
-    lock.emplace(o.db, o.run_id);
-  if (resumed) {
-    run_id = resumed->id;
+  if (resumed.run || o.run_id > 0) lock.emplace(o.db, resumed.run ? resumed.run->id : o.run_id);
+  std::int64_t run_id = 0;
+  std::set<std::string> finished;
+  if (resumed.run) {
+    run_id = resumed.run->id;
     finished = store->finished_keys(run_id);
     store->reopen_run(run_id);
   } else {
-    RunInfo info = new_run_info(*backend, suite, o.release, o.build_id, o.filter);
-    info.price_per_device_hour = price;
-    info.id = o.run_id;
-    info.shard = shards > 1 ? fmt::format("{}/{}", shard, shards) : "";
-    nlohmann::json config{{"suites_dir", dir},
-                          {"suite_file", o.suite},
-                          {"reps", o.timing.reps},
-                          {"min_time_ms", o.timing.min_time_ms},
-                          {"max_time_ms", o.timing.max_time_ms},
-                          {"warmup", o.timing.warmup},
-                          {"cases", cases.size()},
-                          {"plan", o.plan},
-                          {"shard_spec", o.shard},
-                          {"golden_store", o.golden_store},
-                          {"golden_release", o.golden_release},
-                          {"backend_profile", backend->profile()},
-                          {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)},
-                          {"environment", recorded_environment(env_patterns)},
-                          {"environment_patterns", env_patterns}};
-    if (keys) {
-      config["keys_file"] = keys->file;
-      config["keys"] = keys->keys;
-    }
-    info.config_json = config.dump();
-    run_id = store->begin_run(info);
+    run_id = store->begin_run(new_run_record(o, checked, *backend, suite, dir, cases.size(), keys));
   }
   std::vector<const Case*> todo;
   for (const Case* c : cases) {
@@ -349,7 +457,7 @@ int run(const RunOptions& opts) {
     fmt::print(stderr, "gauntlet: {}\n", cannot_run);
     todo.clear();
   }
-  if (resumed) {
+  if (resumed.run) {
     fmt::print(stderr, "gauntlet: resuming run {}: {} of {} cases have results, {} to run\n", run_id,
                cases.size() - todo.size(), cases.size(), todo.size());
   }
@@ -363,14 +471,14 @@ int run(const RunOptions& opts) {
   ctx.suite = suite.name;
   ctx.suite_file = suite.file;
   ctx.gauntlet_version = GAUNTLET_VERSION_STRING;
-  ctx.resumed = resumed.has_value();
+  ctx.resumed = resumed.run.has_value();
   ctx.gate = o.gate;
   RunListeners listeners;
   if (!o.quiet) listeners.add(progress_display());
   add_run_reporters(o.reports, listeners);
   if (github_enabled(o.github)) listeners.add(github_run_reporter());
 
-  // Note [Run session]: how the cases run.
+  // Note [Run session]: how the cases run, in this process or in workers.
   Execution how;
   RunnerConfig cfg;
   if (o.workers == 0) {
@@ -380,37 +488,7 @@ int run(const RunOptions& opts) {
     how.backend = backend.get();
     how.runner = &cfg;
   } else {
-    OrchestratorConfig& oc = how.workers;
-    oc.exe = self_exe();
-    oc.worker_args = {"--backend",
-                      o.backend,
-                      "--suites-dir",
-                      dir,
-                      "--collective-timeout",
-                      fmt::format("{:g}", o.collective_timeout),
-                      "--reps",
-                      std::to_string(o.timing.reps),
-                      "--min-time",
-                      fmt::format("{}", o.timing.min_time_ms),
-                      "--max-time",
-                      fmt::format("{}", o.timing.max_time_ms),
-                      "--warmup",
-                      std::to_string(o.timing.warmup)};
-    if (!o.golden_store.empty()) {
-      oc.worker_args.insert(oc.worker_args.end(), {"--golden-store", o.golden_store});
-      if (!o.golden_release.empty())
-        oc.worker_args.insert(oc.worker_args.end(), {"--golden-release", o.golden_release});
-      if (o.golden_always) oc.worker_args.push_back("--golden-always");
-    }
-    oc.workers = o.workers;
-    if (!o.devices.empty()) oc.slots = parse_slots(o.devices);
-    oc.device_env = o.device_env;
-    oc.timeout_s = o.timeout > 0 ? o.timeout : suite.timeout_s;
-    oc.retries = o.retries;
-    for (const Case* c : todo) {
-      // An included suite's own timeout (Note [Included suites]), unless --timeout says otherwise.
-      if (o.timeout <= 0 && c->timeout_s > 0 && c->timeout_s != oc.timeout_s) oc.case_timeout_s[c->text] = c->timeout_s;
-    }
+    how.workers = worker_config(o, dir, suite, todo);
   }
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
@@ -418,35 +496,7 @@ int run(const RunOptions& opts) {
   RunSession session(*store, ctx, listeners, o.max_failures, [] { return g_interrupted.load(); });
   const SessionResult result = session.run(todo, how);
   if (!result.store_error.empty()) return stopped_by_environment(*store, o, run_id, result);
-  const std::string& stopped = result.stopped;
-  std::vector<std::string> statuses;
-  for (Status s : kAllStatuses) {
-    if (is_failure(s)) statuses.emplace_back(status_name(s));
-  }
-  print_summary(*store, o.db, run_id, statuses);
-  fmt::print("\ndatabase: {} (run {})\n", o.db, run_id);
-  const std::string hollow = o.gate && stopped.empty() ? hollow_reason(ran_summary(*store, run_id), o.min_ran) : "";
-  listeners.run_ended(ctx, RunEnd(ctx, stopped, hollow));
-  if (!stopped.empty()) {
-    fmt::print(
-        stderr,
-        "gauntlet: run {} stopped: {}; stored results are kept. Finish it with: gauntlet run --resume {} --db {}\n",
-        run_id, stopped, run_id, o.db);
-    if (result.failed_fast) return 1;
-    return g_interrupted ? 130 : 3;
-  }
-  // The gate counts the whole run, including what a resumed run stored before.
-  std::int64_t failing = 0;
-  for (const auto& [status, n] : store->status_counts(run_id)) {
-    if (is_failure(status)) failing += n;
-  }
-  if (!o.gate) return 0;
-  if (!hollow.empty()) {
-    fmt::print("gate: FAIL: run {} is hollow: {}{}\n", run_id, hollow,
-               cannot_run.empty() ? "" : "; the backend cannot take inputs");
-    return 1;
-  }
-  return failing > 0 ? 1 : 0;
+  return finish_run(*store, o, ctx, listeners, result, cannot_run);
 }
 
 }  // namespace gauntlet::cli
