@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <functional>
 #include <iostream>
 
 #include "cli.h"
@@ -12,13 +13,58 @@
 #include "gauntlet/store.h"
 #include "reduce_command.h"
 
-int main(int argc, char** argv) {
-  using namespace gauntlet;
-  CLI::App app{"gauntlet: conformance and performance qualification of PyTorch device backends"};
-  app.require_subcommand(1);
-  app.set_version_flag("--version", "gauntlet " GAUNTLET_VERSION_STRING);
+namespace {
 
+using namespace gauntlet;
+
+// Every command's options, alive from parsing to the command's end.
+struct Options {
+  std::vector<std::string> argv;  // the arguments after the program's name
+  std::string profile;            // --profile, of the commands that make a backend
+  std::string run_model;          // run --model
   cli::ListOptions lo;
+  cli::RunOptions ro;
+  cli::GoldenOptions go;
+  cli::ShowOptions so;
+  cli::ReproOptions po;
+  cli::ReduceOptions rdo;
+  cli::OpsFromModelsOptions fm;
+  cli::PlanOptions pl;
+  cli::MergeOptions mo;
+  cli::CompareOptions co;
+  cli::ReportCommandOptions rp;
+  cli::DashboardCommandOptions dso;
+  cli::BenchOptions be;
+  cli::BackendInfoOptions bo;
+  cli::RankOptions rko;
+  cli::WorkerOptions wo;
+};
+
+// A command (DuckDB's Command subclasses, as a value): its subcommand and what it does once parsed.
+struct Command {
+  CLI::App* app;
+  std::function<int()> action;
+};
+
+void add_profile(CLI::App* sub, std::string& profile) {
+  sub->add_option("--profile", profile,
+                  "the backend's tolerance and expectation profile (default: the name its library exports, else its "
+                  "file's stem: libfoo.so -> foo; or $GAUNTLET_PROFILE)");
+}
+
+void add_timing(CLI::App* sub, cli::TimingOptions& t) {
+  sub->add_option("--reps", t.reps,
+                  "timed repetitions per case at least, after the first call (0: time the first call only)")
+      ->capture_default_str();
+  sub->add_option("--min-time", t.min_time_ms, "repeat until the repetitions took this many ms")->capture_default_str();
+  sub->add_option("--max-time", t.max_time_ms, "stop repeating once the case took this many ms (wins over the others)")
+      ->capture_default_str();
+  sub->add_option("--warmup", t.warmup, "untimed calls between the first call and the repetitions")
+      ->capture_default_str();
+}
+
+Command add_list(CLI::App& app, Options& all) {
+  auto& lo = all.lo;
   auto* list = app.add_subcommand("list", "list the cases of a suite, the op table, or the suites");
   list->add_option("--suite", lo.suite, "suite name (suites/yaml/NAME.yaml) or path to a .yaml file");
   list->add_option("--filter", lo.filter, "gtest-style globs on case keys: POS1:POS2:-NEG1:NEG2");
@@ -40,22 +86,26 @@ int main(int argc, char** argv) {
           ->expected(0, 1);
   list->add_option("--db", lo.db, "with --ops-of-models: the database of a stored run");
   list->add_option("--run", lo.run, "with --ops-of-models --db: that run (default: the latest)");
+  return {list, [&all, ops_of_models] {
+            cli::ListOptions& lo = all.lo;
+            lo.ops_of_models_given = ops_of_models->count() > 0;
+            if ((!lo.db.empty() || lo.run != 0) && !lo.ops_of_models_given) {
+              throw cli::UsageError("list --db and --run go with --ops-of-models (a stored run's executed ops)");
+            }
+            if (lo.run != 0 && lo.db.empty()) throw cli::UsageError("list --run needs --db FILE");
+            return cli::list(lo);
+          }};
+}
 
-  cli::RunOptions ro;
+Command add_run(CLI::App& app, Options& all) {
+  auto& ro = all.ro;
   auto* run = app.add_subcommand("run", "run a suite on a backend and store every result");
   run->add_option("--suite", ro.suite, "suite name or .yaml path (required unless --resume)");
-  std::string run_model;
-  run->add_option("--model", run_model,
+  run->add_option("--model", all.run_model,
                   "qualify a TorchScript model file: a .pt with its manifest <stem>.yaml beside it, a manifest, or a "
                   "folder of them (docs/models.md, \"Qualify your own model\"); instead of --suite");
   auto* run_backend = run->add_option("--backend", ro.backend, backend_usages())->capture_default_str();
-  std::string profile;
-  auto add_profile = [&profile](CLI::App* sub) {
-    sub->add_option("--profile", profile,
-                    "the backend's tolerance and expectation profile (default: the name its library exports, else its "
-                    "file's stem: libfoo.so -> foo; or $GAUNTLET_PROFILE)");
-  };
-  add_profile(run);
+  add_profile(run, all.profile);
   run->add_option("--db", ro.db, "SQLite database to write (created if missing)")->required();
   run->add_option("--filter", ro.filter, "gtest-style globs on case keys");
   run->add_option("--keys-file", ro.keys_file,
@@ -67,18 +117,6 @@ int main(int argc, char** argv) {
       "--price-per-device-hour", ro.price,
       "what one device-hour costs, for cost per million samples (default: $GAUNTLET_PRICE_PER_DEVICE_HOUR)");
   run->add_option("--suites-dir", ro.suites_dir, "where suites live");
-  auto add_timing = [](CLI::App* sub, cli::TimingOptions& t) {
-    sub->add_option("--reps", t.reps,
-                    "timed repetitions per case at least, after the first call (0: time the first call only)")
-        ->capture_default_str();
-    sub->add_option("--min-time", t.min_time_ms, "repeat until the repetitions took this many ms")
-        ->capture_default_str();
-    sub->add_option("--max-time", t.max_time_ms,
-                    "stop repeating once the case took this many ms (wins over the others)")
-        ->capture_default_str();
-    sub->add_option("--warmup", t.warmup, "untimed calls between the first call and the repetitions")
-        ->capture_default_str();
-  };
   add_timing(run, ro.timing);
   run->add_flag("--gate", ro.gate,
                 "exit 1 when any case fails (FAIL, ERROR, CRASH, TIMEOUT, XPASS) or the run is hollow (--min-ran)");
@@ -118,8 +156,20 @@ int main(int argc, char** argv) {
                   "GAUNTLET_* always)");
   run->add_flag("--golden-always", ro.golden_always,
                 "read every stored golden, even those cheaper to recompute than to read");
+  return {run, [&all, run_backend] {
+            cli::RunOptions& ro = all.ro;
+            ro.backend_given = run_backend->count() > 0;
+            if (!all.run_model.empty()) {
+              if (!ro.suite.empty())
+                throw cli::UsageError("--model and --suite: give one (--model FILE is the suite of that model)");
+              ro.suite = "model:" + all.run_model;
+            }
+            return cli::run(ro);
+          }};
+}
 
-  cli::GoldenOptions go;
+Command add_golden(CLI::App& app, Options& all) {
+  auto& go = all.go;
   auto* golden = app.add_subcommand("golden", "the golden store: build, verify, freeze, gc (docs/golden.md)");
   golden->require_subcommand(1);
   auto add_store = [&go](CLI::App* sub) {
@@ -144,15 +194,24 @@ int main(int argc, char** argv) {
   gfreeze->add_option("--filter", go.filter, "gtest-style globs on case keys");
   auto* ggc = golden->add_subcommand("gc", "drop entries no manifest or suite references");
   add_store(ggc);
+  return {golden, [&all, golden] {
+            for (auto* sub : golden->get_subcommands()) all.go.action = sub->get_name();
+            return cli::golden(all.go);
+          }};
+}
 
-  cli::ShowOptions so;
+Command add_show(CLI::App& app, Options& all) {
+  auto& so = all.so;
   auto* show = app.add_subcommand("show", "summarize a stored run: counts by status, then failures");
   show->add_option("--db", so.db, "SQLite database")->required();
   show->add_option("--run", so.run, "run id (default: the latest)");
   show->add_option("--status", so.statuses, "statuses to list, e.g. FAIL,ERROR (default: failures)");
   show->add_flag("--json", so.json, "print JSON");
+  return {show, [&all] { return cli::show(all.so); }};
+}
 
-  cli::ReproOptions po;
+Command add_repro(CLI::App& app, Options& all) {
+  auto& po = all.po;
   auto* repro = app.add_subcommand("repro", "run one case (in a child process) and explain its verdict");
   repro->add_option("key", po.key, "the case key")->required();
   repro->add_option("--backend", po.backend, backend_usages() + " (default: the run's with --db, else cpu)");
@@ -162,7 +221,7 @@ int main(int argc, char** argv) {
   repro
       ->add_option("--collective-timeout", po.collective_timeout, "seconds a collective case's group of ranks may take")
       ->capture_default_str();
-  add_profile(repro);
+  add_profile(repro, all.profile);
   repro->add_flag("--in-process", po.in_process,
                   "run the case in this process, not in a child (a crash then ends gauntlet)");
   repro->add_flag("--child", po.child, "(internal) the child of a repro: no header")->group("");
@@ -172,8 +231,15 @@ int main(int argc, char** argv) {
                     "that replay it without Gauntlet (docs/repro.md, Bundles)");
   repro->add_option("--golden-store", po.golden_store, "use the golden from this store when present");
   repro->add_option("--golden-release", po.golden_release, "use the golden release R froze");
+  return {repro, [&all] {
+            all.po.argv = all.argv;
+            all.po.profile = all.profile;
+            return cli::repro(all.po);
+          }};
+}
 
-  cli::ReduceOptions rdo;
+Command add_reduce(CLI::App& app, Options& all) {
+  auto& rdo = all.rdo;
   auto* reduce = app.add_subcommand("reduce",
                                     "shrink a failing op case to the smallest shapes that still fail the same way, in "
                                     "worker processes (docs/repro.md)");
@@ -183,7 +249,7 @@ int main(int argc, char** argv) {
                      "restore the backend, environment, suites dir and goldens of a stored run (as repro --db)");
   reduce->add_option("--run", rdo.run, "with --db: that run (default: the latest with a result for the case)");
   reduce->add_option("--suites-dir", rdo.suites_dir, "where expectations.yaml and tolerances.yaml live");
-  add_profile(reduce);
+  add_profile(reduce, all.profile);
   reduce->add_option("--golden-store", rdo.golden_store, "use goldens from this store when present");
   reduce->add_option("--golden-release", rdo.golden_release, "use the goldens release R froze");
   reduce->add_option("--workers", rdo.workers, "worker processes running a batch of candidates")->capture_default_str();
@@ -191,8 +257,15 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   reduce->add_option("--max-candidates", rdo.max_candidates, "candidates run at most")->capture_default_str();
   reduce->add_flag("--json", rdo.json, "print the result as JSON");
+  return {reduce, [&all] {
+            all.rdo.profile = all.profile;
+            if (all.rdo.run != 0 && all.rdo.db.empty()) throw cli::UsageError("reduce --run needs --db FILE");
+            return cli::reduce(all.rdo);
+          }};
+}
 
-  cli::OpsFromModelsOptions fm;
+Command add_ops_from_models(CLI::App& app, Options& all) {
+  auto& fm = all.fm;
   auto* from_models = app.add_subcommand(
       "ops-from-models", "write a suite of op cases cut from the ops real models execute (docs/writing-suites.md)");
   from_models->add_option("--suite", fm.suite,
@@ -202,8 +275,17 @@ int main(int argc, char** argv) {
   from_models->add_option("--out", fm.out, "the suite file to write (default: standard output)");
   from_models->add_option("--name", fm.name, "the generated suite's name")->capture_default_str();
   from_models->add_option("--suites-dir", fm.suites_dir, "where suites live");
+  return {from_models, [&all] {
+            const cli::OpsFromModelsOptions& fm = all.fm;
+            if (fm.suite.empty() && fm.db.empty())
+              throw cli::UsageError("ops-from-models needs --suite NAME or --db FILE");
+            if (fm.run != 0 && fm.db.empty()) throw cli::UsageError("ops-from-models --run needs --db FILE");
+            return cli::ops_from_models(fm);
+          }};
+}
 
-  cli::PlanOptions pl;
+Command add_plan(CLI::App& app, Options& all) {
+  auto& pl = all.pl;
   auto* plan = app.add_subcommand("plan", "assign a suite's cases to shards by expected cost (docs/scaling.md)");
   plan->add_option("--suite", pl.suite, "suite name or .yaml path")->required();
   plan->add_option("--shards", pl.shards, "number of shards")->required();
@@ -212,16 +294,22 @@ int main(int argc, char** argv) {
   plan->add_option("--backend", pl.backend, "whose past runs the history uses")->capture_default_str();
   plan->add_option("--filter", pl.filter, "gtest-style globs on case keys");
   plan->add_option("--suites-dir", pl.suites_dir, "where suites live");
+  return {plan, [&all] { return cli::plan(all.pl); }};
+}
 
-  cli::MergeOptions mo;
+Command add_merge(CLI::App& app, Options& all) {
+  auto& mo = all.mo;
   auto* merge = app.add_subcommand("merge", "merge shard databases into one (idempotent)");
   merge->add_option("inputs", mo.inputs, "shard databases")->required();
   merge->add_option("--into", mo.into, "the database to merge into (created if missing)")->required();
   merge->add_flag(
       "--skip-db-check", mo.skip_db_check,
       "skip the PRAGMA quick_check of an existing database before writing (about 0.5 s per million results)");
+  return {merge, [&all] { return cli::merge(all.mo); }};
+}
 
-  cli::CompareOptions co;
+Command add_compare(CLI::App& app, Options& all) {
+  auto& co = all.co;
   auto* compare = app.add_subcommand("compare", "judge a run against a baseline release: regressions, reports, gate");
   compare->add_option("--db", co.db, "SQLite database holding both runs")->required();
   compare->add_option("--run", co.run, "the candidate run id (default: the latest run)");
@@ -274,8 +362,11 @@ int main(int argc, char** argv) {
   compare->add_option("--candidate-env", co.candidate_env,
                       "--confirm: NAME=VALUE set for the candidate's worker (repeatable)");
   compare->add_option("--confirm-rounds", co.confirm_rounds, "--confirm: A/B rounds per case")->capture_default_str();
+  return {compare, [&all] { return cli::compare(all.co); }};
+}
 
-  cli::ReportCommandOptions rp;
+Command add_report(CLI::App& app, Options& all) {
+  auto& rp = all.rp;
   auto* report = app.add_subcommand(
       "report", "summarise a database: --weekly, the last 7 days across releases, with change points");
   report
@@ -289,8 +380,11 @@ int main(int argc, char** argv) {
   report->add_option("--suite", rp.suite, "only runs of this suite");
   report->add_option("--markdown", rp.markdown, "write the Markdown report here (- for stdout)");
   report->add_option("--json", rp.json, "write the JSON report here (- for stdout)");
+  return {report, [&all] { return cli::report(all.rp); }};
+}
 
-  cli::DashboardCommandOptions dso;
+Command add_dashboard(CLI::App& app, Options& all) {
+  auto& dso = all.dso;
   auto* dash = app.add_subcommand("dashboard", "write the static trend site of a database (open DIR/index.html)");
   dash->add_option("--db", dso.db, "SQLite database, opened read-only")->required();
   dash->add_option("--out", dso.out, "directory of the site (created; its data/ is replaced)")->required();
@@ -303,13 +397,16 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   dash->add_option("--grid-releases", dso.grid_releases, "newest releases in the status grid (cases x releases)")
       ->capture_default_str();
+  return {dash, [&all] { return cli::dashboard(all.dso); }};
+}
 
-  cli::BenchOptions be;
+Command add_bench(CLI::App& app, Options& all) {
+  auto& be = all.be;
   auto* bench = app.add_subcommand("bench", "time a suite's cases with Google Benchmark and store them as a run");
   bench->add_option("--suite", be.suite, "suite name or .yaml path")->required();
   bench->add_option("--db", be.db, "SQLite database to write (created if missing)")->required();
   bench->add_option("--backend", be.backend, backend_usages())->capture_default_str();
-  add_profile(bench);
+  add_profile(bench, all.profile);
   bench->add_option("--filter", be.filter, "gtest-style globs on case keys");
   bench->add_option("--shard", be.shard, "i/N: only the i-th of N shards");
   bench->add_option("--release", be.release, "release name recorded with the run");
@@ -325,15 +422,21 @@ int main(int argc, char** argv) {
   bench->add_flag(
       "--skip-db-check", be.skip_db_check,
       "skip the PRAGMA quick_check of an existing database before writing (about 0.5 s per million results)");
+  return {bench, [&all] { return cli::bench(all.be); }};
+}
 
-  cli::BackendInfoOptions bo;
+Command add_backend_info(CLI::App& app, Options& all) {
+  auto& bo = all.bo;
   auto* binfo = app.add_subcommand("backend-info", "what a backend reports: version, configuration, native kernels");
   binfo->add_option("--backend", bo.backend, backend_usages())->capture_default_str();
   binfo->add_flag("--json", bo.json, "print JSON");
   binfo->add_flag("--list", bo.list, "list the backends --backend can name, with a line on each");
-  add_profile(binfo);
+  add_profile(binfo, all.profile);
+  return {binfo, [&all] { return cli::backend_info(all.bo); }};
+}
 
-  cli::RankOptions rko;
+Command add_rank(CLI::App& app, Options& all) {
+  auto& rko = all.rko;
   auto* rank = app.add_subcommand("rank", "one rank of a collective case's group (started by the group)");
   rank->add_option("--key", rko.key, "the collective case")->required();
   rank->add_option("--rank", rko.rank, "this rank")->required();
@@ -343,32 +446,119 @@ int main(int argc, char** argv) {
   rank->add_option("--store-timeout", rko.store_timeout, "seconds to wait for the other ranks")->capture_default_str();
   rank->add_option("--startup-timeout", rko.startup_timeout, "seconds for every rank of the group to start")
       ->capture_default_str();
+  return {rank, [&all] { return cli::rank(all.rko); }};
+}
 
-  cli::WorkerOptions wo;
+Command add_worker(CLI::App& app, Options& all) {
+  auto& wo = all.wo;
   auto* worker = app.add_subcommand("worker", "run the case keys read on stdin, answer JSON lines (used by run)");
   worker->add_option("--backend", wo.backend, backend_usages())->capture_default_str();
   worker->add_option("--suites-dir", wo.suites_dir, "where expectations.yaml and tolerances.yaml live");
   add_timing(worker, wo.timing);
-  add_profile(worker);
+  add_profile(worker, all.profile);
   worker->add_option("--golden-store", wo.golden_store, "use precomputed goldens from this store");
   worker->add_option("--golden-release", wo.golden_release, "judge against the goldens release R froze");
   worker->add_flag("--golden-always", wo.golden_always, "read every stored golden");
   worker
       ->add_option("--collective-timeout", wo.collective_timeout, "seconds a collective case's group of ranks may take")
       ->capture_default_str();
-
-  cli::add_value_checks(app);
-  // A first word that is no command: name it, with the nearest command (CLI11 would say only that
-  // a subcommand is required).
-  if (argc > 1 && argv[1][0] != '-') {
-    std::vector<std::string> names;
-    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
-    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
-      std::cerr << "gauntlet: error: unknown command '" << argv[1] << "'" << cli::nearest_hint(argv[1], names)
-                << " (see gauntlet --help)\n";
-      return 2;
+  return {worker, [&all] { return cli::worker(all.wo); }};
+}
+// A parse error in one line: the (sub)command's help to see, and an unknown option named even when
+// a required one is missing too (run --bogus: not "--db is required").
+int parse_failure(CLI::App& app, const CLI::ParseError& e) {
+  std::string path = "gauntlet";
+  CLI::App* sub = &app;
+  for (;;) {
+    const std::vector<CLI::App*> parsed = sub->get_subcommands();
+    if (parsed.empty()) break;
+    sub = parsed.front();
+    path += " " + sub->get_name();
+  }
+  std::string message = e.what();
+  // A number past what the option's type holds (--workers 99999999999) passes the checks of
+  // Note [Option values] and fails CLI11's conversion: say so in the checks' words.
+  if (const std::string prefix = "Could not convert: "; message.rfind(prefix, 0) == 0) {
+    const std::size_t eq = message.find(" = ", prefix.size());
+    if (eq != std::string::npos) {
+      message = fmt::format("{}: '{}' is out of range", message.substr(prefix.size(), eq - prefix.size()),
+                            message.substr(eq + 3));
     }
   }
+  if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr || dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    for (const std::string& extra : sub->remaining()) {
+      if (extra.size() > 1 && extra[0] == '-') {
+        std::vector<std::string> names;
+        for (const CLI::Option* opt : sub->get_options()) {
+          for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
+        }
+        message = "unknown option " + extra + cli::nearest_hint(extra.substr(0, extra.find('=')), names);
+        break;
+      }
+    }
+  }
+  std::cerr << "gauntlet: error: " << message << " (see " << path << " --help)\n";
+  return kExitBadInput;
+}
+
+// A first word that is no command: named, with the nearest command (CLI11 would say only that a
+// subcommand is required). Returns whether it is one.
+bool known_command(CLI::App& app, const std::string& word) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) names.push_back(sub->get_name());
+  if (std::find(names.begin(), names.end(), word) != names.end()) return true;
+  std::cerr << "gauntlet: error: unknown command '" << word << "'" << cli::nearest_hint(word, names)
+            << " (see gauntlet --help)\n";
+  return false;
+}
+
+// Runs the parsed command; every error ends here, once (Note [Error family] in gauntlet/error.h).
+int run_command(const Command& command, const std::string& profile) {
+  try {
+    // The profile travels to every process this one starts (workers, ranks) in the environment.
+    if (!profile.empty()) {
+      cli::check_profile_name(profile);
+      setenv("GAUNTLET_PROFILE", profile.c_str(), 1);
+    }
+    return command.action();
+  } catch (const Error& e) {
+    std::cerr << "gauntlet: " << (e.exit_code() == kExitInternal ? "internal error: " : "error: ") << e.what() << "\n";
+    return e.exit_code();
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "gauntlet: error: " << one_line(e.what()) << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "gauntlet: internal error: " << one_line(e.what()) << "\n";
+    return kExitInternal;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gauntlet: conformance and performance qualification of PyTorch device backends"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "gauntlet " GAUNTLET_VERSION_STRING);
+  Options all;
+  all.argv.assign(argv + 1, argv + argc);
+  const std::vector<Command> commands = {add_list(app, all),
+                                         add_run(app, all),
+                                         add_golden(app, all),
+                                         add_show(app, all),
+                                         add_repro(app, all),
+                                         add_reduce(app, all),
+                                         add_ops_from_models(app, all),
+                                         add_plan(app, all),
+                                         add_merge(app, all),
+                                         add_compare(app, all),
+                                         add_report(app, all),
+                                         add_dashboard(app, all),
+                                         add_bench(app, all),
+                                         add_backend_info(app, all),
+                                         add_rank(app, all),
+                                         add_worker(app, all)};
+  cli::add_value_checks(app);
+  if (argc > 1 && argv[1][0] != '-' && !known_command(app, argv[1])) return kExitBadInput;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -378,104 +568,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // Point at the help of the (sub)command the error is in; and an unknown option is the
-    // problem to name even when a required one is missing too (run --bogus: not "--db is required").
-    std::string path = "gauntlet";
-    CLI::App* sub = &app;
-    for (;;) {
-      const std::vector<CLI::App*> parsed = sub->get_subcommands();
-      if (parsed.empty()) break;
-      sub = parsed.front();
-      path += " " + sub->get_name();
-    }
-    std::string message = e.what();
-    // A number past what the option's type holds (--workers 99999999999) passes the checks of
-    // Note [Option values] and fails CLI11's conversion: say so in the checks' words.
-    if (const std::string prefix = "Could not convert: "; message.rfind(prefix, 0) == 0) {
-      const std::size_t eq = message.find(" = ", prefix.size());
-      if (eq != std::string::npos) {
-        message = fmt::format("{}: '{}' is out of range", message.substr(prefix.size(), eq - prefix.size()),
-                              message.substr(eq + 3));
-      }
-    }
-    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr ||
-        dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
-      for (const std::string& extra : sub->remaining()) {
-        if (extra.size() > 1 && extra[0] == '-') {
-          std::vector<std::string> names;
-          for (const CLI::Option* opt : sub->get_options()) {
-            for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
-          }
-          message = "unknown option " + extra + cli::nearest_hint(extra.substr(0, extra.find('=')), names);
-          break;
-        }
-      }
-    }
-    std::cerr << "gauntlet: error: " << message << " (see " << path << " --help)\n";
-    return 2;
+    return parse_failure(app, e);
   }
-
-  try {
-    // The profile travels to every process this one starts (workers, ranks) in the environment.
-    if (!profile.empty()) {
-      cli::check_profile_name(profile);
-      setenv("GAUNTLET_PROFILE", profile.c_str(), 1);
-    }
-    if (*list) {
-      lo.ops_of_models_given = ops_of_models->count() > 0;
-      if ((!lo.db.empty() || lo.run != 0) && !lo.ops_of_models_given) {
-        throw cli::UsageError("list --db and --run go with --ops-of-models (a stored run's executed ops)");
-      }
-      if (lo.run != 0 && lo.db.empty()) throw cli::UsageError("list --run needs --db FILE");
-      return cli::list(lo);
-    }
-    if (*run) {
-      ro.backend_given = run_backend->count() > 0;
-      if (!run_model.empty()) {
-        if (!ro.suite.empty())
-          throw cli::UsageError("--model and --suite: give one (--model FILE is the suite of that model)");
-        ro.suite = "model:" + run_model;
-      }
-      return cli::run(ro);
-    }
-    if (*plan) return cli::plan(pl);
-    if (*from_models) {
-      if (fm.suite.empty() && fm.db.empty()) throw cli::UsageError("ops-from-models needs --suite NAME or --db FILE");
-      if (fm.run != 0 && fm.db.empty()) throw cli::UsageError("ops-from-models --run needs --db FILE");
-      return cli::ops_from_models(fm);
-    }
-    if (*merge) return cli::merge(mo);
-    if (*compare) return cli::compare(co);
-    if (*report) return cli::report(rp);
-    if (*dash) return cli::dashboard(dso);
-    if (*bench) return cli::bench(be);
-    if (*show) return cli::show(so);
-    if (*repro) {
-      po.argv.assign(argv + 1, argv + argc);
-      po.profile = profile;
-      return cli::repro(po);
-    }
-    if (*reduce) {
-      rdo.profile = profile;
-      if (rdo.run != 0 && rdo.db.empty()) throw cli::UsageError("reduce --run needs --db FILE");
-      return cli::reduce(rdo);
-    }
-    if (*binfo) return cli::backend_info(bo);
-    if (*worker) return cli::worker(wo);
-    if (*rank) return cli::rank(rko);
-    if (*golden) {
-      for (auto* sub : golden->get_subcommands()) go.action = sub->get_name();
-      return cli::golden(go);
-    }
-  } catch (const Error& e) {  // Note [Error family] in gauntlet/error.h
-    std::cerr << "gauntlet: " << (e.exit_code() == kExitInternal ? "internal error: " : "error: ") << e.what() << "\n";
-    return e.exit_code();
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "gauntlet: error: " << one_line(e.what()) << "\n";
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "gauntlet: internal error: " << one_line(e.what()) << "\n";
-    return kExitInternal;
+  for (const Command& command : commands) {
+    if (*command.app) return run_command(command, all.profile);
   }
   return kExitBadInput;
 }
