@@ -190,26 +190,67 @@ std::vector<std::string> parse_slots(const std::string& spec) {
 
 Orchestrator::Orchestrator(OrchestratorConfig cfg) : cfg_(std::move(cfg)) {}
 
+namespace {
+
 // Note [Orchestrator loop]: one thread reads every worker's stdout (Note [Reading workers]) and
 // owns all state. It keeps each worker's queue `pipeline` deep (a retry runs alone), watches the
 // running case's deadline, and turns a worker's death into CRASH or TIMEOUT for the case it had
 // started, requeueing what it had not started. A crashed or timed-out case is retried alone (on a
 // worker with nothing else queued: the dead one's replacement or another idle one) before its
 // result is final.
-std::string Orchestrator::run(const std::vector<std::string>& keys, const std::function<void(CaseDone&&)>& done,
-                              const std::function<bool()>& interrupted) {
-  // A worker may die between our writes: its stdin then fails with EPIPE (reading its stdout reports the
-  // death) instead of SIGPIPE killing the orchestrator.
-  std::signal(SIGPIPE, SIG_IGN);
-  std::deque<Item> pending;
-  for (const auto& k : keys) pending.push_back(Item{k, 1, false, {}});
-  std::size_t remaining = keys.size();
-  const int n = std::max(1, std::min<int>(cfg_.workers, static_cast<int>(std::max<std::size_t>(keys.size(), 1))));
-  std::vector<Worker> workers(static_cast<std::size_t>(n));
-  std::error_code ec;
-  fs::create_directories(cfg_.log_dir, ec);
+class Loop {
+ public:
+  Loop(const OrchestratorConfig& cfg, const std::vector<std::string>& keys, const std::function<void(CaseDone&&)>& done)
+      : cfg_(cfg), done_(done), remaining_(keys.size()) {
+    for (const auto& k : keys) pending_.push_back(Item{k, 1, false, {}});
+    const int n = std::max(1, std::min<int>(cfg_.workers, static_cast<int>(std::max<std::size_t>(keys.size(), 1))));
+    workers_.resize(static_cast<std::size_t>(n));
+    std::error_code ec;
+    fs::create_directories(cfg_.log_dir, ec);
+    for (int i = 0; i < n; ++i) {
+      Worker& w = workers_[static_cast<std::size_t>(i)];
+      w.index = i;
+      if (!cfg_.slots.empty()) w.slot = cfg_.slots[static_cast<std::size_t>(i) % cfg_.slots.size()];
+      start(w);
+    }
+  }
 
-  auto start = [&](Worker& w) {
+  std::string run(const std::function<bool()>& interrupted) {
+    while (remaining_ > 0) {
+      if (interrupted()) {
+        stop_reason_ = "interrupted";
+        break;
+      }
+      bool any_alive = false;
+      for (Worker& w : workers_) {
+        if (!w.alive && !w.retired && (!pending_.empty())) start(w);
+        any_alive = any_alive || w.alive;
+        send(w);
+      }
+      if (!any_alive) {
+        if (stop_reason_.empty()) stop_reason_ = "no worker could be started";
+        break;
+      }
+      std::vector<Event> batch = read_events(workers_, next_deadline());
+      kill_overdue();
+      for (Event& e : batch) handle(e);
+      bool all_retired = true;
+      for (const Worker& x : workers_) all_retired = all_retired && x.retired;
+      if (all_retired) break;
+    }
+    stop_workers();
+    if (remaining_ == 0) {
+      // Every case has a result, but a slot may have been retired on the way: say so.
+      if (!stop_reason_.empty() && stop_reason_ != "interrupted") {
+        std::fprintf(stderr, "gauntlet: warning: %s\n", stop_reason_.c_str());
+      }
+      return "";
+    }
+    return stop_reason_.empty() ? "stopped" : stop_reason_;
+  }
+
+ private:
+  void start(Worker& w) {
     ++w.generation;
     w.in = std::make_unique<bp::opstream>();
     w.out = std::make_unique<bp::ipstream>();
@@ -220,7 +261,8 @@ std::string Orchestrator::run(const std::vector<std::string>& keys, const std::f
     // the host. A value the user set wins, and OMP_NUM_THREADS, when set, stands for the others
     // too: libtorch takes its intra-op thread count from MKL_NUM_THREADS over OMP_NUM_THREADS, so
     // setting only the former here would override the user's OMP_NUM_THREADS=1.
-    std::string threads = std::to_string(std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(n)));
+    std::string threads =
+        std::to_string(std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(workers_.size())));
     if (auto user = env.find("OMP_NUM_THREADS"); user != env.end()) threads = user->to_string();
     for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}) {
       if (env.find(var) == env.end()) env[var] = threads;
@@ -240,31 +282,25 @@ std::string Orchestrator::run(const std::vector<std::string>& keys, const std::f
     w.killed_for_timeout = false;
     w.unread.clear();
     w.out_eof = false;
-  };
-  for (int i = 0; i < n; ++i) {
-    Worker& w = workers[static_cast<std::size_t>(i)];
-    w.index = i;
-    if (!cfg_.slots.empty()) w.slot = cfg_.slots[static_cast<std::size_t>(i) % cfg_.slots.size()];
-    start(w);
   }
 
-  auto send = [&](Worker& w) {
+  void send(Worker& w) {
     if (!w.alive || !w.ready || !*w.in) return;  // a broken stdin: its stdout reports the death
-    while (!pending.empty()) {
-      if (!w.queued.empty() && (w.queued.front().alone || pending.front().alone)) break;
+    while (!pending_.empty()) {
+      if (!w.queued.empty() && (w.queued.front().alone || pending_.front().alone)) break;
       // Queue ahead only for quick cases: it hides the round trip, but a queue of slow cases on
       // one worker would leave the others idle at the end of the run.
       const int depth = w.last_case_s < 0.005 ? std::max(1, cfg_.pipeline) : 1;
       if (static_cast<int>(w.queued.size()) >= depth) break;
-      Item it = std::move(pending.front());
-      pending.pop_front();
+      Item it = std::move(pending_.front());
+      pending_.pop_front();
       *w.in << it.key << '\n';
       w.queued.push_back(std::move(it));
     }
     w.in->flush();
-  };
+  }
 
-  auto finish = [&](Worker& w, Item it, Outcome out) {
+  void finish(Worker& w, Item it, Outcome out) {
     out.key = it.key;
     out.attempt =
         it.attempt + out.attempt - 1;  // a collective group may have retried inside (Note [Transport retries])
@@ -274,21 +310,21 @@ std::string Orchestrator::run(const std::vector<std::string>& keys, const std::f
       d.flaky = true;
       d.outcome.reason += (d.outcome.reason.empty() ? "" : "; ") + ("flaky: attempt 1 was " + it.first_failure);
     }
-    --remaining;
-    done(std::move(d));
-  };
+    --remaining_;
+    done_(std::move(d));
+  }
 
-  std::string stop_reason;
-  // A worker's end: the case it had started fails (or is retried); the rest go back in line.
   // The running case's timeout (OrchestratorConfig::case_timeout_s).
-  auto timeout_of = [&](const Worker& w) {
+  double timeout_of(const Worker& w) const {
     if (!w.queued.empty()) {
       const auto it = cfg_.case_timeout_s.find(w.queued.front().key);
       if (it != cfg_.case_timeout_s.end()) return it->second;
     }
     return cfg_.timeout_s;
-  };
-  auto on_exit = [&](Worker& w) {
+  }
+
+  // A worker's end: the case it had started fails (or is retried); the rest go back in line.
+  void on_exit(Worker& w) {
     w.alive = false;
     close_stdin(w);
     std::error_code wait_ec;
@@ -305,7 +341,7 @@ std::string Orchestrator::run(const std::vector<std::string>& keys, const std::f
       running = std::move(w.queued.front());
       w.queued.pop_front();
     }
-    for (auto it = w.queued.rbegin(); it != w.queued.rend(); ++it) pending.push_front(std::move(*it));
+    for (auto it = w.queued.rbegin(); it != w.queued.rend(); ++it) pending_.push_front(std::move(*it));
     w.queued.clear();
     w.started = false;
     if (running) {
@@ -319,7 +355,7 @@ std::string Orchestrator::run(const std::vector<std::string>& keys, const std::f
       if (running->attempt <= cfg_.retries) {
         Item retry{running->key, running->attempt + 1, true,
                    std::string(status_name(out.status)) + (how.empty() ? "" : " (" + how + ")")};
-        pending.push_front(std::move(retry));
+        pending_.push_front(std::move(retry));
       } else {
         finish(w, std::move(*running), std::move(out));
       }
@@ -327,104 +363,108 @@ std::string Orchestrator::run(const std::vector<std::string>& keys, const std::f
       ++w.deaths_in_a_row;
       if (w.deaths_in_a_row >= cfg_.max_consecutive_deaths) {
         w.retired = true;
-        stop_reason = fmt::format("the worker{} died {} times in a row without finishing a case ({}){}",
-                                  w.slot.empty() ? "" : " on slot " + w.slot, w.deaths_in_a_row, how,
-                                  log.empty() ? "" : "; its last stderr: " + log);
+        stop_reason_ = fmt::format("the worker{} died {} times in a row without finishing a case ({}){}",
+                                   w.slot.empty() ? "" : " on slot " + w.slot, w.deaths_in_a_row, how,
+                                   log.empty() ? "" : "; its last stderr: " + log);
       }
     }
-  };
+  }
 
-  while (remaining > 0) {
-    if (interrupted()) {
-      stop_reason = "interrupted";
-      break;
-    }
-    bool any_alive = false;
-    for (Worker& w : workers) {
-      if (!w.alive && !w.retired && (!pending.empty())) start(w);
-      any_alive = any_alive || w.alive;
-      send(w);
-    }
-    if (!any_alive) {
-      if (stop_reason.empty()) stop_reason = "no worker could be started";
-      break;
-    }
+  // When to stop waiting for lines: in 200 ms, or at the first running case's deadline.
+  Clock::time_point next_deadline() const {
     Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(200);
-    for (const Worker& w : workers) {
+    for (const Worker& w : workers_) {
       if (w.alive && w.started) {
         deadline = std::min(deadline, w.started_at + std::chrono::duration_cast<Clock::duration>(
                                                          std::chrono::duration<double>(timeout_of(w))));
       }
     }
-    std::vector<Event> batch = read_events(workers, deadline);
+    return deadline;
+  }
+
+  // A case past its timeout: its worker's whole process group gets SIGKILL; its stdout ends.
+  void kill_overdue() {
     const auto now = Clock::now();
-    for (Worker& w : workers) {
+    for (Worker& w : workers_) {
       if (w.alive && w.started && !w.killed_for_timeout &&
           now - w.started_at > std::chrono::duration<double>(timeout_of(w))) {
         w.killed_for_timeout = true;
         std::error_code kill_ec;
-        w.group->terminate(kill_ec);  // SIGKILL to the whole group; its stdout ends
+        w.group->terminate(kill_ec);
       }
-    }
-    for (Event& ev : batch) {
-      Event* e = &ev;
-      Worker& w = workers[static_cast<std::size_t>(e->worker)];
-      if (e->eof) {
-        on_exit(w);
-        continue;
-      }
-      WorkerMessage m;
-      std::string unreadable;
-      try {
-        m = parse_worker_message(e->line);
-      } catch (const std::exception& ex) {
-        m.type = "result";
-        unreadable = ex.what();
-      }
-      if (m.type == "hello") {
-        w.ready = true;
-      } else if (m.type == "fatal") {
-        stop_reason = "a worker could not start: " + (m.error.empty() ? std::string("?") : m.error);
-        w.retired = true;
-      } else if (m.type == "start") {
-        w.started = true;
-        w.started_at = Clock::now();
-      } else if (m.type == "result" && !w.queued.empty()) {
-        Item it = std::move(w.queued.front());
-        w.queued.pop_front();
-        w.started = false;
-        w.last_case_s = std::chrono::duration<double>(Clock::now() - w.started_at).count();
-        w.deaths_in_a_row = 0;
-        Outcome out = std::move(m.outcome);
-        if (!unreadable.empty()) {
-          out = Outcome{};
-          out.status = Status::Error;
-          out.error = "unreadable worker result: " + unreadable;
-        }
-        finish(w, std::move(it), std::move(out));
-      }
-      // Anything else on stdout is not the protocol; ignore it rather than guess.
-    }
-    bool all_retired = true;
-    for (const Worker& x : workers) all_retired = all_retired && x.retired;
-    if (all_retired) break;
-  }
-  for (Worker& w : workers) {
-    if (w.alive) {
-      close_stdin(w);  // EOF: a worker between cases exits on its own
-      std::error_code kill_ec;
-      if (!w.queued.empty() || !stop_reason.empty()) w.group->terminate(kill_ec);
-      w.child->wait(kill_ec);
     }
   }
-  if (remaining == 0) {
-    // Every case has a result, but a slot may have been retired on the way: say so.
-    if (!stop_reason.empty() && stop_reason != "interrupted") {
-      std::fprintf(stderr, "gauntlet: warning: %s\n", stop_reason.c_str());
+
+  // One line of a worker (Note [Worker protocol]), or its end.
+  void handle(const Event& e) {
+    Worker& w = workers_[static_cast<std::size_t>(e.worker)];
+    if (e.eof) {
+      on_exit(w);
+      return;
     }
-    return "";
+    WorkerMessage m;
+    std::string unreadable;
+    try {
+      m = parse_worker_message(e.line);
+    } catch (const std::exception& ex) {
+      m.type = "result";
+      unreadable = ex.what();
+    }
+    if (m.type == "hello") {
+      w.ready = true;
+    } else if (m.type == "fatal") {
+      stop_reason_ = "a worker could not start: " + (m.error.empty() ? std::string("?") : m.error);
+      w.retired = true;
+    } else if (m.type == "start") {
+      w.started = true;
+      w.started_at = Clock::now();
+    } else if (m.type == "result" && !w.queued.empty()) {
+      Item it = std::move(w.queued.front());
+      w.queued.pop_front();
+      w.started = false;
+      w.last_case_s = std::chrono::duration<double>(Clock::now() - w.started_at).count();
+      w.deaths_in_a_row = 0;
+      Outcome out = std::move(m.outcome);
+      if (!unreadable.empty()) {
+        out = Outcome{};
+        out.status = Status::Error;
+        out.error = "unreadable worker result: " + unreadable;
+      }
+      finish(w, std::move(it), std::move(out));
+    }
+    // Anything else on stdout is not the protocol; ignore it rather than guess.
   }
-  return stop_reason.empty() ? "stopped" : stop_reason;
+
+  // The end: a worker between cases exits on EOF; one with cases queued, or any when the run
+  // stopped, is killed with its group.
+  void stop_workers() {
+    for (Worker& w : workers_) {
+      if (w.alive) {
+        close_stdin(w);
+        std::error_code kill_ec;
+        if (!w.queued.empty() || !stop_reason_.empty()) w.group->terminate(kill_ec);
+        w.child->wait(kill_ec);
+      }
+    }
+  }
+
+  const OrchestratorConfig& cfg_;
+  const std::function<void(CaseDone&&)>& done_;
+  std::deque<Item> pending_;
+  std::vector<Worker> workers_;
+  std::size_t remaining_;
+  std::string stop_reason_;
+};
+
+}  // namespace
+
+std::string Orchestrator::run(const std::vector<std::string>& keys, const std::function<void(CaseDone&&)>& done,
+                              const std::function<bool()>& interrupted) {
+  // A worker may die between our writes: its stdin then fails with EPIPE (reading its stdout reports the
+  // death) instead of SIGPIPE killing the orchestrator.
+  std::signal(SIGPIPE, SIG_IGN);
+  Loop loop(cfg_, keys, done);
+  return loop.run(interrupted);
 }
 
 }  // namespace gauntlet

@@ -156,8 +156,6 @@ struct RankOptions {
   double startup_timeout = 60;
 };
 int rank(const RankOptions& o);
-// Writes a report to `path` ("-": stdout); one that cannot be written is a UsageError naming it.
-void write_report(const std::string& path, const std::string& text, const char* what);
 // Makes `cfg` run collective cases as groups of `gauntlet rank` processes on `backend`.
 void enable_collectives(RunnerConfig& cfg, const std::string& backend, const std::string& suites_dir, double timeout_s);
 

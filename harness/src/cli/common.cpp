@@ -104,17 +104,6 @@ RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations&
 
 // Writes a report to `path` ("-": stdout); one that cannot be written is a UsageError
 // (raised after the reports before it were written).
-void write_report(const std::string& path, const std::string& text, const char* what) {
-  if (path == "-") {
-    std::cout << text << std::flush;
-    return;
-  }
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) throw UsageError(fmt::format("{}: cannot write the {} report", path, what));
-}
-
 void enable_collectives(RunnerConfig& cfg, const std::string& backend, const std::string& suites_dir,
                         double timeout_s) {
   GroupConfig group;

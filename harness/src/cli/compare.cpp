@@ -98,9 +98,9 @@ int compare(const CompareOptions& o) {
   ro.db_path = o.db;
   ro.top = o.top;
   ro.gauntlet_version = GAUNTLET_VERSION_STRING;
-  if (!o.markdown.empty()) write_report(o.markdown, markdown_report(c, ro), "Markdown");
-  if (!o.junit.empty()) write_report(o.junit, junit_report(c, ro), "JUnit");
-  if (!o.json.empty()) write_report(o.json, json_report(c, ro), "JSON");
+  if (!o.markdown.empty()) write_report_file(o.markdown, markdown_report(c, ro), "Markdown");
+  if (!o.junit.empty()) write_report_file(o.junit, junit_report(c, ro), "JUnit");
+  if (!o.json.empty()) write_report_file(o.json, json_report(c, ro), "JSON");
 
   GateVerdict verdict = gate_verdict(c, gates);
   std::string hollow;

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "cli.h"
+#include "gauntlet/run/reporters.h"
 #include "gauntlet/waivers.h"
 #include "gauntlet/weekly.h"
 
@@ -38,8 +39,8 @@ int report(const ReportCommandOptions& o) {
   opt.backend = o.backend;
   opt.suite = o.suite;
   const WeeklyReport r = weekly_report(o.db, opt);
-  if (!o.markdown.empty()) write_report(o.markdown, weekly_markdown(r, GAUNTLET_VERSION_STRING), "Markdown");
-  if (!o.json.empty()) write_report(o.json, weekly_json(r, GAUNTLET_VERSION_STRING), "JSON");
+  if (!o.markdown.empty()) write_report_file(o.markdown, weekly_markdown(r, GAUNTLET_VERSION_STRING), "Markdown");
+  if (!o.json.empty()) write_report_file(o.json, weekly_json(r, GAUNTLET_VERSION_STRING), "JSON");
 
   if (r.groups.empty()) {
     fmt::print("report: {} to {}, {}: no runs in the window\n", r.window.since, r.window.until, o.db);

@@ -11,30 +11,19 @@
 
 namespace gauntlet {
 
-namespace {
-
-class FailedKeysReporter final : public RunListener {
- public:
-  explicit FailedKeysReporter(std::string path) : path_(std::move(path)) {}
-  void run_ended(const RunContext&, const RunEnd& end) override {
-    std::vector<std::string> keys;
-    for (const Outcome& o : end.report().results) {
-      if (is_failure(o.status)) keys.push_back(o.key);
-    }
-    std::sort(keys.begin(), keys.end());
-    std::string text;
-    for (const std::string& k : keys) text += k + "\n";
-    write_report_file(path_, text, "failed keys");
+std::string failed_keys_text(const RunReport& r) {
+  std::vector<std::string> keys;
+  for (const Outcome& o : r.results) {
+    if (is_failure(o.status)) keys.push_back(o.key);
   }
-
- private:
-  std::string path_;
-};
-
-}  // namespace
+  std::sort(keys.begin(), keys.end());
+  std::string text;
+  for (const std::string& k : keys) text += k + "\n";
+  return text;
+}
 
 std::unique_ptr<RunListener> failed_keys_reporter(const std::string& path) {
-  return std::make_unique<FailedKeysReporter>(path);
+  return report_at_end(path, "failed keys", [](const RunEnd& end) { return failed_keys_text(end.report()); });
 }
 
 }  // namespace gauntlet

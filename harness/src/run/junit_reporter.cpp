@@ -5,21 +5,8 @@
 
 namespace gauntlet {
 
-namespace {
-
-class JunitReporter final : public RunListener {
- public:
-  explicit JunitReporter(std::string path) : path_(std::move(path)) {}
-  void run_ended(const RunContext&, const RunEnd& end) override {
-    write_report_file(path_, run_junit_report(end.report()), "JUnit");
-  }
-
- private:
-  std::string path_;
-};
-
-}  // namespace
-
-std::unique_ptr<RunListener> junit_reporter(const std::string& path) { return std::make_unique<JunitReporter>(path); }
+std::unique_ptr<RunListener> junit_reporter(const std::string& path) {
+  return report_at_end(path, "JUnit", [](const RunEnd& end) { return run_junit_report(end.report()); });
+}
 
 }  // namespace gauntlet

@@ -5,23 +5,8 @@
 
 namespace gauntlet {
 
-namespace {
-
-class MarkdownReporter final : public RunListener {
- public:
-  explicit MarkdownReporter(std::string path) : path_(std::move(path)) {}
-  void run_ended(const RunContext&, const RunEnd& end) override {
-    write_report_file(path_, run_markdown_report(end.report()), "Markdown");
-  }
-
- private:
-  std::string path_;
-};
-
-}  // namespace
-
 std::unique_ptr<RunListener> markdown_reporter(const std::string& path) {
-  return std::make_unique<MarkdownReporter>(path);
+  return report_at_end(path, "Markdown", [](const RunEnd& end) { return run_markdown_report(end.report()); });
 }
 
 }  // namespace gauntlet

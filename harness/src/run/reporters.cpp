@@ -54,6 +54,27 @@ void add_run_reporters(const std::map<std::string, std::string>& paths, RunListe
   }
 }
 
+namespace {
+
+class ReportAtEnd final : public RunListener {
+ public:
+  ReportAtEnd(std::string path, const char* what, std::function<std::string(const RunEnd&)> render)
+      : path_(std::move(path)), what_(what), render_(std::move(render)) {}
+  void run_ended(const RunContext&, const RunEnd& end) override { write_report_file(path_, render_(end), what_); }
+
+ private:
+  std::string path_;
+  const char* what_;
+  std::function<std::string(const RunEnd&)> render_;
+};
+
+}  // namespace
+
+std::unique_ptr<RunListener> report_at_end(std::string path, const char* what,
+                                           std::function<std::string(const RunEnd&)> render) {
+  return std::make_unique<ReportAtEnd>(std::move(path), what, std::move(render));
+}
+
 void write_report_file(const std::string& path, const std::string& text, const char* what) {
   if (path == "-") {
     std::cout << text << std::flush;

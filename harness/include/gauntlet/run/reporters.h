@@ -48,10 +48,15 @@ std::unique_ptr<RunListener> json_lines_reporter(const std::string& path);
 std::unique_ptr<RunListener> junit_reporter(const std::string& path);
 std::unique_ptr<RunListener> markdown_reporter(const std::string& path);
 std::unique_ptr<RunListener> failed_keys_reporter(const std::string& path);
+// --failed-keys's text: the failing keys of `r`, sorted, one a line ("" when none failed).
+std::string failed_keys_text(const RunReport& r);
 
 // Writes a report to `path` ("-": stdout); one that cannot be written is an Error naming it and
 // `what` ("JUnit").
 void write_report_file(const std::string& path, const std::string& text, const char* what);
+// A reporter that writes one file when the run ends or stops: `render` makes its text.
+std::unique_ptr<RunListener> report_at_end(std::string path, const char* what,
+                                           std::function<std::string(const RunEnd&)> render);
 
 // Note [GitHub Actions]: whether to write the step summary and annotations: `flag` (--github), or
 // $GITHUB_ACTIONS is "true" (GitHub sets it in every job).
