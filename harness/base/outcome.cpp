@@ -26,6 +26,10 @@ bool iequals(std::string_view a, std::string_view b) {
 std::string_view status_name(Status s) { return kStatusNames[static_cast<unsigned>(s)]; }
 
 std::optional<Status> parse_status(std::string_view s) {
+  // The stored spelling first: every stored result's status is read through here.
+  for (Status status : kAllStatuses) {
+    if (s == status_name(status)) return status;
+  }
   for (Status status : kAllStatuses) {
     if (iequals(s, status_name(status))) {
       return status;

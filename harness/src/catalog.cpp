@@ -679,11 +679,6 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 }  // namespace
 
-std::string default_suites_dir() {
-  if (const char* env = std::getenv("GAUNTLET_SUITES"); env && *env) return env;
-  return GAUNTLET_SOURCE_SUITES_DIR;
-}
-
 std::vector<std::string> list_suites(const std::string& dir) {
   std::vector<std::string> names;
   std::error_code ec;

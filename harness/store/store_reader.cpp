@@ -116,6 +116,43 @@ std::string StoreReader::error(std::int64_t run, std::uint64_t case_id) {
   return q.step() ? q.text() : "";
 }
 
+namespace {
+
+void sort_unique(std::vector<std::uint64_t>& ids) {
+  std::sort(ids.begin(), ids.end(),
+            [](std::uint64_t a, std::uint64_t b) { return sqlite::as_signed(a) < sqlite::as_signed(b); });
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+}
+
+}  // namespace
+
+std::unordered_map<std::uint64_t, std::string> StoreReader::keys(std::vector<std::uint64_t> case_ids) {
+  sort_unique(case_ids);  // in the index's order: each lookup starts near the last
+  std::unordered_map<std::uint64_t, std::string> out;
+  out.reserve(case_ids.size());
+  sqlite::Stmt q(fail_, db_, path_, "SELECT key FROM cases WHERE id = ?");
+  for (const std::uint64_t id : case_ids) {
+    q.bind(sqlite::as_signed(id));
+    if (q.step()) out.emplace(id, q.text());
+    q.reset();
+  }
+  return out;
+}
+
+std::unordered_map<std::uint64_t, std::string> StoreReader::errors(std::int64_t run,
+                                                                   std::vector<std::uint64_t> case_ids) {
+  sort_unique(case_ids);
+  std::unordered_map<std::uint64_t, std::string> out;
+  out.reserve(case_ids.size());
+  sqlite::Stmt q(fail_, db_, path_, "SELECT error FROM results WHERE run_id = ? AND case_id = ?");
+  for (const std::uint64_t id : case_ids) {
+    q.bind(run, sqlite::as_signed(id));
+    if (q.step()) out.emplace(id, q.text());
+    q.reset();
+  }
+  return out;
+}
+
 std::map<Status, StatusTally> StoreReader::status_tally(std::int64_t run) {
   sqlite::Stmt q(fail_, db_, path_,
                  "SELECT status, COUNT(*), SUM(fallback_ops NOT IN ('', '[]')) FROM results WHERE run_id = ? "

@@ -138,6 +138,49 @@ TEST_F(E2E, ShowSummarizesByStatusWithReproCommands) {
   EXPECT_GT(j.at("results").size(), 5u);
 }
 
+// Note [Two binaries] (harness/src/cli/front.cpp): `gauntlet` loads no libtorch, runs the commands
+// that read stored runs itself, and hands every other one to gauntlet-torch beside it.
+TEST_F(E2E, TheFrontBinaryLoadsNoTorchAndHandsTheOtherCommandsOver) {
+  // What the dynamic loader would load for it (what ldd prints).
+  Result libs = gauntlet("", "LD_TRACE_LOADED_OBJECTS=1");
+  ASSERT_EQ(libs.code, 0) << libs.err;
+  EXPECT_NE(libs.out.find("libsqlite3"), std::string::npos) << libs.out;
+  EXPECT_EQ(libs.out.find("libtorch"), std::string::npos) << libs.out;
+  EXPECT_EQ(libs.out.find("libc10"), std::string::npos) << libs.out;
+
+  const std::string db = (dir_ / "two.db").string();
+  ASSERT_EQ(gauntlet("run --suite smoke --db " + db + " --filter 'op/add/*' --quiet").code, 0);
+  // A copy of the front alone: the torch-free commands work, the others say what is missing.
+  const fs::path alone = dir_ / "alone" / "gauntlet";
+  fs::create_directories(alone.parent_path());
+  fs::copy_file(GAUNTLET_BIN, alone);
+  const auto run_alone = [&](const std::string& args) {
+    Result r;
+    const std::string cmd =
+        alone.string() + " " + args + " >" + (dir_ / "out").string() + " 2>" + (dir_ / "err").string();
+    const int status = std::system(cmd.c_str());
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(dir_ / "out");
+    r.err = slurp(dir_ / "err");
+    return r;
+  };
+  Result show = run_alone("show --db " + db);
+  EXPECT_EQ(show.code, 0) << show.err;
+  EXPECT_NE(show.out.find("PASS "), std::string::npos) << show.out;
+  Result bad = run_alone("show --db " + db + " --run 99");
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  Result list = run_alone("list --suites");
+  EXPECT_EQ(list.code, 4) << list.err;
+  EXPECT_EQ(std::count(list.err.begin(), list.err.end(), '\n'), 1) << list.err;
+  EXPECT_NE(list.err.find("gauntlet: error: cannot start " + (alone.parent_path() / "gauntlet-torch").string()),
+            std::string::npos)
+      << list.err;
+  // Through the real front, the same command is handed over and works.
+  Result handed = gauntlet("list --suites");
+  EXPECT_EQ(handed.code, 0) << handed.err;
+  EXPECT_NE(handed.out.find("smoke"), std::string::npos) << handed.out;
+}
+
 TEST_F(E2E, GateExitsOneOnFailures) {
   fs::path suites = suites_with({{"tolerances.yaml", "rules:\n  - dtypes: [f32]\n    rtol: 0\n    atol: 0\n"}});
   Result r = gauntlet("run --suite smoke --db " + (dir_ / "g.db").string() + " --suites-dir " + suites.string() +

@@ -492,6 +492,12 @@ TEST_F(StoreTest, TheReaderScansNamedColumnsOfOneOrSeveralRunsInStorageOrder) {
   EXPECT_FALSE(reader.key(12345).has_value());
   EXPECT_EQ(reader.error(runs[0].id, key(kMul).id()), "max_abs_err 0.5");
   EXPECT_EQ(reader.error(runs[1].id, key(kMul).id()), "");
+  // In batches: unknown ids left out, a repeated id once.
+  const auto keys = reader.keys({key(kMul).id(), 12345, key(kMul).id()});
+  EXPECT_EQ(keys, (std::unordered_map<std::uint64_t, std::string>{{key(kMul).id(), kMul}}));
+  const auto errors = reader.errors(runs[0].id, {key(kMul).id(), 12345});
+  EXPECT_EQ(errors, (std::unordered_map<std::uint64_t, std::string>{{key(kMul).id(), "max_abs_err 0.5"}}));
+  EXPECT_TRUE(reader.keys({}).empty());
   const auto tally = reader.status_tally(runs[0].id);
   ASSERT_EQ(tally.size(), 2u);
   EXPECT_EQ(tally.at(Status::Fail).results, 1);

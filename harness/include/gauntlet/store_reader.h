@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "gauntlet/outcome.h"
@@ -82,6 +83,10 @@ class StoreReader {
   std::vector<std::uint64_t> case_ids(std::string_view kind);  // the cases of one kind ("model")
   std::optional<std::string> key(std::uint64_t case_id);
   std::string error(std::int64_t run, std::uint64_t case_id);  // "" when none
+  // The same for many cases at once, by case id (one statement, the ids looked up in order):
+  // compare names its findings and known failures, thousands of them, this way.
+  std::unordered_map<std::uint64_t, std::string> keys(std::vector<std::uint64_t> case_ids);
+  std::unordered_map<std::uint64_t, std::string> errors(std::int64_t run, std::vector<std::uint64_t> case_ids);
   std::map<Status, StatusTally> status_tally(std::int64_t run);
   // How many results of `run` have each of `columns` set (not NULL), in order.
   std::vector<std::int64_t> counts_set(std::int64_t run, const std::vector<std::string_view>& columns);

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "gauntlet/backend.h"
 #include "gauntlet/dispatch_probe.h"
+#include "gauntlet/runner.h"
 
 namespace gauntlet::cli {
 

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "gauntlet/backend.h"
 #include "gauntlet/environment.h"
 #include "gauntlet/runner.h"
 #include "gauntlet/store.h"

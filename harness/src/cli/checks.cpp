@@ -190,4 +190,11 @@ std::string nearest_hint(const std::string& word, const std::vector<std::string>
   return best.empty() ? "" : " (did you mean " + best + "?)";
 }
 
+void check_profile_name(const std::string& profile) {
+  const bool ok = !profile.empty() && std::all_of(profile.begin(), profile.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  if (!ok) throw UsageError("--profile '" + profile + "': use letters, digits, '_', '-' and '.' only");
+}
+
 }  // namespace gauntlet::cli

@@ -12,12 +12,20 @@
 #include "gauntlet/catalog.h"
 #include "gauntlet/error.h"
 #include "gauntlet/regress.h"
-#include "gauntlet/runner.h"
 #include "gauntlet/store.h"
 
 namespace CLI {
 class App;
 }
+
+// Named only (gauntlet/runner.h and backend.h include torch; this header serves the torch-free
+// commands too: Note [Two binaries] in front.cpp).
+namespace gauntlet {
+class Backend;
+class GoldenStore;
+struct RunnerConfig;
+enum class FallbackSource;
+}  // namespace gauntlet
 
 namespace gauntlet::cli {
 

@@ -10,21 +10,16 @@
 #include <unordered_set>
 
 #include "cli.h"
+#include "gauntlet/backend.h"
 #include "gauntlet/catalog.h"
 #include "gauntlet/collective.h"
 #include "gauntlet/environment.h"
 #include "gauntlet/glob.h"
+#include "gauntlet/runner.h"
 
 extern char** environ;
 
 namespace gauntlet::cli {
-
-std::string self_exe() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw UsageError("cannot find the gauntlet binary (/proc/self/exe): " + ec.message());
-  return p.string();
-}
 
 RunInfo new_run_info(const Backend& backend, const Suite& suite, const std::string& release,
                      const std::string& build_id, const std::string& filter) {
@@ -63,13 +58,6 @@ std::optional<double> price_per_device_hour(const std::string& flag) {
 }
 
 std::string suites_dir_or_default(const std::string& dir) { return dir.empty() ? default_suites_dir() : dir; }
-
-void check_profile_name(const std::string& profile) {
-  const bool ok = !profile.empty() && std::all_of(profile.begin(), profile.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
-  });
-  if (!ok) throw UsageError("--profile '" + profile + "': use letters, digits, '_', '-' and '.' only");
-}
 
 // $GAUNTLET_FALLBACKS: where fallback_ops come from (Note [Dispatcher-derived fallbacks]):
 // auto (default), backend or dispatcher. Read in every process, so workers follow their run.

@@ -13,8 +13,10 @@
 #include <thread>
 
 #include "cli.h"
+#include "gauntlet/backend.h"
 #include "gauntlet/golden_store.h"
 #include "gauntlet/inputs.h"
+#include "gauntlet/runner.h"
 
 namespace gauntlet::cli {
 

@@ -8,12 +8,14 @@
 #include <set>
 
 #include "cli.h"
+#include "gauntlet/backend.h"
 #include "gauntlet/catalog.h"
 #include "gauntlet/coll_spec.h"
 #include "gauntlet/model_file.h"
 #include "gauntlet/models.h"
 #include "gauntlet/op_spec.h"
 #include "gauntlet/outcome_json.h"
+#include "gauntlet/runner.h"
 #include "gauntlet/store.h"
 
 namespace gauntlet::cli {

@@ -9,10 +9,12 @@
 #include <set>
 
 #include "cli.h"
+#include "gauntlet/backend.h"
 #include "gauntlet/catalog.h"
 #include "gauntlet/model_file.h"
 #include "gauntlet/models.h"
 #include "gauntlet/op_spec.h"
+#include "gauntlet/runner.h"
 
 namespace gauntlet::cli {
 

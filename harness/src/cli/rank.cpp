@@ -8,8 +8,10 @@
 #include <iostream>
 
 #include "cli.h"
+#include "gauntlet/backend.h"
 #include "gauntlet/collective.h"
 #include "gauntlet/outcome_json.h"
+#include "gauntlet/runner.h"
 
 namespace gauntlet::cli {
 

@@ -15,9 +15,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "gauntlet/backend.h"
 #include "gauntlet/op_spec.h"
 #include "gauntlet/orchestrator.h"
 #include "gauntlet/outcome_json.h"
+#include "gauntlet/runner.h"
 #include "reduce_command.h"
 #include "restore.h"
 

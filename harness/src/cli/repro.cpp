@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "gauntlet/backend.h"
 #include "gauntlet/bundle.h"
 #include "gauntlet/inputs.h"
 #include "gauntlet/op_spec.h"

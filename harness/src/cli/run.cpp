@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli.h"
+#include "gauntlet/backend.h"
 #include "gauntlet/dispatch_probe.h"
 #include "gauntlet/environment.h"
 #include "gauntlet/orchestrator.h"
