@@ -374,11 +374,27 @@ void write_text(const fs::path& p, const std::string& text) {
 
 }  // namespace
 
-BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
+namespace {
+
+// What a bundle is made of before it is written: its tensors, its manifest, the op call as
+// Python and C++ (op cases), and the module (model cases).
+struct Bundle {
+  c10::Dict<std::string, at::Tensor> tensors;
+  nlohmann::json man;
+  std::string call_py = "call = None  # not an op case\n";
+  std::string call_cpp =
+      "std::vector<c10::IValue> call(const c10::Device&, const std::vector<c10::IValue>&, const "
+      "std::map<std::string, at::Tensor>&) {\n"
+      "  throw std::runtime_error(\"not an op case\");\n}\n";
+  std::optional<torch::jit::Module> module;
+};
+
+// A model file's spec when the case is one (Note [Model file cases]); throws for a case that
+// cannot be bundled.
+const ModelFileSpec* check_bundleable(const BundleSource& src) {
   const CaseKey& key = src.key;
-  const bool op_case = key.kind == "op", model_case = key.kind == "model", coll_case = key.kind == "coll";
-  const ModelFileSpec* file_spec = nullptr;  // a model file's case (Note [Model file cases])
-  if (model_case && is_model_file_target(key.target)) {
+  const ModelFileSpec* file_spec = nullptr;
+  if (key.kind == "model" && is_model_file_target(key.target)) {
     file_spec = find_model_file(key.target);
     if (!file_spec) throw std::runtime_error("model file " + key.target + " is not registered in this process");
     if (key.mode == Mode::EagerBwd) {
@@ -387,12 +403,18 @@ BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
           "steps): bundle the model's inference case");
     }
   }
-  if ((op_case || model_case) && (!src.detail || !src.detail->keep_tensors || src.detail->tensors.golden.empty())) {
+  if ((key.kind == "op" || key.kind == "model") &&
+      (!src.detail || !src.detail->keep_tensors || src.detail->tensors.golden.empty())) {
     throw std::runtime_error(fmt::format("the case kept no outputs to bundle (it ended {}{})",
                                          status_name(src.outcome.status),
                                          src.outcome.error.empty() ? "" : ": " + src.outcome.error.substr(0, 200)));
   }
-  c10::Dict<std::string, at::Tensor> tensors;
+  return file_spec;
+}
+
+// The manifest's fields every bundle has: the case, the backend, the environment, the verdict.
+nlohmann::json manifest_head(const BundleSource& src) {
+  const CaseKey& key = src.key;
   nlohmann::json man;
   man["bundle_schema_version"] = kBundleSchemaVersion;
   man["key"] = key.str();
@@ -420,165 +442,199 @@ BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
                      {"tolerance_profile", o.tolerance_profile}};
   man["inputs"] = nlohmann::json::array();
   man["outputs"] = nlohmann::json::array();
-  std::string call_py = "call = None  # not an op case\n";
-  std::string call_cpp =
-      "std::vector<c10::IValue> call(const c10::Device&, const std::vector<c10::IValue>&, const "
-      "std::map<std::string, at::Tensor>&) {\n"
-      "  throw std::runtime_error(\"not an op case\");\n}\n";
-  std::optional<torch::jit::Module> module;
+  return man;
+}
 
-  if (op_case || model_case) {
-    const CaseTensors& kept = src.detail->tensors;
-    std::vector<bool> grads(kept.inputs.size(), false);
-    if (op_case) {
-      const OpDef& def = *find_op_def(key.target);
-      man["aten"] = def.spec.aten;
-      for (std::size_t i = 0; i < kept.inputs.size(); ++i) {
-        grads[i] = key.mode == Mode::EagerBwd && def.spec.inputs[i].differentiable &&
-                   at::isFloatingType(kept.inputs[i].value.scalar_type());
-      }
-      std::vector<at::Tensor> cpu_inputs;
-      for (const NamedTensor& t : kept.inputs) cpu_inputs.push_back(t.value);
-      CallWriter w = trace_op_call(def, key, cpu_inputs);
-      call_py = w.python;
-      call_cpp = w.cpp;
-      man["replay"]["calls"] = w.ops;
-      for (const NamedTensor& c : w.constants) tensors.insert("const." + c.name, c.value);
-      if (key.mode == Mode::EagerBwd) {
-        for (std::size_t k = 0; k < kept.golden.size(); ++k) {
-          const std::string out = "out" + std::to_string(k);
-          if (kept.golden[k].name != out || !at::isFloatingType(kept.golden[k].value.scalar_type())) continue;
-          tensors.insert("grad_seed." + out,
-                         make_grad_output(key, k,
-                                          at::empty(kept.golden[k].value.sizes(),
-                                                    at::TensorOptions().dtype(to_scalar_type(key.dtype)))));
-        }
-      }
-    } else if (file_spec) {
-      // The module as the case ran it: weightless tensors refilled from the case seed, floating
-      // tensors in the case dtype; its custom-op libraries named for the replay to load.
-      const at::ScalarType dtype = model_dtype(std::string(dtype_name(key.dtype)));
-      module = load_model_module(*file_spec, dtype, dtype, c10::Device(c10::kCPU), key.id());
-      nlohmann::json libs = nlohmann::json::array();
-      for (const std::string& lib : file_spec->libraries) {
-        libs.push_back({{"name", lib}, {"path", model_library_path(*file_spec, lib)}});
-      }
-      man["model_file"] = {{"name", file_spec->name},
-                           {"hash", file_spec->hash},
-                           {"file", file_spec->file},
-                           {"manifest", file_spec->manifest},
-                           {"libraries", libs}};
-      if (key.exec != "eager")
-        man["note"] = "the replay calls the module's forward once; the case ran it through the backend's compile path";
-    } else {
-      const ModelSpec& spec = model_catalog().get(key.target);
-      if (key.args.count("seq"))
-        throw std::runtime_error("shape-sequence model cases (seq=) cannot be bundled: bundle the case without seq");
-      if (key.exec != "eager")
-        man["note"] =
-            "the replay runs the model op by op (eager); the case ran it through the backend's "
-            "compile path";
-      if (key.mode == Mode::EagerBwd) {
-        for (std::size_t i : spec.trainable_args()) grads[i] = true;
-      }
-      module = model_module(spec);
-      for (const NamedTensor& w : kept.loss_weights) tensors.insert("loss_weight." + w.name, w.value);
+// An op case: its traced call, its constants and (backward) its gradient seeds; which inputs
+// take a gradient in `grads`.
+void add_op_call(Bundle& b, const CaseKey& key, const CaseTensors& kept, std::vector<bool>& grads) {
+  const OpDef& def = *find_op_def(key.target);
+  b.man["aten"] = def.spec.aten;
+  for (std::size_t i = 0; i < kept.inputs.size(); ++i) {
+    grads[i] = key.mode == Mode::EagerBwd && def.spec.inputs[i].differentiable &&
+               at::isFloatingType(kept.inputs[i].value.scalar_type());
+  }
+  std::vector<at::Tensor> cpu_inputs;
+  for (const NamedTensor& t : kept.inputs) cpu_inputs.push_back(t.value);
+  CallWriter w = trace_op_call(def, key, cpu_inputs);
+  b.call_py = w.python;
+  b.call_cpp = w.cpp;
+  b.man["replay"]["calls"] = w.ops;
+  for (const NamedTensor& c : w.constants) b.tensors.insert("const." + c.name, c.value);
+  if (key.mode != Mode::EagerBwd) return;
+  for (std::size_t k = 0; k < kept.golden.size(); ++k) {
+    const std::string out = "out" + std::to_string(k);
+    if (kept.golden[k].name != out || !at::isFloatingType(kept.golden[k].value.scalar_type())) continue;
+    b.tensors.insert(
+        "grad_seed." + out,
+        make_grad_output(
+            key, k, at::empty(kept.golden[k].value.sizes(), at::TensorOptions().dtype(to_scalar_type(key.dtype)))));
+  }
+}
+
+// A model file's case: the module as the case ran it (weightless tensors refilled from the case
+// seed, floating tensors in the case dtype), its custom-op libraries named for the replay to load.
+void add_model_file(Bundle& b, const CaseKey& key, const ModelFileSpec& file_spec) {
+  const at::ScalarType dtype = model_dtype(std::string(dtype_name(key.dtype)));
+  b.module = load_model_module(file_spec, dtype, dtype, c10::Device(c10::kCPU), key.id());
+  nlohmann::json libs = nlohmann::json::array();
+  for (const std::string& lib : file_spec.libraries) {
+    libs.push_back({{"name", lib}, {"path", model_library_path(file_spec, lib)}});
+  }
+  b.man["model_file"] = {{"name", file_spec.name},
+                         {"hash", file_spec.hash},
+                         {"file", file_spec.file},
+                         {"manifest", file_spec.manifest},
+                         {"libraries", libs}};
+  if (key.exec != "eager")
+    b.man["note"] = "the replay calls the module's forward once; the case ran it through the backend's compile path";
+}
+
+// A zoo model's case: its module, its trainable inputs and loss weights.
+void add_zoo_model(Bundle& b, const CaseKey& key, const CaseTensors& kept, std::vector<bool>& grads) {
+  const ModelSpec& spec = model_catalog().get(key.target);
+  if (key.args.count("seq"))
+    throw std::runtime_error("shape-sequence model cases (seq=) cannot be bundled: bundle the case without seq");
+  if (key.exec != "eager")
+    b.man["note"] =
+        "the replay runs the model op by op (eager); the case ran it through the backend's "
+        "compile path";
+  if (key.mode == Mode::EagerBwd) {
+    for (std::size_t i : spec.trainable_args()) grads[i] = true;
+  }
+  b.module = model_module(spec);
+  for (const NamedTensor& w : kept.loss_weights) b.tensors.insert("loss_weight." + w.name, w.value);
+}
+
+// The tensors an op or model case kept: inputs as laid out, goldens (as computed and cast), and
+// the device's outputs.
+void add_kept_tensors(Bundle& b, const CaseKey& key, const CaseTensors& kept, const std::vector<bool>& grads) {
+  for (std::size_t i = 0; i < kept.inputs.size(); ++i) {
+    const NamedTensor& t = kept.inputs[i];
+    b.man["inputs"].push_back(input_meta(t.name, t.value, grads[i]));
+    b.tensors.insert("input." + t.name, storage_of(t.value));
+  }
+  for (std::size_t k = 0; k < kept.golden.size(); ++k) {
+    const NamedTensor& g = kept.golden[k];
+    nlohmann::json out = {{"name", g.name},
+                          {"dtype", torch_dtype(kept.dtypes[k])},
+                          {"rtol", kept.tolerances[k].rtol},
+                          {"atol", kept.tolerances[k].atol},
+                          {"tolerance_source", kept.tolerances[k].source},
+                          {"shape", g.value.sizes().vec()}};
+    if (key.kind == "op" && k == 0 && g.name == "out0" && !kept.promised_strides.empty())
+      out["promised_strides"] = kept.promised_strides;
+    if (k < kept.rules.size()) {  // Note [Output quality]
+      out["compare"] = kept.rules[k].kind;
+      out["tolerance"] = kept.rules[k].tolerance;
+      out["dim"] = kept.rules[k].dim;
     }
-    for (std::size_t i = 0; i < kept.inputs.size(); ++i) {
-      const NamedTensor& t = kept.inputs[i];
-      man["inputs"].push_back(input_meta(t.name, t.value, grads[i]));
-      tensors.insert("input." + t.name, storage_of(t.value));
-    }
-    for (std::size_t k = 0; k < kept.golden.size(); ++k) {
-      const NamedTensor& g = kept.golden[k];
-      nlohmann::json out = {{"name", g.name},
-                            {"dtype", torch_dtype(kept.dtypes[k])},
-                            {"rtol", kept.tolerances[k].rtol},
-                            {"atol", kept.tolerances[k].atol},
-                            {"tolerance_source", kept.tolerances[k].source},
-                            {"shape", g.value.sizes().vec()}};
-      if (op_case && k == 0 && g.name == "out0" && !kept.promised_strides.empty())
-        out["promised_strides"] = kept.promised_strides;
-      if (k < kept.rules.size()) {  // Note [Output quality]
-        out["compare"] = kept.rules[k].kind;
-        out["tolerance"] = kept.rules[k].tolerance;
-        out["dim"] = kept.rules[k].dim;
-      }
-      man["outputs"].push_back(out);
-      tensors.insert("golden." + g.name, g.value.contiguous());
-      tensors.insert("golden_cast." + g.name, g.value.to(kept.dtypes[k]).contiguous());
-    }
-    man["saved_actual"] = kept.actual.size() == kept.golden.size();
-    man["saved_actual_note"] =
-        man["saved_actual"].get<bool>() ? "" : "the device returned other outputs than the golden's";
-    for (const NamedTensor& a : kept.actual) tensors.insert("actual." + a.name, a.value);
-  } else if (coll_case) {
-    const Tolerance base =
-        src.tolerances ? src.tolerances->lookup(key, key.dtype, src.profile) : default_tolerance(key.dtype);
-    const Tolerance tol = coll_tolerance(key, base);
-    nlohmann::json c = {{"name", key.target}, {"world", key.world}};
-    if (auto it = key.args.find("op"); it != key.args.end()) c["op"] = it->second;
-    if (auto it = key.args.find("root"); it != key.args.end()) c["root"] = std::stoi(it->second);
-    if (key.target == "all_to_all") {
-      const auto split = key.args.find("split");
-      for (int r = 0; r < key.world; ++r) {
-        c["splits"].push_back(all_to_all_splits(key.shapes.at(0).at(0), key.world, r,
-                                                split != key.args.end() && split->second == "uneven"));
-      }
-    }
-    if (key.target == "barrier") throw std::runtime_error("a barrier moves no data: nothing to bundle");
-    man["collective"] = c;
+    b.man["outputs"].push_back(out);
+    b.tensors.insert("golden." + g.name, g.value.contiguous());
+    b.tensors.insert("golden_cast." + g.name, g.value.to(kept.dtypes[k]).contiguous());
+  }
+  b.man["saved_actual"] = kept.actual.size() == kept.golden.size();
+  b.man["saved_actual_note"] =
+      b.man["saved_actual"].get<bool>() ? "" : "the device returned other outputs than the golden's";
+  for (const NamedTensor& a : kept.actual) b.tensors.insert("actual." + a.name, a.value);
+}
+
+// A collective case: every rank's input and golden, computed again here.
+void add_collective(Bundle& b, const BundleSource& src) {
+  const CaseKey& key = src.key;
+  const Tolerance base =
+      src.tolerances ? src.tolerances->lookup(key, key.dtype, src.profile) : default_tolerance(key.dtype);
+  const Tolerance tol = coll_tolerance(key, base);
+  nlohmann::json c = {{"name", key.target}, {"world", key.world}};
+  if (auto it = key.args.find("op"); it != key.args.end()) c["op"] = it->second;
+  if (auto it = key.args.find("root"); it != key.args.end()) c["root"] = std::stoi(it->second);
+  if (key.target == "all_to_all") {
+    const auto split = key.args.find("split");
     for (int r = 0; r < key.world; ++r) {
-      const std::string name = "rank" + std::to_string(r);
-      const at::Tensor x = coll_input(key, r);
-      man["inputs"].push_back(input_meta(name, x, false));
-      tensors.insert("input." + name, storage_of(x));
-      const at::Tensor g = coll_golden(key, r);
-      man["outputs"].push_back({{"name", name},
+      c["splits"].push_back(all_to_all_splits(key.shapes.at(0).at(0), key.world, r,
+                                              split != key.args.end() && split->second == "uneven"));
+    }
+  }
+  if (key.target == "barrier") throw std::runtime_error("a barrier moves no data: nothing to bundle");
+  b.man["collective"] = c;
+  for (int r = 0; r < key.world; ++r) {
+    const std::string name = "rank" + std::to_string(r);
+    const at::Tensor x = coll_input(key, r);
+    b.man["inputs"].push_back(input_meta(name, x, false));
+    b.tensors.insert("input." + name, storage_of(x));
+    const at::Tensor g = coll_golden(key, r);
+    b.man["outputs"].push_back({{"name", name},
                                 {"dtype", torch_dtype(x.scalar_type())},
                                 {"rtol", tol.rtol},
                                 {"atol", tol.atol},
                                 {"tolerance_source", tol.source},
                                 {"shape", g.sizes().vec()}});
-      tensors.insert("golden." + name, g);
-      tensors.insert("golden_cast." + name, g.to(x.scalar_type()));
-    }
-    man["saved_actual"] = false;
-    man["saved_actual_note"] =
-        "a collective's outputs stay in its rank processes; the replay computes them in one "
-        "process";
-  } else {
-    throw std::runtime_error("cases of kind " + key.kind + " cannot be bundled");
+    b.tensors.insert("golden." + name, g);
+    b.tensors.insert("golden_cast." + name, g.to(x.scalar_type()));
   }
+  b.man["saved_actual"] = false;
+  b.man["saved_actual_note"] =
+      "a collective's outputs stay in its rank processes; the replay computes them in one "
+      "process";
+}
 
+// Writes the bundle's files into `dir` (created): tensors.pt, model.pt (model cases),
+// manifest.json and the three replay programs.
+BundleWritten save_bundle(const std::string& dir, const CaseKey& key, Bundle& b) {
   const fs::path root(dir);
   fs::create_directories(root);
   BundleWritten written;
-  const std::vector<char> bytes = torch::jit::pickle_save(c10::IValue(tensors));
+  const std::vector<char> bytes = torch::jit::pickle_save(c10::IValue(b.tensors));
   {
     std::ofstream f(root / "tensors.pt", std::ios::binary);
     f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     if (!f) throw std::runtime_error("cannot write " + (root / "tensors.pt").string());
   }
   written.files.push_back("tensors.pt");
-  if (module) {
-    module->save((root / "model.pt").string());
+  if (b.module) {
+    b.module->save((root / "model.pt").string());
     written.files.push_back("model.pt");
   } else {
     fs::remove(root / "model.pt");
   }
-  write_text(root / "manifest.json", man.dump(1) + "\n");
-  const std::string py = replace_all(bundle_text::kReproPy, "{{CALL}}", call_py);
+  write_text(root / "manifest.json", b.man.dump(1) + "\n");
+  const std::string py = replace_all(bundle_text::kReproPy, "{{CALL}}", b.call_py);
   write_text(root / "repro.py", py);
   fs::permissions(root / "repro.py", fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                   fs::perm_options::add);
   write_text(root / "repro.cpp", replace_all(replace_all(replace_all(bundle_text::kReproCpp, "{{KEY}}", key.str()),
-                                                         "{{DATA}}", cpp_data(man)),
-                                             "{{CALL}}", call_cpp));
+                                                         "{{DATA}}", cpp_data(b.man)),
+                                             "{{CALL}}", b.call_cpp));
   write_text(root / "CMakeLists.txt", replace_all(bundle_text::kCMakeLists, "{{KEY}}", key.str()));
   written.files.insert(written.files.end(), {"manifest.json", "repro.py", "repro.cpp", "CMakeLists.txt"});
   for (const std::string& f : written.files) written.bytes += fs::file_size(root / f);
   return written;
+}
+
+}  // namespace
+
+BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
+  const CaseKey& key = src.key;
+  const ModelFileSpec* file_spec = check_bundleable(src);
+  Bundle b;
+  b.man = manifest_head(src);
+  if (key.kind == "op" || key.kind == "model") {
+    const CaseTensors& kept = src.detail->tensors;
+    std::vector<bool> grads(kept.inputs.size(), false);
+    if (key.kind == "op") {
+      add_op_call(b, key, kept, grads);
+    } else if (file_spec) {
+      add_model_file(b, key, *file_spec);
+    } else {
+      add_zoo_model(b, key, kept, grads);
+    }
+    add_kept_tensors(b, key, kept, grads);
+  } else if (key.kind == "coll") {
+    add_collective(b, src);
+  } else {
+    throw std::runtime_error("cases of kind " + key.kind + " cannot be bundled");
+  }
+  return save_bundle(dir, key, b);
 }
 
 }  // namespace gauntlet

@@ -110,34 +110,19 @@ bool transport_error(const std::string& error) {
   return false;
 }
 
-Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
-  Outcome out;
-  out.key = key.str();
-  const int world = key.world;
-
-  // The store, for this group only: the OS picks a free port.
-  c10d::TCPStoreOptions so;
-  so.port = 0;
-  so.isServer = true;
-  so.waitWorkers = false;
-  so.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(cfg.timeout_s * 1000));
-  auto store = std::make_unique<c10d::TCPStore>("127.0.0.1", so);
-  const int port = store->getPort();
-
-  fs::path dir = cfg.log_dir.empty() ? fs::temp_directory_path() : fs::path(cfg.log_dir);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  const std::string stem = fmt::format("gauntlet-rank-{}-{}", ::getpid(), port);
-  std::vector<Rank> ranks(static_cast<std::size_t>(world));
+// Starts the group's `world` rank processes, their output in files of `dir` named after `stem`;
+// on a failure to start one, kills those started and returns why.
+std::optional<std::string> start_ranks(std::vector<Rank>& ranks, const CaseKey& key, const GroupConfig& cfg,
+                                       const fs::path& dir, const std::string& stem, int port) {
   const double rank_timeout = cfg.timeout_s / 2;
-  for (int r = 0; r < world; ++r) {
+  for (int r = 0; r < key.world; ++r) {
     Rank& rk = ranks[static_cast<std::size_t>(r)];
     rk.rank = r;
     rk.out = dir / fmt::format("{}-r{}.out", stem, r);
     rk.err = dir / fmt::format("{}-r{}.err", stem, r);
     std::vector<std::string> args{"rank",
                                   "--key",
-                                  out.key,
+                                  key.str(),
                                   "--rank",
                                   std::to_string(r),
                                   "--port",
@@ -154,12 +139,36 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
       for (Rank& started : ranks) {
         if (started.child && started.child->running()) kill_and_reap(*started.child);
       }
-      out.status = Status::Error;
-      out.error = fmt::format("rank {}: cannot start {}: {}", r, cfg.exe, e.what());
-      return out;
+      return fmt::format("rank {}: cannot start {}: {}", r, cfg.exe, e.what());
     }
   }
+  return std::nullopt;
+}
 
+// A rank that has exited: its exit status and the outcome it printed, if any.
+void collect_exit(Rank& rk) {
+  rk.exited = true;
+  const int status = rk.child->native_exit_code();
+  if (WIFSIGNALED(status))
+    rk.signal = WTERMSIG(status);
+  else if (WIFEXITED(status))
+    rk.code = WEXITSTATUS(status);
+  const std::string text = read_file(rk.out);
+  if (rk.signal == 0 && !text.empty()) {
+    try {
+      rk.outcome = outcome_from_json(nlohmann::json::parse(text.substr(0, text.find('\n'))));
+    } catch (const std::exception&) {
+    }
+  }
+}
+
+struct GroupEnd {
+  bool timed_out = false;
+  bool never_assembled = false;
+};
+
+// Waits for every rank to exit, or kills those left at the deadline (Note [Group start-up]).
+GroupEnd wait_for_ranks(std::vector<Rank>& ranks, c10d::TCPStore& store, const GroupConfig& cfg, int world) {
   // Note [Group start-up]: starting `world` processes that each load libtorch and a backend is the
   // host's business, not the case's: on a loaded host it alone can take longer than a short
   // collective timeout. So the case's timeout counts from the moment every rank has joined (the
@@ -171,13 +180,13 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
       start + std::chrono::milliseconds(static_cast<std::int64_t>(cfg.startup_timeout_s * 1000));
   std::optional<Clock::time_point> deadline;  // once the group has assembled
   const auto assembled = [&] {
-    if (!deadline && store->add("gauntlet/joined", 0) >= world) {
+    if (!deadline && store.add("gauntlet/joined", 0) >= world) {
       deadline = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(cfg.timeout_s * 1000));
     }
     return deadline.has_value();
   };
   std::optional<Clock::time_point> grace_until;
-  bool timed_out = false;
+  GroupEnd end;
   while (true) {
     bool all_done = true;
     for (Rank& rk : ranks) {
@@ -186,19 +195,7 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
         all_done = false;
         continue;
       }
-      rk.exited = true;
-      const int status = rk.child->native_exit_code();
-      if (WIFSIGNALED(status))
-        rk.signal = WTERMSIG(status);
-      else if (WIFEXITED(status))
-        rk.code = WEXITSTATUS(status);
-      const std::string text = read_file(rk.out);
-      if (rk.signal == 0 && !text.empty()) {
-        try {
-          rk.outcome = outcome_from_json(nlohmann::json::parse(text.substr(0, text.find('\n'))));
-        } catch (const std::exception&) {
-        }
-      }
+      collect_exit(rk);
       // A rank that died, or that gave up before the group assembled: the others would wait on
       // it until their own timeout. A second to see whether they notice by themselves, then the
       // group goes down.
@@ -209,18 +206,18 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
     const auto now = Clock::now();
     const bool past = ready ? now >= *deadline : now >= startup_deadline;
     if (past || (grace_until && now >= *grace_until)) {
-      timed_out = past;
+      end.timed_out = past;
       for (Rank& rk : ranks) {
         if (rk.exited) continue;
         kill_and_reap(*rk.child);
         rk.exited = rk.killed = true;
-        rk.joined = store->check({fmt::format("gauntlet/joined/{}", rk.rank)});
+        rk.joined = store.check({fmt::format("gauntlet/joined/{}", rk.rank)});
       }
       break;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  const bool never_assembled = !deadline;
+  end.never_assembled = !deadline;
   for (Rank& rk : ranks) {
     if (rk.child->running()) {
       kill_and_reap(*rk.child);
@@ -228,16 +225,21 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
       rk.child->wait();
     }
   }
-  store.reset();  // closes the listening socket: the port is free again
+  return end;
+}
 
+// The group's outcome from its ranks': root causes first (ranks that died, then ranks killed at
+// the deadline), else the worst rank's; timings from the slowest rank.
+void judge_group(Outcome& out, const std::vector<Rank>& ranks, const GroupEnd& end, const GroupConfig& cfg, int world,
+                 int port) {
   // Aggregate. Root causes first: ranks that died, then ranks killed at the deadline (hung).
   std::vector<int> crashed, hung, failing;
   // Ranks that died the same way are named together: "ranks 0, 1: exit code 2 without a result (...)".
   std::vector<std::pair<std::string, std::vector<int>>> deaths;
   for (const Rank& rk : ranks) {
-    if (rk.killed && timed_out) {
+    if (rk.killed && end.timed_out) {
       // Before the group assembled, the ranks that joined only waited for the others.
-      if (!(never_assembled && rk.joined)) hung.push_back(rk.rank);
+      if (!(end.never_assembled && rk.joined)) hung.push_back(rk.rank);
     } else if (!rk.outcome && !rk.killed) {
       crashed.push_back(rk.rank);
       const std::string said = last_line(rk.err);
@@ -287,11 +289,11 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
     out.error = crash_text;
     if (!failing.empty()) out.error += fmt::format("; {} failed after it", ranks_text(failing));
     out.error += store_note;
-  } else if (timed_out) {
+  } else if (end.timed_out) {
     out.status = Status::Timeout;
-    out.error = never_assembled ? fmt::format("{} did not start and join the group within {:g} s", ranks_text(hung),
-                                              cfg.startup_timeout_s)
-                                : fmt::format("{} did not finish within {:g} s", ranks_text(hung), cfg.timeout_s);
+    out.error = end.never_assembled ? fmt::format("{} did not start and join the group within {:g} s", ranks_text(hung),
+                                                  cfg.startup_timeout_s)
+                                    : fmt::format("{} did not finish within {:g} s", ranks_text(hung), cfg.timeout_s);
     if (!failing.empty()) out.error += fmt::format("; {} gave up waiting", ranks_text(failing));
     out.error += store_note;
   } else if (worst && severity(worst->status) > 1) {
@@ -301,6 +303,35 @@ Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
   } else {
     out.status = Status::Pass;
   }
+}
+
+Outcome run_group_once(const CaseKey& key, const GroupConfig& cfg) {
+  Outcome out;
+  out.key = key.str();
+  const int world = key.world;
+
+  // The store, for this group only: the OS picks a free port.
+  c10d::TCPStoreOptions so;
+  so.port = 0;
+  so.isServer = true;
+  so.waitWorkers = false;
+  so.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(cfg.timeout_s * 1000));
+  auto store = std::make_unique<c10d::TCPStore>("127.0.0.1", so);
+  const int port = store->getPort();
+
+  fs::path dir = cfg.log_dir.empty() ? fs::temp_directory_path() : fs::path(cfg.log_dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const std::string stem = fmt::format("gauntlet-rank-{}-{}", ::getpid(), port);
+  std::vector<Rank> ranks(static_cast<std::size_t>(world));
+  if (auto failed = start_ranks(ranks, key, cfg, dir, stem, port)) {
+    out.status = Status::Error;
+    out.error = *failed;
+    return out;
+  }
+  const GroupEnd end = wait_for_ranks(ranks, *store, cfg, world);
+  store.reset();  // closes the listening socket: the port is free again
+  judge_group(out, ranks, end, cfg, world, port);
   for (const Rank& rk : ranks) {
     fs::remove(rk.out, ec);
     fs::remove(rk.err, ec);

@@ -326,6 +326,144 @@ void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backen
 
 }  // namespace
 
+namespace {
+
+// What a model's graph pins to a device or dtype, when the backend has a device of its own
+// ("" when nothing that matters): the note an error on the device gets.
+std::string fixed_devices_note(const torch::jit::Module& module, Backend& backend, at::ScalarType dtype) {
+  if (!backend.dispatch_key()) return "";  // a device of its own: pinned CPU tensors or dtypes matter
+  const std::vector<std::string> found = fixed_devices_and_dtypes(module);
+  std::vector<std::string> relevant;
+  for (const std::string& f : found) {
+    if (f.find("device cpu") != std::string::npos || f.find(c10::toString(dtype)) == std::string::npos)
+      relevant.push_back(f);
+  }
+  if (relevant.empty()) return "";
+  return fmt::format("the graph makes tensors on a fixed device or dtype ({})", fmt::join(relevant, ", "));
+}
+
+// The check, output by output (Note [Output quality]): problems found (none: it passes) and each
+// output's quality, into `out`'s metrics and tolerance; warnings on degenerate goldens in `notes`.
+struct OutputsJudged {
+  std::vector<std::string> problems, quality;
+};
+OutputsJudged judge_outputs(const ModelFileSpec& spec, const std::vector<at::Tensor>& actual,
+                            const std::vector<at::Tensor>& golden, double scaled, Outcome& out, std::string& notes) {
+  OutputsJudged r;
+  std::vector<std::string>& problems = r.problems;
+  std::vector<std::string>& quality = r.quality;
+  if (actual.size() != golden.size()) {
+    problems.push_back(fmt::format("{} outputs where the golden has {}", actual.size(), golden.size()));
+  }
+  double worst_score = -1;
+  for (std::size_t k = 0; k < std::min(actual.size(), golden.size()); ++k) {
+    const ModelFileOutput o = spec.output(k);
+    if (o.compare == OutputCompare::Skip) continue;
+    const at::Tensor g64 = golden[k].detach().to(at::kCPU).to(at::kDouble).contiguous();
+    const at::Tensor a64 = actual[k].detach().to(at::kCPU).to(at::kDouble).contiguous();
+    if (a64.sizes() != g64.sizes()) {
+      problems.push_back(fmt::format("{}: shape [{}] where the golden has [{}]", o.name, fmt::join(a64.sizes(), ", "),
+                                     fmt::join(g64.sizes(), ", ")));
+      continue;
+    }
+    if (o.compare == OutputCompare::TopK && g64.dim() > 0 && o.dim != -1 && o.dim != g64.dim() - 1) {
+      // the class dimension last: each position's classes are one row
+      if (o.dim < -g64.dim() || o.dim >= g64.dim()) {
+        problems.push_back(fmt::format("{}: class dim {} of a {}-d output ({})", o.name, o.dim, g64.dim(), o.where));
+        continue;
+      }
+    }
+    const double tol = output_tolerance(o, scaled);
+    if (k == 0 || o.compare != OutputCompare::Cosine) {
+      out.rtol = 0;
+      out.atol = tol;
+    }
+    const bool move = o.compare == OutputCompare::TopK && g64.dim() > 0 && o.dim != -1 && o.dim != g64.dim() - 1;
+    const Judged j = move ? judge(o, a64.movedim(o.dim, -1).contiguous(), g64.movedim(o.dim, -1).contiguous(), tol,
+                                  out.metrics, worst_score)
+                          : judge(o, a64, g64, tol, out.metrics, worst_score);
+    out.metrics.mismatches += j.bad;
+    out.metrics.numel += g64.numel();
+    if (!j.problem.empty()) problems.push_back(j.problem);
+    quality.push_back(j.quality);
+    if (auto d = degenerate(o.name, g64); !d.empty())
+      append_note(notes, "warning: the golden " + d + ": this output cannot tell right from wrong");
+  }
+  return r;
+}
+
+// Note [Case tensors], with each output's rule.
+void keep_model_file_tensors(CaseTensors& kept, const ModelFileSpec& spec, const std::vector<at::Tensor>& inputs,
+                             const std::vector<at::Tensor>& golden, const std::vector<at::Tensor>& actual,
+                             at::ScalarType dtype, double scaled, const std::string& tol_source) {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    kept.inputs.push_back({i < spec.inputs.size() ? spec.inputs[i].name : "in" + std::to_string(i), inputs[i]});
+  }
+  for (std::size_t k = 0; k < golden.size(); ++k) {
+    const ModelFileOutput o = spec.output(k);
+    const at::Tensor g = golden[k].detach().to(at::kCPU);
+    kept.golden.push_back({o.name, g});
+    if (k < actual.size()) kept.actual.push_back({o.name, actual[k].detach().to(at::kCPU)});
+    kept.dtypes.push_back(at::isFloatingType(g.scalar_type()) ? dtype : g.scalar_type());
+    const double tol = output_tolerance(o, scaled);
+    kept.tolerances.push_back({0, tol, tol_source});
+    kept.rules.push_back({output_compare_name(o.compare), tol, o.dim});
+  }
+}
+
+// Note [First divergent node], on the module's forward graph with its submodules inlined.
+std::string first_divergence(torch::jit::Module& module, torch::jit::Module& golden_module,
+                             const std::vector<at::Tensor>& device_inputs, const std::vector<at::Tensor>& golden_inputs,
+                             at::ScalarType dtype, double scaled) {
+  std::string first;
+  try {
+    std::shared_ptr<torch::jit::Graph> graph = module.get_method("forward").graph()->copy();
+    torch::jit::Inline(*graph);
+    std::vector<c10::IValue> dev{module._ivalue()}, gold{golden_module._ivalue()};
+    dev.insert(dev.end(), device_inputs.begin(), device_inputs.end());
+    gold.insert(gold.end(), golden_inputs.begin(), golden_inputs.end());
+    c10::InferenceMode inference;
+    first = first_divergent_node(*graph, dev, gold, dtype, scaled);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    first = "unknown: the node-by-node check failed: " + what.substr(0, 300);
+  }
+  return first;
+}
+
+// Steady state, as op cases are timed (Note [Timing methodology]); online: a fixed number of
+// calls at batch 1, for a p99 (Note [Migration scenarios]). The repetitions' times.
+std::vector<double> time_steady_state(torch::jit::Module& module, const std::vector<at::Tensor>& device_inputs,
+                                      Backend& backend, const RunnerConfig& cfg, bool online, Outcome& out,
+                                      std::string& notes) {
+  std::vector<double> reps;
+  double spent_ms = out.timing.first_us / 1000;
+  if (online) {  // Note [Migration scenarios]: a fixed number of calls, for a p99
+    const auto t_online = Clock::now();
+    while (static_cast<int>(reps.size()) < kOnlineCalls &&
+           (static_cast<int>(reps.size()) < kOnlineMinCalls || us_since(t_online) < kOnlineBudgetS * 1e6)) {
+      auto t = Clock::now();
+      call_forward(module, device_inputs);
+      backend.synchronize();
+      reps.push_back(us_since(t));
+    }
+    append_note(notes, fmt::format("online: batch 1, first call {:.4g} us, p50 {:.4g} us, p99 {:.4g} us over {} calls",
+                                   out.timing.first_us, quantile(reps, 0.5), quantile(reps, 0.99), reps.size()));
+  }
+  while (!online && cfg.max_reps > 0 && static_cast<int>(reps.size()) < cfg.max_reps && spent_ms < cfg.max_time_ms &&
+         (static_cast<int>(reps.size()) < cfg.min_reps || spent_ms < cfg.min_time_ms)) {
+    auto t = Clock::now();
+    call_forward(module, device_inputs);
+    backend.synchronize();
+    reps.push_back(us_since(t));
+    spent_ms += reps.back() / 1000;
+  }
+  return reps;
+}
+
+}  // namespace
+
 void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, Outcome& out, CaseTrace& trace,
                          CaseDetail* detail) {
   const ModelFileSpec* spec = find_model_file(key.target);
@@ -367,17 +505,7 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
   torch::jit::Module module = load_model_module(*spec, dtype, dtype, backend.device(), seed);
   std::vector<at::Tensor> device_inputs;
   for (const at::Tensor& t : inputs) device_inputs.push_back(backend.to_device(t));
-  std::string fixed;
-  if (backend.dispatch_key()) {  // a device of its own: pinned CPU tensors or dtypes matter
-    const std::vector<std::string> found = fixed_devices_and_dtypes(module);
-    std::vector<std::string> relevant;
-    for (const std::string& f : found) {
-      if (f.find("device cpu") != std::string::npos || f.find(c10::toString(dtype)) == std::string::npos)
-        relevant.push_back(f);
-    }
-    if (!relevant.empty())
-      fixed = fmt::format("the graph makes tensors on a fixed device or dtype ({})", fmt::join(relevant, ", "));
-  }
+  const std::string fixed = fixed_devices_note(module, backend, dtype);
   trace.step.clear();
 
   backend.take_fallback_ops();
@@ -414,106 +542,22 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
   out.tolerance_profile =
       tol_source +
       (spec->outputs.empty() ? "" : "; outputs: " + std::filesystem::path(spec->manifest).filename().string());
-  std::vector<std::string> problems, quality;
-  if (actual.size() != golden.size()) {
-    problems.push_back(fmt::format("{} outputs where the golden has {}", actual.size(), golden.size()));
-  }
-  double worst_score = -1;
-  for (std::size_t k = 0; k < std::min(actual.size(), golden.size()); ++k) {
-    const ModelFileOutput o = spec->output(k);
-    if (o.compare == OutputCompare::Skip) continue;
-    const at::Tensor g64 = golden[k].detach().to(at::kCPU).to(at::kDouble).contiguous();
-    const at::Tensor a64 = actual[k].detach().to(at::kCPU).to(at::kDouble).contiguous();
-    if (a64.sizes() != g64.sizes()) {
-      problems.push_back(fmt::format("{}: shape [{}] where the golden has [{}]", o.name, fmt::join(a64.sizes(), ", "),
-                                     fmt::join(g64.sizes(), ", ")));
-      continue;
-    }
-    if (o.compare == OutputCompare::TopK && g64.dim() > 0 && o.dim != -1 && o.dim != g64.dim() - 1) {
-      // the class dimension last: each position's classes are one row
-      if (o.dim < -g64.dim() || o.dim >= g64.dim()) {
-        problems.push_back(fmt::format("{}: class dim {} of a {}-d output ({})", o.name, o.dim, g64.dim(), o.where));
-        continue;
-      }
-    }
-    const double tol = output_tolerance(o, scaled);
-    if (k == 0 || o.compare != OutputCompare::Cosine) {
-      out.rtol = 0;
-      out.atol = tol;
-    }
-    const bool move = o.compare == OutputCompare::TopK && g64.dim() > 0 && o.dim != -1 && o.dim != g64.dim() - 1;
-    const Judged j = move ? judge(o, a64.movedim(o.dim, -1).contiguous(), g64.movedim(o.dim, -1).contiguous(), tol,
-                                  out.metrics, worst_score)
-                          : judge(o, a64, g64, tol, out.metrics, worst_score);
-    out.metrics.mismatches += j.bad;
-    out.metrics.numel += g64.numel();
-    if (!j.problem.empty()) problems.push_back(j.problem);
-    quality.push_back(j.quality);
-    if (auto d = degenerate(o.name, g64); !d.empty())
-      append_note(notes, "warning: the golden " + d + ": this output cannot tell right from wrong");
-  }
-  if (detail && detail->keep_tensors) {  // Note [Case tensors], with each output's rule
-    CaseTensors& kept = detail->tensors;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-      kept.inputs.push_back({i < spec->inputs.size() ? spec->inputs[i].name : "in" + std::to_string(i), inputs[i]});
-    }
-    for (std::size_t k = 0; k < golden.size(); ++k) {
-      const ModelFileOutput o = spec->output(k);
-      const at::Tensor g = golden[k].detach().to(at::kCPU);
-      kept.golden.push_back({o.name, g});
-      if (k < actual.size()) kept.actual.push_back({o.name, actual[k].detach().to(at::kCPU)});
-      kept.dtypes.push_back(at::isFloatingType(g.scalar_type()) ? dtype : g.scalar_type());
-      const double tol = output_tolerance(o, scaled);
-      kept.tolerances.push_back({0, tol, tol_source});
-      kept.rules.push_back({output_compare_name(o.compare), tol, o.dim});
-    }
+  const OutputsJudged judged = judge_outputs(*spec, actual, golden, scaled, out, notes);
+  const std::vector<std::string>& problems = judged.problems;
+  const std::vector<std::string>& quality = judged.quality;
+  if (detail && detail->keep_tensors) {
+    keep_model_file_tensors(detail->tensors, *spec, inputs, golden, actual, dtype, scaled, tol_source);
   }
   if (!quality.empty())
     notes = "quality: " + fmt::format("{}", fmt::join(quality, ", ")) + (notes.empty() ? "" : "; " + notes);
   if (!problems.empty()) {
     out.status = Status::Fail;
     out.error = fmt::format("{}", fmt::join(problems, "; "));
-    // Note [First divergent node], on the module's forward graph with its submodules inlined.
-    std::string first;
-    try {
-      std::shared_ptr<torch::jit::Graph> graph = module.get_method("forward").graph()->copy();
-      torch::jit::Inline(*graph);
-      std::vector<c10::IValue> dev{module._ivalue()}, gold{golden_module._ivalue()};
-      dev.insert(dev.end(), device_inputs.begin(), device_inputs.end());
-      gold.insert(gold.end(), golden_inputs.begin(), golden_inputs.end());
-      c10::InferenceMode inference;
-      first = first_divergent_node(*graph, dev, gold, dtype, scaled);
-    } catch (const std::exception& e) {
-      std::string what = e.what();
-      std::replace(what.begin(), what.end(), '\n', ' ');
-      first = "unknown: the node-by-node check failed: " + what.substr(0, 300);
-    }
+    const std::string first = first_divergence(module, golden_module, device_inputs, golden_inputs, dtype, scaled);
     out.error += "; first divergent node: " + first.substr(0, first.find('\n'));
   }
 
-  // Steady state, as op cases are timed (Note [Timing methodology]).
-  std::vector<double> reps;
-  double spent_ms = out.timing.first_us / 1000;
-  if (online) {  // Note [Migration scenarios]: a fixed number of calls, for a p99
-    const auto t_online = Clock::now();
-    while (static_cast<int>(reps.size()) < kOnlineCalls &&
-           (static_cast<int>(reps.size()) < kOnlineMinCalls || us_since(t_online) < kOnlineBudgetS * 1e6)) {
-      auto t = Clock::now();
-      call_forward(module, device_inputs);
-      backend.synchronize();
-      reps.push_back(us_since(t));
-    }
-    append_note(notes, fmt::format("online: batch 1, first call {:.4g} us, p50 {:.4g} us, p99 {:.4g} us over {} calls",
-                                   out.timing.first_us, quantile(reps, 0.5), quantile(reps, 0.99), reps.size()));
-  }
-  while (!online && cfg.max_reps > 0 && static_cast<int>(reps.size()) < cfg.max_reps && spent_ms < cfg.max_time_ms &&
-         (static_cast<int>(reps.size()) < cfg.min_reps || spent_ms < cfg.min_time_ms)) {
-    auto t = Clock::now();
-    call_forward(module, device_inputs);
-    backend.synchronize();
-    reps.push_back(us_since(t));
-    spent_ms += reps.back() / 1000;
-  }
+  std::vector<double> reps = time_steady_state(module, device_inputs, backend, cfg, online, out, notes);
   out.peak_mem_bytes = memory_baseline.peak_above(backend);
   out.fallback_ops = backend.take_fallback_ops();
   const bool use_backend = cfg.fallback_source == FallbackSource::Backend ||

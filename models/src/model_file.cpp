@@ -165,10 +165,12 @@ const std::set<std::string> kInputDtypes = {"float", "int64", "bool", "f32", "f6
 
 }  // namespace
 
-ModelFileSpec load_model_file_spec(const std::string& path_in) {
+namespace {
+
+// The manifest and the model file `path_in` names (either of them); `file` is left empty when
+// the manifest names it.
+void locate_model_file(const std::string& path_in, fs::path& manifest, fs::path& file) {
   const fs::path given = fs::absolute(path_in).lexically_normal();
-  ModelFileSpec s;
-  fs::path manifest, file;
   if (given.extension() == ".yaml" || given.extension() == ".yml") {
     manifest = given;
   } else {
@@ -183,6 +185,118 @@ ModelFileSpec load_model_file_spec(const std::string& path_in) {
     }
   }
   if (!fs::exists(manifest)) throw ModelError(path_in + ": no such manifest");
+}
+
+// One entry of `inputs`.
+ModelFileInput read_input(Reader& r, const YAML::Node& n, std::set<std::string>& names) {
+  r.only_fields(n, {"name", "shape", "dtype", "range", "bound", "fill"}, "an input");
+  ModelFileInput in;
+  in.where = r.where(n);
+  in.name = r.name(r.need(n, "name", "an input"), "name");
+  if (!names.insert(in.name).second) r.fail(n, fmt::format("input '{}' is listed twice", in.name));
+  for (const auto& d : r.seq(r.need(n, "shape", "an input"), "shape")) in.shape.push_back(r.scalar(d, "shape"));
+  if (n["dtype"]) {
+    in.dtype = r.scalar(n["dtype"], "dtype");
+    if (!kInputDtypes.count(in.dtype))
+      r.fail(n["dtype"],
+             fmt::format("field 'dtype': '{}' is not one of float, int64, bool, f32, f64, bf16, f16", in.dtype));
+  }
+  if (n["range"]) {
+    const auto rng = r.seq(n["range"], "range");
+    if (rng.size() != 2) r.fail(n["range"], "field 'range' is [low, high]");
+    in.lo = r.number(rng[0], "range");
+    in.hi = r.number(rng[1], "range");
+    if (!(std::isfinite(in.lo) && std::isfinite(in.hi) && in.lo <= in.hi))
+      r.fail(n["range"], "field 'range': need finite low <= high");
+  }
+  const bool integer = in.dtype == "int64" || in.dtype == "bool";
+  if (n["bound"]) {
+    if (in.dtype != "int64") r.fail(n["bound"], "field 'bound' is for int64 inputs");
+    in.bound = r.scalar(n["bound"], "bound");
+  }
+  if (n["fill"]) {
+    if (in.dtype != "int64") r.fail(n["fill"], "field 'fill' is for int64 inputs");
+    in.fill = r.scalar(n["fill"], "fill");
+  }
+  if (in.dtype == "int64" && in.bound.empty() && in.fill.empty())
+    r.fail(n, fmt::format("input '{}': an int64 input needs 'bound' (values in [0, bound)) or 'fill'", in.name));
+  if (integer && n["range"]) r.fail(n["range"], "field 'range' is for floating inputs");
+  return in;
+}
+
+// `configs`: named sizes.
+void read_configs(Reader& r, const YAML::Node& root, ModelFileSpec& s) {
+  const YAML::Node cs = root["configs"];
+  if (!cs.IsMap() || cs.size() == 0)
+    r.fail(cs, "field 'configs' is a mapping of config names to sizes, e.g. b1: {batch: 1}");
+  for (const auto& kv : cs) {
+    const std::string cname = kv.first.Scalar();
+    if (cname.empty() || !std::all_of(cname.begin(), cname.end(), [](char c) {
+          return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+        }))
+      r.fail(kv.first, fmt::format("config '{}': a config name is lowercase letters, digits and _", cname));
+    std::map<std::string, std::int64_t> sizes;
+    if (!kv.second.IsMap()) r.fail(kv.second, fmt::format("config '{}' is a mapping of size names to numbers", cname));
+    for (const auto& sz : kv.second) {
+      const std::string sname = sz.first.Scalar();
+      const double v = r.number(sz.second, "configs." + cname + "." + sname);
+      if (!(v >= 1 && v <= (1 << 30) && v == std::floor(v)))
+        r.fail(sz.second, fmt::format("config '{}': size {} = {} is not a whole number from 1 to 2^30", cname, sname,
+                                      sz.second.Scalar()));
+      sizes[sname] = static_cast<std::int64_t>(v);
+    }
+    s.configs.emplace_back(cname, std::move(sizes));
+  }
+}
+
+// Every shape and bound evaluates under every config.
+void check_sizes(const fs::path& manifest, const ModelFileSpec& s) {
+  for (const auto& [cname, sizes] : s.configs) {
+    for (const ModelFileInput& in : s.inputs) {
+      std::vector<std::pair<std::string, std::int64_t>> exprs;  // expression, least value
+      for (const std::string& e : in.shape) exprs.emplace_back(e, 0);
+      if (!in.bound.empty()) exprs.emplace_back(in.bound, 1);
+      if (!in.fill.empty()) exprs.emplace_back(in.fill, 0);
+      for (const auto& [e, least] : exprs) {
+        try {
+          if (eval_size_expr(e, sizes) < least) throw std::invalid_argument(fmt::format("less than {}", least));
+        } catch (const std::exception& ex) {
+          throw ModelError(fmt::format("{}:{}: input '{}': '{}' under config '{}': {}", manifest.string(),
+                                       in.where.substr(in.where.rfind(':') + 1), in.name, e, cname, ex.what()));
+        }
+      }
+    }
+  }
+}
+
+// One entry of `outputs`.
+ModelFileOutput read_output(Reader& r, const YAML::Node& n, std::set<std::string>& onames) {
+  r.only_fields(n, {"name", "compare", "tolerance", "dim"}, "an output");
+  ModelFileOutput o;
+  o.where = r.where(n);
+  o.name = r.name(r.need(n, "name", "an output"), "name");
+  if (!onames.insert(o.name).second) r.fail(n, fmt::format("output '{}' is listed twice", o.name));
+  if (n["compare"]) o.compare = parse_compare(r, n["compare"]);
+  if (n["tolerance"]) {
+    const double t = r.number(n["tolerance"], "tolerance");
+    if (!(t > 0 && t < 1)) r.fail(n["tolerance"], "field 'tolerance' is a fraction between 0 and 1");
+    o.tolerance = t;
+  }
+  if (n["dim"]) {
+    if (o.compare != OutputCompare::TopK) r.fail(n["dim"], "field 'dim' is the class dimension of a topk output");
+    const double d = r.number(n["dim"], "dim");
+    if (d != std::floor(d) || d < -8 || d > 7) r.fail(n["dim"], "field 'dim' is a dimension index, -8 to 7");
+    o.dim = static_cast<std::int64_t>(d);
+  }
+  return o;
+}
+
+}  // namespace
+
+ModelFileSpec load_model_file_spec(const std::string& path_in) {
+  ModelFileSpec s;
+  fs::path manifest, file;
+  locate_model_file(path_in, manifest, file);
   Reader r(manifest.string());
   const YAML::Node root = r.load();
   if (!root.IsMap()) r.fail(root, "a model manifest is a mapping with at least 'inputs'");
@@ -227,86 +341,17 @@ ModelFileSpec load_model_file_spec(const std::string& path_in) {
   if (r.seq(inputs, "inputs").empty()) r.fail(inputs, "field 'inputs': a model takes at least one input");
   std::set<std::string> names;
   for (const auto& n : r.seq(inputs, "inputs")) {
-    r.only_fields(n, {"name", "shape", "dtype", "range", "bound", "fill"}, "an input");
-    ModelFileInput in;
-    in.where = r.where(n);
-    in.name = r.name(r.need(n, "name", "an input"), "name");
-    if (!names.insert(in.name).second) r.fail(n, fmt::format("input '{}' is listed twice", in.name));
-    for (const auto& d : r.seq(r.need(n, "shape", "an input"), "shape")) in.shape.push_back(r.scalar(d, "shape"));
-    if (n["dtype"]) {
-      in.dtype = r.scalar(n["dtype"], "dtype");
-      if (!kInputDtypes.count(in.dtype))
-        r.fail(n["dtype"],
-               fmt::format("field 'dtype': '{}' is not one of float, int64, bool, f32, f64, bf16, f16", in.dtype));
-    }
-    if (n["range"]) {
-      const auto rng = r.seq(n["range"], "range");
-      if (rng.size() != 2) r.fail(n["range"], "field 'range' is [low, high]");
-      in.lo = r.number(rng[0], "range");
-      in.hi = r.number(rng[1], "range");
-      if (!(std::isfinite(in.lo) && std::isfinite(in.hi) && in.lo <= in.hi))
-        r.fail(n["range"], "field 'range': need finite low <= high");
-    }
-    const bool integer = in.dtype == "int64" || in.dtype == "bool";
-    if (n["bound"]) {
-      if (in.dtype != "int64") r.fail(n["bound"], "field 'bound' is for int64 inputs");
-      in.bound = r.scalar(n["bound"], "bound");
-    }
-    if (n["fill"]) {
-      if (in.dtype != "int64") r.fail(n["fill"], "field 'fill' is for int64 inputs");
-      in.fill = r.scalar(n["fill"], "fill");
-    }
-    if (in.dtype == "int64" && in.bound.empty() && in.fill.empty())
-      r.fail(n, fmt::format("input '{}': an int64 input needs 'bound' (values in [0, bound)) or 'fill'", in.name));
-    if (integer && n["range"]) r.fail(n["range"], "field 'range' is for floating inputs");
-    s.inputs.push_back(std::move(in));
+    s.inputs.push_back(read_input(r, n, names));
   }
 
   // configs: named sizes; without any, one config "default" (the shapes must then be numbers)
   if (root["configs"]) {
-    const YAML::Node cs = root["configs"];
-    if (!cs.IsMap() || cs.size() == 0)
-      r.fail(cs, "field 'configs' is a mapping of config names to sizes, e.g. b1: {batch: 1}");
-    for (const auto& kv : cs) {
-      const std::string cname = kv.first.Scalar();
-      if (cname.empty() || !std::all_of(cname.begin(), cname.end(), [](char c) {
-            return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-                   c == '_';
-          }))
-        r.fail(kv.first, fmt::format("config '{}': a config name is lowercase letters, digits and _", cname));
-      std::map<std::string, std::int64_t> sizes;
-      if (!kv.second.IsMap())
-        r.fail(kv.second, fmt::format("config '{}' is a mapping of size names to numbers", cname));
-      for (const auto& sz : kv.second) {
-        const std::string sname = sz.first.Scalar();
-        const double v = r.number(sz.second, "configs." + cname + "." + sname);
-        if (!(v >= 1 && v <= (1 << 30) && v == std::floor(v)))
-          r.fail(sz.second, fmt::format("config '{}': size {} = {} is not a whole number from 1 to 2^30", cname, sname,
-                                        sz.second.Scalar()));
-        sizes[sname] = static_cast<std::int64_t>(v);
-      }
-      s.configs.emplace_back(cname, std::move(sizes));
-    }
+    read_configs(r, root, s);
   } else {
     s.configs.emplace_back("default", std::map<std::string, std::int64_t>{});
   }
   // every shape and bound evaluates under every config
-  for (const auto& [cname, sizes] : s.configs) {
-    for (const ModelFileInput& in : s.inputs) {
-      std::vector<std::pair<std::string, std::int64_t>> exprs;  // expression, least value
-      for (const std::string& e : in.shape) exprs.emplace_back(e, 0);
-      if (!in.bound.empty()) exprs.emplace_back(in.bound, 1);
-      if (!in.fill.empty()) exprs.emplace_back(in.fill, 0);
-      for (const auto& [e, least] : exprs) {
-        try {
-          if (eval_size_expr(e, sizes) < least) throw std::invalid_argument(fmt::format("less than {}", least));
-        } catch (const std::exception& ex) {
-          throw ModelError(fmt::format("{}:{}: input '{}': '{}' under config '{}': {}", manifest.string(),
-                                       in.where.substr(in.where.rfind(':') + 1), in.name, e, cname, ex.what()));
-        }
-      }
-    }
-  }
+  check_sizes(manifest, s);
   if (root["dtypes"]) {
     s.dtypes.clear();
     for (const auto& d : r.seq(root["dtypes"], "dtypes")) {
@@ -328,24 +373,7 @@ ModelFileSpec load_model_file_spec(const std::string& path_in) {
   if (root["outputs"]) {
     std::set<std::string> onames;
     for (const auto& n : r.seq(root["outputs"], "outputs")) {
-      r.only_fields(n, {"name", "compare", "tolerance", "dim"}, "an output");
-      ModelFileOutput o;
-      o.where = r.where(n);
-      o.name = r.name(r.need(n, "name", "an output"), "name");
-      if (!onames.insert(o.name).second) r.fail(n, fmt::format("output '{}' is listed twice", o.name));
-      if (n["compare"]) o.compare = parse_compare(r, n["compare"]);
-      if (n["tolerance"]) {
-        const double t = r.number(n["tolerance"], "tolerance");
-        if (!(t > 0 && t < 1)) r.fail(n["tolerance"], "field 'tolerance' is a fraction between 0 and 1");
-        o.tolerance = t;
-      }
-      if (n["dim"]) {
-        if (o.compare != OutputCompare::TopK) r.fail(n["dim"], "field 'dim' is the class dimension of a topk output");
-        const double d = r.number(n["dim"], "dim");
-        if (d != std::floor(d) || d < -8 || d > 7) r.fail(n["dim"], "field 'dim' is a dimension index, -8 to 7");
-        o.dim = static_cast<std::int64_t>(d);
-      }
-      s.outputs.push_back(std::move(o));
+      s.outputs.push_back(read_output(r, n, onames));
     }
   }
   s.hash = hash_file(s.file, s.file_bytes);

@@ -435,18 +435,9 @@ at::Tensor to_cpu_arg(const at::Tensor& t) { return on_device(t) ? cpu_alias(t) 
 void run_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack, const std::string& name,
                   const FaultPlan& plan);
 
-void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  const c10::FunctionSchema& schema = op.schema();
-  const std::string name = full_name(schema);
-  const CallFacts facts = facts_of(schema, stack);
-  const FaultPlan plan = plan_faults(name, facts);
-  if (plan.fallback) return run_fallback(op, stack, name, plan);
-
-  const KernelInfo& info = info_of(schema);
-  const Numerics& num = State::get().config().numerics;
-  const std::size_t n_args = schema.arguments().size();
-  const std::size_t first = stack->size() - n_args;
-
+// A native kernel's arguments, moved to the CPU (device tensors as CPU aliases), and what the
+// cost model needs of them.
+struct Marshalled {
   struct OutArg {
     at::Tensor device, cpu;
   };
@@ -457,6 +448,14 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   std::vector<at::Tensor> tensor_args;  // for the cost model, in argument order (CPU)
   std::vector<at::Tensor> operands;     // Matmul/Conv operands, in argument order
   bool autocast = false;
+};
+
+// Replaces the op's arguments on the stack (from `first`) by CPU tensors, applying the
+// simulated numerics to operands and the precision fault to inputs.
+Marshalled marshal_args(const c10::FunctionSchema& schema, torch::jit::Stack* stack, std::size_t first,
+                        const KernelInfo& info, const Numerics& num, const FaultPlan& plan) {
+  Marshalled m;
+  const std::size_t n_args = schema.arguments().size();
   for (std::size_t i = 0; i < n_args; ++i) {
     const c10::Argument& arg = schema.arguments()[i];
     c10::IValue& v = (*stack)[first + i];
@@ -466,33 +465,33 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       if (!t.defined()) continue;
       if (written && arg.kwarg_only()) {
         at::Tensor cpu = at::empty_strided(t.sizes(), t.strides(), t.options().device(c10::kCPU));
-        outs.push_back({t, cpu});
+        m.outs.push_back({t, cpu});
         v = cpu;
         continue;
       }
       at::Tensor c = to_cpu_arg(t);
       if (written) {
-        inplace.push_back(c);
-        device_inplace.push_back(t);
+        m.inplace.push_back(c);
+        m.device_inplace.push_back(t);
       } else {
-        in_bytes += nbytes(c);
+        m.in_bytes += nbytes(c);
       }
       const bool operand = info.operands.count(arg.name()) > 0;
-      if (operand) operands.push_back(c);
+      if (operand) m.operands.push_back(c);
       if (operand && num.bf16_matmul && c.scalar_type() == at::kFloat) {
         c = to_bf16_operand(c);
-        autocast = true;
+        m.autocast = true;
       } else if (plan.precision && !written && numerics_apply(c)) {
         c = round_like(c, lower_precision_bits(c.scalar_type()));
       }
-      tensor_args.push_back(c);
+      m.tensor_args.push_back(c);
       v = c;
     } else if (v.isTensorList()) {
       c10::List<at::Tensor> list;
       for (const at::Tensor& t : v.toTensorList().vec()) {
         at::Tensor c = to_cpu_arg(t);
-        in_bytes += nbytes(c);
-        tensor_args.push_back(c);
+        m.in_bytes += nbytes(c);
+        m.tensor_args.push_back(c);
         list.push_back(c);
       }
       v = list;
@@ -504,7 +503,7 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
         for (const c10::IValue& e : v.toListRef()) {
           if (e.isTensor()) {
             at::Tensor c = to_cpu_arg(e.toTensor());
-            in_bytes += nbytes(c);
+            m.in_bytes += nbytes(c);
             list.push_back(c);
           } else {
             list.push_back(c10::nullopt);
@@ -515,39 +514,29 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     }
   }
 
-  // Compute on the CPU views, or with the op's own numerics.
-  std::vector<c10::IValue> results;
-  auto h = handlers().find(name);
-  c10::optional<std::vector<c10::IValue>> handled;
-  if (h != handlers().end()) {
-    std::vector<c10::IValue> args(stack->begin() + static_cast<std::ptrdiff_t>(first), stack->end());
-    handled = h->second(args);
-  }
-  if (handled) {
-    torch::jit::drop(*stack, n_args);
-    results = std::move(*handled);
-  } else {
-    op.callBoxed(stack);
-    results.assign(stack->end() - static_cast<std::ptrdiff_t>(schema.returns().size()), stack->end());
-    torch::jit::drop(*stack, schema.returns().size());
-  }
+  return m;
+}
 
-  // Results back to device tensors.
+// The op's results, pushed back onto the stack as device tensors (in-place and out= arguments
+// as the device tensors they alias), with the output faults and approximate numerics applied;
+// returns the bytes written and the largest output's elements.
+std::pair<double, double> return_results(std::vector<c10::IValue>& results, torch::jit::Stack* stack, Marshalled& m,
+                                         const KernelInfo& info, const Numerics& num, const FaultPlan& plan) {
   double out_bytes = 0, out_numel = 0;
   bool first_output = true;
   auto finish = [&](const at::Tensor& r) -> at::Tensor {
     at::Tensor cpu = r;
     const bool approximate = info.kind == Kind::Transcendental && num.approx_transcendental && numerics_apply(cpu);
-    for (std::size_t k = 0; k < inplace.size(); ++k) {
-      if (cpu.unsafeGetTensorImpl() == inplace[k].unsafeGetTensorImpl()) {
+    for (std::size_t k = 0; k < m.inplace.size(); ++k) {
+      if (cpu.unsafeGetTensorImpl() == m.inplace[k].unsafeGetTensorImpl()) {
         if (approximate) cpu.copy_(round_fraction(cpu, num.approx_bits));
         apply_output_faults(plan, cpu, first_output);
         out_bytes += nbytes(cpu);
         out_numel = std::max(out_numel, double(cpu.numel()));
-        return device_inplace[k];
+        return m.device_inplace[k];
       }
     }
-    for (OutArg& o : outs) {
+    for (Marshalled::OutArg& o : m.outs) {
       if (cpu.unsafeGetTensorImpl() == o.cpu.unsafeGetTensorImpl()) {
         if (approximate) cpu.copy_(round_fraction(cpu, num.approx_bits));
         apply_output_faults(plan, cpu, first_output);
@@ -583,32 +572,37 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     stack->push_back(std::move(r));
   }
 
-  // The device clock.
+  return {out_bytes, out_numel};
+}
+
+// The device clock: the op's work by its kind, charged to the simulated device.
+void charge_work(const KernelInfo& info, const Marshalled& m, double out_bytes, double out_numel,
+                 const FaultPlan& plan) {
   Work w;
-  w.bytes = in_bytes + out_bytes;
+  w.bytes = m.in_bytes + out_bytes;
   double in_numel = 0;
-  for (const at::Tensor& t : tensor_args) in_numel = std::max(in_numel, double(t.numel()));
-  const at::ScalarType dtype = tensor_args.empty() ? at::kFloat : tensor_args.front().scalar_type();
+  for (const at::Tensor& t : m.tensor_args) in_numel = std::max(in_numel, double(t.numel()));
+  const at::ScalarType dtype = m.tensor_args.empty() ? at::kFloat : m.tensor_args.front().scalar_type();
   switch (info.kind) {
     case Kind::Matmul: {
       // A[..., M, K] x B[..., K, N] is 2*M*K*N per batch: 2 * numel(A) * N (N = 1 for vectors).
-      const double n = operands.size() >= 2 && operands[1].dim() >= 2 ? double(operands[1].size(-1)) : 1.0;
+      const double n = m.operands.size() >= 2 && m.operands[1].dim() >= 2 ? double(m.operands[1].size(-1)) : 1.0;
       w.engine = Engine::Tensor;
-      w.precision = precision_of(dtype, autocast);
-      w.flops = operands.empty() ? 0.0 : 2.0 * double(operands[0].numel()) * n;
+      w.precision = precision_of(dtype, m.autocast);
+      w.flops = m.operands.empty() ? 0.0 : 2.0 * double(m.operands[0].numel()) * n;
       break;
     }
     case Kind::Conv:
     case Kind::ConvBackward: {
       // 2 * output elements * (input channels per group * kernel elements), twice for backward.
-      // operands: (input, weight) forward, (grad_output, input, weight) backward.
-      if (operands.empty()) break;
-      const at::Tensor& weight = operands.back();
+      // m.operands: (input, weight) forward, (grad_output, input, weight) backward.
+      if (m.operands.empty()) break;
+      const at::Tensor& weight = m.operands.back();
       const double per_out =
           weight.dim() > 0 && weight.size(0) > 0 ? double(weight.numel()) / double(weight.size(0)) : 1.0;
-      const double outs_n = info.kind == Kind::Conv ? out_numel : double(operands.front().numel());
+      const double outs_n = info.kind == Kind::Conv ? out_numel : double(m.operands.front().numel());
       w.engine = Engine::Tensor;
-      w.precision = precision_of(dtype, autocast);
+      w.precision = precision_of(dtype, m.autocast);
       w.flops = 2.0 * outs_n * per_out * (info.kind == Kind::Conv ? 1.0 : 2.0);
       break;
     }
@@ -622,6 +616,41 @@ void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
       break;
   }
   State::get().charge(w, plan.slowdown);
+}
+
+void native_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const c10::FunctionSchema& schema = op.schema();
+  const std::string name = full_name(schema);
+  const CallFacts facts = facts_of(schema, stack);
+  const FaultPlan plan = plan_faults(name, facts);
+  if (plan.fallback) return run_fallback(op, stack, name, plan);
+
+  const KernelInfo& info = info_of(schema);
+  const Numerics& num = State::get().config().numerics;
+  const std::size_t n_args = schema.arguments().size();
+  const std::size_t first = stack->size() - n_args;
+  Marshalled m = marshal_args(schema, stack, first, info, num, plan);
+
+  // Compute on the CPU views, or with the op's own numerics.
+  std::vector<c10::IValue> results;
+  auto h = handlers().find(name);
+  c10::optional<std::vector<c10::IValue>> handled;
+  if (h != handlers().end()) {
+    std::vector<c10::IValue> args(stack->begin() + static_cast<std::ptrdiff_t>(first), stack->end());
+    handled = h->second(args);
+  }
+  if (handled) {
+    torch::jit::drop(*stack, n_args);
+    results = std::move(*handled);
+  } else {
+    op.callBoxed(stack);
+    results.assign(stack->end() - static_cast<std::ptrdiff_t>(schema.returns().size()), stack->end());
+    torch::jit::drop(*stack, schema.returns().size());
+  }
+
+  // Results back to device tensors.
+  const auto [out_bytes, out_numel] = return_results(results, stack, m, info, num, plan);
+  charge_work(info, m, out_bytes, out_numel, plan);
 }
 
 void run_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack, const std::string& name,
