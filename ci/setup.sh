@@ -11,8 +11,9 @@ PACKAGES=(
   libsqlite3-dev sqlite3
   libboost-dev libboost-filesystem-dev
   libfmt-dev libyaml-cpp-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev libxxhash-dev libzstd-dev libxml2-utils
-  # The format check of ci/test.sh (ci/check_format.sh; Debian 12's is version 14).
-  clang-format
+  # The format check and clang-tidy of ci/test.sh (ci/check_format.sh, ci/tidy.sh; Debian 12's are
+  # version 14).
+  clang-format clang-tidy
   # A one-node Slurm cluster for the sharded-run test (ci/slurm_test.sh, ci/slurm/cluster.sh).
   slurm-wlm slurmctld slurmd slurm-client munge
   # Debian's PyTorch for Python: exports the real-model corpus (ci/export_models.sh, models/real/)

@@ -22,6 +22,10 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGAUNTLET
 cmake --build "$BUILD_DIR" -j "$JOBS"
 echo "ci/test.sh: built in $(( $(date +%s) - start )) s"
 
+# clang-tidy (.clang-tidy: every finding an error) on the last commit's files that build without
+# torch, a few seconds each; ci/tidy.sh --all checks every file (half a minute each with torch).
+BUILD_DIR="$BUILD_DIR" JOBS="$JOBS" bash ci/tidy.sh --torch-free
+
 # The real-model corpus's CI subset (suite models_real_smoke; cached after the first time).
 bash ci/export_models.sh smoke
 

@@ -77,9 +77,8 @@ int badness(Status s) {
   switch (s) {
     case Status::Pass:
     case Status::Skip:
+    case Status::XPass:  // judged on its own (Change::XPass)
       return 0;
-    case Status::XPass:
-      return 0;  // judged on its own (Change::XPass)
     case Status::XFail:
     case Status::Unsupported:
       return 1;
@@ -756,7 +755,7 @@ void Comparer::speed(const Row& b, const Row& k) {
     for (std::size_t s = 1; s < series.size(); ++s) log_ratios.push_back(std::log(series[s] / series[s - 1]));
     sc.band = stats::noise_band(log_ratios, opt_.noise_k);
   }
-  speed_cases_.push_back(std::move(sc));
+  speed_cases_.push_back(sc);
 }
 
 // Note [Compile-time noise]: compile time and first-run latency are one host-time sample per case

@@ -110,7 +110,7 @@ class Reader {
   // A field's value: one non-empty scalar. Errors point at the key, because a missing value's
   // node is marked on the line after it.
   std::string value(const YAML::Node& key, const YAML::Node& v) const {
-    const std::string field = key.Scalar();
+    const std::string& field = key.Scalar();
     if (v.IsMap() || v.IsSequence()) fail(key.Mark(), fmt::format("{}: must be a single value", field));
     std::string s = v.IsScalar() ? v.Scalar() : std::string();
     if (std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c); })) {

@@ -19,7 +19,6 @@ namespace gauntlet {
 namespace {
 
 using dates::civil_from_days;
-using dates::days_from_civil;
 using dates::parse_date;
 
 void raise(const std::string& message, int exit_code = kExitBadInput) { throw WeeklyError(message, exit_code); }

@@ -97,7 +97,7 @@ void parse_args(Parser& p, CaseKey& k) {
 
 }  // namespace
 
-KeyError::KeyError(std::string key, std::size_t pos, const std::string& what)
+KeyError::KeyError(const std::string& key, std::size_t pos, const std::string& what)
     : Error("bad case key '" + key + "' at column " + std::to_string(pos + 1) + ": " + what), pos_(pos) {}
 
 std::string_view layout_name(Layout l) { return kLayouts[static_cast<unsigned>(l)]; }

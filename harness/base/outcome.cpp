@@ -66,6 +66,8 @@ void record_repetitions(Timing& t, std::vector<double> samples_us) {
   std::vector<double> sorted = t.samples_us;
   std::sort(sorted.begin(), sorted.end());
   auto at = [&](double q) {
+    // A nonnegative index rounded half up, as every stored result was.
+    // NOLINTNEXTLINE(bugprone-incorrect-roundings)
     return sorted[static_cast<std::size_t>(q * static_cast<double>(sorted.size() - 1) + 0.5)];
   };
   t.median_us = at(0.5);

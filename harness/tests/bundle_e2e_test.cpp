@@ -61,7 +61,7 @@ class Bundle : public e2e::E2E {
   // printed verdict is the manifest's.
   path make(const std::string& key, const std::string& name, const std::string& extra = "",
             const std::string& env = "") {
-    const path dir = dir_ / name;
+    path dir = dir_ / name;
     const e2e::Result r = gauntlet("repro '" + key + "' --bundle " + dir.string() + " " + extra, env);
     EXPECT_TRUE(r.code == 0 || r.code == 1) << key << "\n" << r.out << r.err;
     EXPECT_NE(r.out.find("bundle   " + dir.string()), std::string::npos) << key << "\n" << r.out << r.err;

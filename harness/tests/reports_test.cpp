@@ -108,7 +108,7 @@ RunComparison sample() {
               "max_abs_err 2e-06 -> 1.1e-05 (5.5x) since release 2.2.0, over 6 releases"),
   };
   for (Finding& f : c.findings) {
-    if (f.change == Change::Slower) f.work_items = 8 * 64 * 56 * 56;  // conv2d's output elements
+    if (f.change == Change::Slower) f.work_items = std::int64_t{8} * 64 * 56 * 56;  // conv2d's output elements
   }
   // Failing in both runs, no worse (2 of the baseline's 3 FAIL).
   c.known_failures = {{"op/div/float16/n=64", Status::Fail, Status::Fail, "3 of 64 elements outside tolerance"},

@@ -22,7 +22,7 @@ std::string line_starting(const std::string& text, const std::string& prefix) {
   std::size_t pos = 0;
   while (pos < text.size()) {
     const std::size_t end = text.find('\n', pos);
-    const std::string line = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    std::string line = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
     if (line.rfind(prefix, 0) == 0) return line;
     if (end == std::string::npos) break;
     pos = end + 1;

@@ -28,7 +28,7 @@ std::string_view mode_name(Mode m);  // eager, eager-bwd, compile
 // A malformed key: `pos` is the 0-based character offset of the problem.
 class KeyError : public Error {
  public:
-  KeyError(std::string key, std::size_t pos, const std::string& what);
+  KeyError(const std::string& key, std::size_t pos, const std::string& what);
   std::size_t pos() const { return pos_; }
 
  private:

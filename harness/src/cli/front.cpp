@@ -32,9 +32,7 @@ std::string torch_binary() {
   return ec ? std::string("gauntlet-torch") : (self.parent_path() / "gauntlet-torch").string();
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int front_main(int argc, char** argv) {
   using namespace gauntlet::cli;
   const std::vector<std::string>& here = torch_free_commands();
   if (argc > 1 && std::find(here.begin(), here.end(), argv[1]) != here.end()) {
@@ -51,4 +49,15 @@ int main(int argc, char** argv) {
   std::cerr << "gauntlet: error: cannot start " << torch << ": " << std::strerror(errno)
             << " (it is built beside gauntlet: cmake --build BUILD_DIR --target gauntlet)\n";
   return gauntlet::kExitEnvironment;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return front_main(argc, argv);
+  } catch (const std::exception& e) {  // what parse_and_run's own catch cannot reach (setting up the parser)
+    std::cerr << "gauntlet: internal error: " << e.what() << "\n";
+    return gauntlet::kExitInternal;
+  }
 }
