@@ -27,9 +27,7 @@ namespace {
 
 // gauntlet-torch, beside this binary.
 std::string torch_binary() {
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("gauntlet-torch") : (self.parent_path() / "gauntlet-torch").string();
+  return (std::filesystem::path(gauntlet::cli::self_exe()).parent_path() / "gauntlet-torch").string();
 }
 
 int front_main(int argc, char** argv) {
