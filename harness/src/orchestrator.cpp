@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/process.hpp>
 #include <chrono>
 #include <csignal>
@@ -61,7 +62,7 @@ struct Worker {
   std::deque<Item> queued;  // sent, in order; the front one is running once `started`
   bool started = false;
   Clock::time_point started_at;
-  double last_case_s = 0;  // how long its last case took: slow cases are not queued ahead
+  double case_s = 0;  // its cases' recent cost, seconds (Note [Queue depth])
   int deaths_in_a_row = 0;
   bool retired = false;
 };
@@ -288,16 +289,27 @@ class Loop {
     if (!w.alive || !w.ready || !*w.in) return;  // a broken stdin: its stdout reports the death
     while (!pending_.empty()) {
       if (!w.queued.empty() && (w.queued.front().alone || pending_.front().alone)) break;
-      // Queue ahead only for quick cases: it hides the round trip, but a queue of slow cases on
-      // one worker would leave the others idle at the end of the run.
-      const int depth = w.last_case_s < 0.005 ? std::max(1, cfg_.pipeline) : 1;
-      if (static_cast<int>(w.queued.size()) >= depth) break;
+      if (static_cast<int>(w.queued.size()) >= queue_depth(w)) break;
       Item it = std::move(pending_.front());
       pending_.pop_front();
       *w.in << it.key << '\n';
       w.queued.push_back(std::move(it));
     }
     w.in->flush();
+  }
+
+  // Note [Queue depth]: a worker is sent keys ahead of the case it runs, so that it never waits
+  // for the orchestrator between cases (the round trip through a pipe and, on a host whose cores
+  // the workers keep busy, the scheduler). But a key sent is that worker's: at the end of the run
+  // a worker with a long queue runs alone while the others idle (with 16 quick cases queued per
+  // worker, 2 workers on 2 cores finished 0.1 s apart on a 0.6 s run, ci/kernel_bench.sh). So the
+  // queue holds about kQueuedWork of the worker's recent cost per case (a moving average), at most
+  // `pipeline` keys and at least one: slow cases (5 ms and more) are never queued ahead.
+  static constexpr double kQueuedWork = 0.005;
+  int queue_depth(const Worker& w) const {
+    const int most = std::max(1, cfg_.pipeline);
+    if (w.case_s <= 0) return most;
+    return static_cast<int>(std::clamp(kQueuedWork / w.case_s, 1.0, static_cast<double>(most)));
   }
 
   void finish(Worker& w, Item it, Outcome out) {
@@ -422,7 +434,8 @@ class Loop {
       Item it = std::move(w.queued.front());
       w.queued.pop_front();
       w.started = false;
-      w.last_case_s = std::chrono::duration<double>(Clock::now() - w.started_at).count();
+      const double took = std::chrono::duration<double>(Clock::now() - w.started_at).count();
+      w.case_s = w.case_s <= 0 ? took : 0.75 * w.case_s + 0.25 * took;
       w.deaths_in_a_row = 0;
       Outcome out = std::move(m.outcome);
       if (!unreadable.empty()) {
@@ -436,15 +449,19 @@ class Loop {
   }
 
   // The end: a worker between cases exits on EOF; one with cases queued, or any when the run
-  // stopped, is killed with its group.
+  // stopped, is killed with its group. Every worker is told before any is waited for: a worker's
+  // exit takes a while (libtorch unregisters its kernels: 0.15 s here), and one after the other
+  // that added up with each worker.
   void stop_workers() {
     for (Worker& w : workers_) {
-      if (w.alive) {
-        close_stdin(w);
-        std::error_code kill_ec;
-        if (!w.queued.empty() || !stop_reason_.empty()) w.group->terminate(kill_ec);
-        w.child->wait(kill_ec);
-      }
+      if (!w.alive) continue;
+      close_stdin(w);
+      std::error_code kill_ec;
+      if (!w.queued.empty() || !stop_reason_.empty()) w.group->terminate(kill_ec);
+    }
+    for (Worker& w : workers_) {
+      std::error_code wait_ec;
+      if (w.alive) w.child->wait(wait_ec);
     }
   }
 

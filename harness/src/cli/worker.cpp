@@ -1,7 +1,8 @@
 // gauntlet worker: the process the orchestrator runs cases in (Note [Worker protocol]).
 //
 // Note [Worker protocol]: the orchestrator writes case keys to the worker's stdin, one a line;
-// the worker answers on stdout with JSON lines, flushed one by one:
+// the worker answers on stdout with JSON lines, each flushed before the worker waits or runs a
+// case (a result may share a write with the next `start`, Note [One write per case]):
 //   {"type":"hello","protocol":1,"pid":...,"backend":...,"backend_version":...}   once, ready
 //   {"type":"start","key":K}                                                      before a case
 //   {"type":"result","key":K,"outcome":{...}}                                     after it
@@ -73,10 +74,23 @@ int worker(const WorkerOptions& o) {
         {"backend_version", backend->version()},
         {"backend_profile", backend->profile()},
         {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)}});
-  std::string line, message;
-  while (std::getline(std::cin, line)) {
+  // Note [One write per case]: a result waits to go out with the next case's `start` when that
+  // key is already here (sent ahead, Note [Queue depth] in orchestrator.cpp): one write, so one
+  // wake-up of the orchestrator per case instead of two, which on a host whose cores the workers
+  // keep busy each cost a worker its core for a moment. It goes out alone before the worker waits
+  // for a key, so it is never held back; `start` still precedes its case.
+  std::string line, message, result;
+  for (;;) {
+    if (!result.empty() && std::cin.rdbuf()->in_avail() <= 0) {
+      emit_line(std::move(result));
+      result.clear();
+    }
+    if (!std::getline(std::cin, line)) break;
     if (line.empty()) continue;
-    message = "{\"type\":\"start\",\"key\":";
+    message = std::move(result);
+    result.clear();
+    if (!message.empty()) message += '\n';
+    message += "{\"type\":\"start\",\"key\":";
     append_json_string(message, line);
     emit_line(message + "}");
     Outcome out;
@@ -87,10 +101,13 @@ int worker(const WorkerOptions& o) {
       out.status = Status::Error;
       out.error = std::string("invalid case key: ") + e.what();
     }
-    message = "{\"type\":\"result\",\"key\":";
-    append_json_string(message, line);
-    emit_line(message + ",\"outcome\":" + to_json_text(out) + "}");
+    result = "{\"type\":\"result\",\"key\":";
+    append_json_string(result, line);
+    result += ",\"outcome\":";
+    result += to_json_text(out);
+    result += '}';
   }
+  if (!result.empty()) emit_line(std::move(result));
   return 0;
 }
 

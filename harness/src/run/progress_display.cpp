@@ -34,6 +34,8 @@ class ProgressDisplay final : public RunListener {
   void case_finished(const Case& c, const Outcome& o) override {
     if (!model_) return;
     const auto now = Clock::now();
+    if (!first_) first_ = now;
+    end_ = now;
     model_->done(seconds(now), estimated_case_us(c.key), group_of(c),
                  o.status == Status::Crash || o.status == Status::Timeout);
     ++counts_[o.status];
@@ -50,8 +52,19 @@ class ProgressDisplay final : public RunListener {
     std::fflush(stderr);
   }
 
+  // The last line, in both modes: where the time went, the start (from the run's start, the suite
+  // loaded, to the first result: the workers' start and the first case) apart from the rest, whose
+  // rate is the run's own (ci/kernel_bench.sh reads it).
   void cases_ended() override {
     if (tty_) fmt::print(stderr, "\r\033[K");
+    if (!model_ || !first_) return;
+    const std::size_t n = model_->done_cases();
+    const double rest = std::chrono::duration<double>(end_ - *first_).count();
+    std::string rate;
+    if (n > 1 && rest > 0) rate = fmt::format(" ({:.4g} cases/s)", static_cast<double>(n - 1) / rest);
+    fmt::print(stderr, "progress: {} cases in {:.3f} s: the first result after {:.3f} s, the other {} in {:.3f} s{}\n",
+               n, seconds(end_), seconds(*first_), n - 1, rest, rate);
+    std::fflush(stderr);
   }
 
  private:
@@ -71,7 +84,8 @@ class ProgressDisplay final : public RunListener {
 
   std::optional<ProgressModel> model_;
   const bool tty_ = isatty(STDERR_FILENO);
-  Clock::time_point t0_, last_;
+  Clock::time_point t0_, last_, end_;
+  std::optional<Clock::time_point> first_;
   std::map<Status, std::size_t> counts_;
 };
 
