@@ -57,21 +57,6 @@ struct ListOptions {
   std::string db;                    // --db with --ops-of-models: a stored run's records
   long long run = 0;                 // --run: that run (0: the latest)
 };
-// Note [Executed ops]: what each model of a suite executes (run once on the CPU), or what the model
-// cases of a stored run recorded on their device.
-struct ModelOpRecord {
-  ExecutedOp op;
-  bool train = false;  // recorded by a training case
-};
-struct ExecutedOpsOfModels {
-  std::string suite;                                         // "" when read from a run without one
-  std::string source;                                        // where the records came from, in words
-  std::map<std::string, std::vector<ModelOpRecord>> models;  // model name -> its records
-  std::vector<std::string> failed;                           // "<model>: why" for models without records
-};
-// suite "" needs a db; run 0 is the db's latest run.
-ExecutedOpsOfModels gather_executed_ops(const std::string& suite, const std::string& dir, const std::string& db,
-                                        long long run);
 // Note [Ops from models]: op cases cut from what models execute, as a suite file.
 struct OpsFromModelsOptions {
   std::string suite, db, suites_dir, out;
@@ -79,18 +64,6 @@ struct OpsFromModelsOptions {
   long long run = 0;
 };
 int ops_from_models(const OpsFromModelsOptions& o);
-// Note [Ops from models], for one record: the op case of the table it is (key), or why none
-// (problem; in_table false when no op of the table runs the record's aten op). `train`: a record
-// of a training case, cut eager-bwd where the op has a backward.
-struct OpCaseCut {
-  std::optional<CaseKey> key;
-  std::string problem;
-  bool in_table = false;
-  bool restrided = false;  // strides no layout reproduces: cut contiguous
-};
-OpCaseCut op_case_of(const ExecutedOp& e, bool train);
-// The sizes of a record's tensor inputs, in order (None and tensor lists left out).
-std::vector<Shape> record_tensor_shapes(const ExecutedOp& e);
 
 // How each case is timed (Note [Timing methodology] in runner.h): run and worker take the same.
 struct TimingOptions {

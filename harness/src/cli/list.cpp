@@ -14,6 +14,7 @@
 #include "gauntlet/model_file.h"
 #include "gauntlet/models.h"
 #include "gauntlet/op_spec.h"
+#include "gauntlet/ops_from_models.h"
 #include "gauntlet/outcome_json.h"
 #include "gauntlet/runner.h"
 #include "gauntlet/store.h"

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "gauntlet/backend.h"
 #include "gauntlet/op_spec.h"
+#include "gauntlet/ops_from_models.h"
 #include "gauntlet/orchestrator.h"
 #include "gauntlet/outcome_json.h"
 #include "gauntlet/runner.h"
