@@ -21,6 +21,7 @@
 #include "gauntlet/outcome_json.h"
 #include "gauntlet/regress.h"
 #include "gauntlet/reports.h"
+#include "gauntlet/run/worker_protocol.h"
 #include "gauntlet/runner.h"
 #include "gauntlet/store.h"
 

@@ -5,6 +5,7 @@
 
 #include "fuzz_target.h"
 #include "gauntlet/outcome_json.h"
+#include "gauntlet/run/worker_protocol.h"
 
 GAUNTLET_FUZZ_TARGET(worker_message) {
   gauntlet::WorkerMessage m;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "gauntlet/outcome_json.h"
+#include "gauntlet/run/worker_protocol.h"
 
 namespace bp = boost::process;
 namespace fs = std::filesystem;
@@ -419,18 +420,18 @@ class Loop {
     try {
       m = parse_worker_message(e.line);
     } catch (const std::exception& ex) {
-      m.type = "result";
+      m.kind = WorkerMessageKind::Result;
       unreadable = ex.what();
     }
-    if (m.type == "hello") {
+    if (m.kind == WorkerMessageKind::Hello) {
       w.ready = true;
-    } else if (m.type == "fatal") {
+    } else if (m.kind == WorkerMessageKind::Fatal) {
       stop_reason_ = "a worker could not start: " + (m.error.empty() ? std::string("?") : m.error);
       w.retired = true;
-    } else if (m.type == "start") {
+    } else if (m.kind == WorkerMessageKind::Start) {
       w.started = true;
       w.started_at = Clock::now();
-    } else if (m.type == "result" && !w.queued.empty()) {
+    } else if (m.kind == WorkerMessageKind::Result && !w.queued.empty()) {
       Item it = std::move(w.queued.front());
       w.queued.pop_front();
       w.started = false;

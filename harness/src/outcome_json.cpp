@@ -10,6 +10,7 @@
 
 #include "gauntlet/error.h"
 #include "gauntlet/outcome_fields.h"
+#include "outcome_dom.h"
 
 namespace gauntlet {
 
@@ -281,6 +282,8 @@ const std::vector<std::string_view>& field_names() {
   return names;
 }
 
+}  // namespace
+
 // The fields outcome_from_json() reads, with the same defaults; unknown fields are ignored, as
 // outcome_from_json does. The writers list fields in visit_fields() order, so each name is
 // looked for first where the previous one was found.
@@ -311,29 +314,6 @@ Outcome outcome_from_dom(simdjson::dom::object obj) {
   });
   if (!has_status) throw std::runtime_error("outcome has no status");
   return o;
-}
-
-}  // namespace
-
-WorkerMessage parse_worker_message(std::string_view line) {
-  thread_local simdjson::dom::parser parser;
-  WorkerMessage m;
-  simdjson::dom::object obj;
-  if (parser.parse(line.data(), line.size()).get(obj) != simdjson::SUCCESS) return m;
-  std::string_view type;
-  if (obj["type"].get_string().get(type) != simdjson::SUCCESS) return m;
-  m.type = std::string(type);
-  std::string_view text;
-  if (obj["key"].get_string().get(text) == simdjson::SUCCESS) m.key = std::string(text);
-  if (obj["error"].get_string().get(text) == simdjson::SUCCESS) m.error = std::string(text);
-  if (m.type == "result") {
-    simdjson::dom::object outcome;
-    if (obj["outcome"].get_object().get(outcome) != simdjson::SUCCESS) {
-      throw std::runtime_error("result without an outcome object");
-    }
-    m.outcome = outcome_from_dom(outcome);
-  }
-  return m;
 }
 
 }  // namespace gauntlet

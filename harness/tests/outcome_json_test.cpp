@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "gauntlet/run/worker_protocol.h"
+
 namespace gauntlet {
 namespace {
 

@@ -16,6 +16,7 @@
 
 #include "gauntlet/outcome_fields.h"
 #include "gauntlet/outcome_json.h"
+#include "gauntlet/run/worker_protocol.h"
 #include "gauntlet/store_reader.h"
 
 namespace gauntlet {

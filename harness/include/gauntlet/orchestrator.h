@@ -1,5 +1,6 @@
-// The orchestrator: runs cases in worker processes (Note [Worker protocol] in cli/worker.cpp) so
-// that a kernel that crashes or hangs costs one case, not the run. No torch here.
+// The orchestrator: runs cases in worker processes (Note [Worker protocol] in
+// run/worker_protocol.cpp) so that a kernel that crashes or hangs costs one case, not the run. No
+// torch here.
 #pragma once
 
 #include <functional>

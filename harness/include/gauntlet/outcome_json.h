@@ -21,16 +21,4 @@ nlohmann::json json_number(double v);
 double number_from_json(const nlohmann::json& j);
 Outcome outcome_from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
 
-// A line of the worker protocol (Note [Worker protocol] in cli/worker.cpp), read with simdjson:
-// the orchestrator reads one per case, and building a JSON tree for it cost more than running a
-// trivial case (ci/orchestrator_bench.sh). Unreadable lines have type "".
-struct WorkerMessage {
-  std::string type;   // hello, start, result, fatal
-  std::string key;    // start, result
-  std::string error;  // fatal
-  Outcome outcome;    // result
-};
-// Throws std::runtime_error for a result whose outcome is malformed (a missing or mistyped field).
-WorkerMessage parse_worker_message(std::string_view line);
-
 }  // namespace gauntlet

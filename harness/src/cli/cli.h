@@ -12,6 +12,7 @@
 #include "gauntlet/catalog.h"
 #include "gauntlet/error.h"
 #include "gauntlet/regress.h"
+#include "gauntlet/run/worker_protocol.h"
 #include "gauntlet/store.h"
 
 namespace CLI {
@@ -65,13 +66,6 @@ struct OpsFromModelsOptions {
 };
 int ops_from_models(const OpsFromModelsOptions& o);
 
-// How each case is timed (Note [Timing methodology] in runner.h): run and worker take the same.
-struct TimingOptions {
-  int reps = 5;             // --reps: repetitions at least (0: time the first call only)
-  double min_time_ms = 0;   // --min-time
-  double max_time_ms = 20;  // --max-time
-  int warmup = 0;           // --warmup
-};
 // How a writing command opens an existing database: verified unless --skip-db-check (Note
 // [Verified on open] in store.cpp).
 inline Store::OpenMode write_mode(bool skip_db_check) {
@@ -151,13 +145,8 @@ struct BackendInfoOptions {
   bool list = false;  // the registered backends instead (Note [Backend registry])
 };
 int backend_info(const BackendInfoOptions& o);
-inline constexpr int kWorkerProtocol = 1;  // Note [Worker protocol] in worker.cpp
-struct WorkerOptions {
-  std::string backend = "cpu", suites_dir, golden_store, golden_release;
-  bool golden_always = false;
-  TimingOptions timing;
-  double collective_timeout = 40;  // seconds a collective case's group may take
-};
+// Note [Worker protocol] in harness/src/run/worker_protocol.cpp.
+using WorkerOptions = WorkerSettings;
 int worker(const WorkerOptions& o);
 struct PlanOptions {
   std::string suite, filter, suites_dir, history, backend = "cpu", out;

@@ -40,7 +40,6 @@
 #include <iostream>
 
 #include "cli.h"
-#include "gauntlet/outcome_json.h"
 #include "gauntlet/stats.h"
 
 namespace bp = boost::process;
@@ -66,18 +65,12 @@ class ReleaseWorker {
         throw UsageError(fmt::format("--{}-env: '{}' is not NAME=VALUE", name, kv));
       env[kv.substr(0, eq)] = kv.substr(eq + 1);
     }
-    std::vector<std::string> args = {"worker",
-                                     "--backend",
-                                     backend,
-                                     "--reps",
-                                     std::to_string(t.reps),
-                                     "--min-time",
-                                     fmt::format("{}", t.min_time_ms),
-                                     "--max-time",
-                                     fmt::format("{}", t.max_time_ms),
-                                     "--warmup",
-                                     std::to_string(t.warmup)};
-    if (!suites_dir.empty()) args.insert(args.end(), {"--suites-dir", suites_dir});
+    WorkerSettings settings;
+    settings.backend = backend;
+    settings.suites_dir = suites_dir;
+    settings.timing = t;
+    std::vector<std::string> args = worker_args(settings);
+    args.insert(args.begin(), "worker");
     child_ = bp::child(
         self_exe(), bp::args(args), bp::std_in<in_, bp::std_out> out_, env, bp::extend::on_exec_setup = [core](auto&) {
           if (core < 0) return;
@@ -87,7 +80,7 @@ class ReleaseWorker {
           ::sched_setaffinity(0, sizeof set, &set);  // in the child, before exec
         });
     const WorkerMessage hello = next();
-    if (hello.type != "hello") {
+    if (hello.kind != WorkerMessageKind::Hello) {
       throw UsageError(fmt::format("--confirm: the {} worker ({}) could not start: {}", name_, backend,
                                    hello.error.empty() ? "no hello" : hello.error));
     }
@@ -104,8 +97,9 @@ class ReleaseWorker {
     in_ << key << '\n' << std::flush;
     for (;;) {
       WorkerMessage m = next();
-      if (m.type == "result") return std::move(m.outcome);
-      if (m.type != "start") throw UsageError(fmt::format("--confirm: the {} worker stopped on {}", name_, key));
+      if (m.kind == WorkerMessageKind::Result) return std::move(m.outcome);
+      if (m.kind != WorkerMessageKind::Start)
+        throw UsageError(fmt::format("--confirm: the {} worker stopped on {}", name_, key));
     }
   }
 
@@ -114,7 +108,7 @@ class ReleaseWorker {
     std::string line;
     while (std::getline(out_, line)) {
       WorkerMessage m = parse_worker_message(line);
-      if (!m.type.empty()) return m;
+      if (m.kind != WorkerMessageKind::Unreadable) return m;
     }
     throw UsageError(fmt::format("--confirm: the {} worker died", name_));
   }

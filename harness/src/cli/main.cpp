@@ -26,7 +26,7 @@ void add_profile(CLI::App* sub, std::string& profile) {
                   "file's stem: libfoo.so -> foo; or $GAUNTLET_PROFILE)");
 }
 
-void add_timing(CLI::App* sub, cli::TimingOptions& t) {
+void add_timing(CLI::App* sub, TimingOptions& t) {
   sub->add_option("--reps", t.reps,
                   "timed repetitions per case at least, after the first call (0: time the first call only)")
       ->capture_default_str();

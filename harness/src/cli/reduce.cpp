@@ -59,13 +59,14 @@ class WorkerRunner {
  public:
   WorkerRunner(const ReduceOptions& o, std::string log_dir) {
     cfg_.exe = self_exe();
-    cfg_.worker_args = {"--backend", o.backend, "--reps", "0"};
-    if (!o.suites_dir.empty()) cfg_.worker_args.insert(cfg_.worker_args.end(), {"--suites-dir", o.suites_dir});
-    if (!o.golden_store.empty()) {
-      cfg_.worker_args.insert(cfg_.worker_args.end(), {"--golden-store", o.golden_store, "--golden-always"});
-      if (!o.golden_release.empty())
-        cfg_.worker_args.insert(cfg_.worker_args.end(), {"--golden-release", o.golden_release});
-    }
+    WorkerSettings settings;
+    settings.backend = o.backend;
+    settings.suites_dir = o.suites_dir;
+    settings.timing.reps = 0;
+    settings.golden_store = o.golden_store;
+    settings.golden_always = !o.golden_store.empty();
+    settings.golden_release = o.golden_release;
+    cfg_.worker_args = worker_args(settings);
     cfg_.workers = o.workers;
     cfg_.timeout_s = o.timeout;
     cfg_.retries = 0;

@@ -332,25 +332,15 @@ OrchestratorConfig worker_config(const RunOptions& o, const std::string& dir, co
                                  const std::vector<const Case*>& todo) {
   OrchestratorConfig oc;
   oc.exe = self_exe();
-  oc.worker_args = {"--backend",
-                    o.backend,
-                    "--suites-dir",
-                    dir,
-                    "--collective-timeout",
-                    fmt::format("{:g}", o.collective_timeout),
-                    "--reps",
-                    std::to_string(o.timing.reps),
-                    "--min-time",
-                    fmt::format("{}", o.timing.min_time_ms),
-                    "--max-time",
-                    fmt::format("{}", o.timing.max_time_ms),
-                    "--warmup",
-                    std::to_string(o.timing.warmup)};
-  if (!o.golden_store.empty()) {
-    oc.worker_args.insert(oc.worker_args.end(), {"--golden-store", o.golden_store});
-    if (!o.golden_release.empty()) oc.worker_args.insert(oc.worker_args.end(), {"--golden-release", o.golden_release});
-    if (o.golden_always) oc.worker_args.push_back("--golden-always");
-  }
+  WorkerSettings settings;
+  settings.backend = o.backend;
+  settings.suites_dir = dir;
+  settings.collective_timeout = o.collective_timeout;
+  settings.timing = o.timing;
+  settings.golden_store = o.golden_store;
+  settings.golden_release = o.golden_store.empty() ? "" : o.golden_release;
+  settings.golden_always = !o.golden_store.empty() && o.golden_always;
+  oc.worker_args = worker_args(settings);
   oc.workers = o.workers;
   if (!o.devices.empty()) oc.slots = parse_slots(o.devices);
   oc.device_env = o.device_env;

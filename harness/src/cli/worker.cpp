@@ -1,26 +1,14 @@
-// gauntlet worker: the process the orchestrator runs cases in (Note [Worker protocol]).
-//
-// Note [Worker protocol]: the orchestrator writes case keys to the worker's stdin, one a line;
-// the worker answers on stdout with JSON lines, each flushed before the worker waits or runs a
-// case (a result may share a write with the next `start`, Note [One write per case]):
-//   {"type":"hello","protocol":1,"pid":...,"backend":...,"backend_version":...}   once, ready
-//   {"type":"start","key":K}                                                      before a case
-//   {"type":"result","key":K,"outcome":{...}}                                     after it
-//   {"type":"fatal","error":"..."}                                                cannot go on
-// `start` is what lets the orchestrator name the case a worker died or hung in. Everything else a
-// worker prints (libtorch warnings, a backend's logs) goes to stderr, whose last lines the
-// orchestrator keeps with a crash. EOF on stdin ends the worker (exit 0).
+// gauntlet worker: the process the orchestrator runs cases in (Note [Worker protocol] in
+// harness/src/run/worker_protocol.cpp).
 #include <fmt/format.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
 #include "cli.h"
 #include "gauntlet/backend.h"
-#include "gauntlet/outcome_json.h"
 #include "gauntlet/runner.h"
 
 namespace gauntlet::cli {
@@ -33,7 +21,6 @@ void emit_line(std::string line) {
   std::cout.write(line.data(), static_cast<std::streamsize>(line.size()));
   std::cout.flush();
 }
-void emit(const nlohmann::json& j) { emit_line(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)); }
 
 }  // namespace
 
@@ -61,19 +48,14 @@ int worker(const WorkerOptions& o) {
     backend = make_backend(o.backend);
     if (!o.golden_store.empty()) golden_store = GoldenStore::open(o.golden_store, GoldenStore::Mode::ReadOnly);
   } catch (const std::exception& e) {
-    emit({{"type", "fatal"}, {"error", e.what()}});
+    emit_line(fatal_message(e.what()));
     return 2;
   }
   RunnerConfig cfg = runner_config(tolerances, expectations, o.timing, golden_store.get(),
                                    /*golden_add=*/false, o.golden_always, o.golden_release);
   enable_collectives(cfg, o.backend, dir, o.collective_timeout);
-  emit({{"type", "hello"},
-        {"protocol", kWorkerProtocol},
-        {"pid", ::getpid()},
-        {"backend", backend->name()},
-        {"backend_version", backend->version()},
-        {"backend_profile", backend->profile()},
-        {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)}});
+  emit_line(
+      hello_message({::getpid(), backend->name(), backend->version(), backend->profile(), backend->config_json()}));
   // Note [One write per case]: a result waits to go out with the next case's `start` when that
   // key is already here (sent ahead, Note [Queue depth] in orchestrator.cpp): one write, so one
   // wake-up of the orchestrator per case instead of two, which on a host whose cores the workers
@@ -90,9 +72,7 @@ int worker(const WorkerOptions& o) {
     message = std::move(result);
     result.clear();
     if (!message.empty()) message += '\n';
-    message += "{\"type\":\"start\",\"key\":";
-    append_json_string(message, line);
-    emit_line(message + "}");
+    emit_line(message + start_message(line));
     Outcome out;
     try {
       out = run_case(CaseKey::parse(line), *backend, cfg);
@@ -101,11 +81,7 @@ int worker(const WorkerOptions& o) {
       out.status = Status::Error;
       out.error = std::string("invalid case key: ") + e.what();
     }
-    result = "{\"type\":\"result\",\"key\":";
-    append_json_string(result, line);
-    result += ",\"outcome\":";
-    result += to_json_text(out);
-    result += '}';
+    result = result_message(line, out);
   }
   if (!result.empty()) emit_line(std::move(result));
   return 0;
