@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -802,10 +803,16 @@ Suite load_suite_including(const std::string& name_or_path, const std::string& d
     }
     including.pop_back();
   }
-  std::stable_sort(s.cases.begin(), s.cases.end(), [](const Case& a, const Case& b) { return a.text < b.text; });
+  // Sorted by key through an index: moving the cases themselves (a dozen strings each) through a
+  // merge sort was a third of expanding `full` (202k cases).
+  std::vector<std::uint32_t> order(s.cases.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return s.cases[a].text < s.cases[b].text; });
   std::vector<Case> unique;
   unique.reserve(s.cases.size());
-  for (Case& c : s.cases) {
+  for (const std::uint32_t i : order) {
+    Case& c = s.cases[i];
     if (!unique.empty() && unique.back().text == c.text) {
       Case& kept = unique.back();
       if (kept.note.empty()) kept.note = std::move(c.note);
