@@ -8,6 +8,7 @@
 #include <set>
 
 #include "gauntlet/op_spec.h"
+#include "gauntlet/ops_from_models.h"
 
 namespace gauntlet {
 
@@ -282,6 +283,59 @@ std::string reduce_strategy() {
   return "greedy descent, smallest candidate first: per step, a shared dim (every dim of one size, all inputs), "
          "an aligned dim (one position from the right, broadcast-safe) or one input's dim -> 1, v/2 or v-1, or a "
          "leading dim dropped; batches of 1, 2, 4, ... candidates; stop when no step fails the same way";
+}
+
+// Note [Model reduction] in reduce.h.
+std::optional<DivergentNode> divergent_node(const std::string& error) {
+  const std::string mark = "first divergent node: ";
+  const std::size_t at = error.find(mark);
+  if (at == std::string::npos) return std::nullopt;
+  DivergentNode n;
+  n.text = first_line(error.substr(at + mark.size()));
+  n.kind = n.text.substr(0, n.text.find(' '));
+  const std::string inputs = ") inputs ";
+  const std::size_t in = n.text.find(inputs);
+  if (in == std::string::npos) return n;
+  n.has_inputs = true;
+  const std::size_t from = in + inputs.size();
+  const std::string list = n.text.substr(from, n.text.find(": ", from) - from);  // "[1, 3], [3]" or "-"
+  for (std::size_t open = list.find('['); open != std::string::npos; open = list.find('[', open + 1)) {
+    const std::size_t close = list.find(']', open);
+    if (close == std::string::npos) break;
+    Shape sh;
+    const std::string inner = list.substr(open + 1, close - open - 1);
+    for (std::size_t i = 0; i < inner.size();) {
+      std::size_t j = inner.find(',', i);
+      if (j == std::string::npos) j = inner.size();
+      sh.push_back(std::stoll(inner.substr(i, j - i)));
+      i = j + 1;
+    }
+    n.shapes.push_back(std::move(sh));
+  }
+  return n;
+}
+
+std::vector<std::string> op_cases_of_node(const DivergentNode& n, const std::vector<std::string>& records,
+                                          std::string& why) {
+  std::vector<std::string> keys;
+  std::size_t matched = 0;
+  for (const std::string& text : records) {
+    const std::optional<ExecutedOp> e = parse_executed_op(text);
+    if (!e || e->op.substr(0, e->op.find('.')) != n.kind || record_tensor_shapes(*e) != n.shapes) continue;
+    ++matched;
+    const OpCaseCut cut = op_case_of(*e, /*train=*/false);  // the node diverged in the forward
+    if (cut.key) {
+      const std::string k = cut.key->str();
+      if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+    } else if (why.empty()) {
+      why = cut.problem;
+    }
+  }
+  if (matched == 0 && why.empty()) {
+    why = records.empty() ? "the case recorded no executed ops"
+                          : "no executed-op record of the case has that op and those shapes";
+  }
+  return keys;
 }
 
 }  // namespace gauntlet

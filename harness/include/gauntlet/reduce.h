@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,5 +77,26 @@ ReduceResult reduce_case(const CaseKey& start, const Outcome& start_outcome, con
                          const ReduceConfig& cfg = {});
 // The strategy in one line, for output and docs.
 std::string reduce_strategy();
+
+// Note [Model reduction]: a model case is not shrunk as a model (its sizes are the model's); its
+// failure is taken to the op where it starts. A FAIL names its first divergent node (Note [First
+// divergent node]: the op's kind and its tensor inputs' shapes, on the device); the case's
+// executed-op records (Note [Executed ops]) hold that op's call with every argument, and the
+// record whose op and tensor shapes are the node's becomes an op case of the table (Note [Ops
+// from models]). That op case runs on its own; when it fails, it is reduced as any op case. When it
+// passes, the model's values (not the shapes) make the node fail, and the op case is still printed.
+struct DivergentNode {
+  std::string text;  // as the error has it: "aten::gelu (mlp.py:12) inputs [2, 16]: 3 of 32 ..."
+  std::string kind;  // "aten::gelu"
+  std::vector<Shape> shapes;
+  bool has_inputs = false;  // the text names the node's inputs (a value divergence, not a branch)
+};
+
+// The first divergent node a model case's FAIL names in its error, if it names one.
+std::optional<DivergentNode> divergent_node(const std::string& error);
+// The op cases the node's records (Outcome::executed_ops) cut to (most records one; the same op and
+// shapes called with other arguments more), and why none when none.
+std::vector<std::string> op_cases_of_node(const DivergentNode& n, const std::vector<std::string>& records,
+                                          std::string& why);
 
 }  // namespace gauntlet
