@@ -19,7 +19,6 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <boost/process.hpp>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
@@ -32,10 +31,10 @@
 #include "gauntlet/collective.h"
 #include "gauntlet/orchestrator.h"
 #include "gauntlet/outcome_json.h"
+#include "gauntlet/run/child_process.h"
 
 namespace gauntlet {
 
-namespace bp = boost::process;
 namespace fs = std::filesystem;
 
 namespace {
@@ -45,22 +44,18 @@ using Clock = std::chrono::steady_clock;
 struct Rank {
   int rank = 0;
   fs::path out, err;
-  std::unique_ptr<bp::child> child;
+  std::unique_ptr<ChildProcess> child;
   bool exited = false, killed = false;
   bool joined = false;  // had joined the group when killed
   int signal = 0, code = 0;
   std::optional<Outcome> outcome;
 };
 
-// SIGKILL and reap. Boost's terminate() reaps only with WNOHANG, and wait() then returns at
-// once: a rank killed a moment before would stay a zombie of the worker for the rest of its life.
-void kill_and_reap(bp::child& c) {
-  const pid_t pid = c.id();
-  std::error_code ec;
-  c.terminate(ec);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) == -1 && errno == EINTR) {
-  }
+// SIGKILL and reap: a rank killed and not reaped would stay a zombie of the worker for the rest of
+// its life.
+void kill_and_reap(ChildProcess& c) {
+  c.kill();
+  c.wait();
 }
 
 std::string read_file(const fs::path& p) {
@@ -133,8 +128,13 @@ std::optional<std::string> start_ranks(std::vector<Rank>& ranks, const CaseKey& 
                                   fmt::format("{:g}", cfg.startup_timeout_s)};
     args.insert(args.end(), cfg.rank_args.begin(), cfg.rank_args.end());
     try {
-      rk.child = std::make_unique<bp::child>(cfg.exe, bp::args(args), bp::std_in.close(), bp::std_out > rk.out.string(),
-                                             bp::std_err > rk.err.string());
+      ChildSpec spec;
+      spec.exe = cfg.exe;
+      spec.args = std::move(args);
+      spec.pipes = false;
+      spec.out_file = rk.out.string();
+      spec.err_file = rk.err.string();
+      rk.child = std::make_unique<ChildProcess>(spec);
     } catch (const std::exception& e) {
       for (Rank& started : ranks) {
         if (started.child && started.child->running()) kill_and_reap(*started.child);
@@ -148,7 +148,7 @@ std::optional<std::string> start_ranks(std::vector<Rank>& ranks, const CaseKey& 
 // A rank that has exited: its exit status and the outcome it printed, if any.
 void collect_exit(Rank& rk) {
   rk.exited = true;
-  const int status = rk.child->native_exit_code();
+  const int status = rk.child->wait();
   if (WIFSIGNALED(status))
     rk.signal = WTERMSIG(status);
   else if (WIFEXITED(status))

@@ -1,6 +1,5 @@
 #include "gauntlet/orchestrator.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
@@ -8,10 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/process.hpp>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -22,9 +21,9 @@
 #include <vector>
 
 #include "gauntlet/outcome_json.h"
+#include "gauntlet/run/child_process.h"
 #include "gauntlet/run/worker_protocol.h"
 
-namespace bp = boost::process;
 namespace fs = std::filesystem;
 
 namespace gauntlet {
@@ -52,12 +51,9 @@ struct Worker {
   int index = 0;
   std::uint64_t generation = 0;
   std::string slot;
-  std::unique_ptr<bp::opstream> in;
-  std::unique_ptr<bp::ipstream> out;
-  std::unique_ptr<bp::group> group;  // the worker and anything it started: killed together
-  std::unique_ptr<bp::child> child;
-  std::string unread;    // output read but not yet a whole line
-  bool out_eof = false;  // its stdout has ended (the end was reported)
+  std::unique_ptr<ChildProcess> proc;  // in a group of its own: killed with anything it started
+  std::string unread;                  // output read but not yet a whole line
+  bool out_eof = false;                // its stdout has ended (the end was reported)
   fs::path err_log;
   bool ready = false, alive = false, killed_for_timeout = false;
   std::deque<Item> queued;  // sent, in order; the front one is running once `started`
@@ -71,9 +67,7 @@ struct Worker {
 // Closes our end of a worker's stdin without flushing: a dead worker's pipe would throw from the
 // stream's destructor. Every send is flushed, so nothing meant for a live worker is lost.
 void close_stdin(Worker& w) {
-  if (!w.in) return;
-  w.in->pipe().close();
-  w.in.reset();
+  if (w.proc) w.proc->close_in();
 }
 
 std::string tail_lines(const fs::path& p, int n) {
@@ -100,8 +94,8 @@ std::vector<Event> read_events(std::vector<Worker>& workers, Clock::time_point d
   std::vector<pollfd> fds;
   std::vector<Worker*> polled;
   for (Worker& w : workers) {
-    if (!w.out || w.out_eof) continue;
-    fds.push_back({w.out->pipe().native_source(), POLLIN, 0});
+    if (!w.proc || w.out_eof) continue;
+    fds.push_back({w.proc->out_fd(), POLLIN, 0});
     polled.push_back(&w);
   }
   std::vector<Event> events;
@@ -254,30 +248,25 @@ class Loop {
  private:
   void start(Worker& w) {
     ++w.generation;
-    w.in = std::make_unique<bp::opstream>();
-    w.out = std::make_unique<bp::ipstream>();
     w.err_log = fs::path(cfg_.log_dir) / fmt::format("worker-{}-{}.stderr", w.index, w.generation);
-    bp::environment env = boost::this_process::environment();
-    if (!cfg_.device_env.empty() && !w.slot.empty()) env[cfg_.device_env] = w.slot;
+    ChildSpec spec;
+    spec.exe = cfg_.exe;
+    spec.args = {"worker"};
+    spec.args.insert(spec.args.end(), cfg_.worker_args.begin(), cfg_.worker_args.end());
+    spec.err_file = w.err_log.string();
+    spec.own_group = true;
+    if (!cfg_.device_env.empty() && !w.slot.empty()) spec.env.emplace_back(cfg_.device_env, w.slot);
     // Share the cores: N workers each running BLAS and OpenMP with every core would oversubscribe
     // the host. A value the user set wins, and OMP_NUM_THREADS, when set, stands for the others
     // too: libtorch takes its intra-op thread count from MKL_NUM_THREADS over OMP_NUM_THREADS, so
     // setting only the former here would override the user's OMP_NUM_THREADS=1.
     std::string threads =
         std::to_string(std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(workers_.size())));
-    if (auto user = env.find("OMP_NUM_THREADS"); user != env.end()) threads = user->to_string();
+    if (const char* user = std::getenv("OMP_NUM_THREADS"); user != nullptr) threads = user;
     for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}) {
-      if (env.find(var) == env.end()) env[var] = threads;
+      spec.env_defaults.emplace_back(var, threads);
     }
-    std::vector<std::string> args = {"worker"};
-    args.insert(args.end(), cfg_.worker_args.begin(), cfg_.worker_args.end());
-    w.group = std::make_unique<bp::group>();
-    w.child = std::make_unique<bp::child>(cfg_.exe, bp::args(args), bp::std_in<*w.in, bp::std_out> * w.out,
-                                          bp::std_err > w.err_log.string(), env, *w.group);
-    // Our ends of this worker's pipes must not leak into the workers started after it: a later
-    // worker holding this one's stdin open would keep it from ever seeing EOF.
-    ::fcntl(w.in->pipe().native_sink(), F_SETFD, FD_CLOEXEC);
-    ::fcntl(w.out->pipe().native_source(), F_SETFD, FD_CLOEXEC);
+    w.proc = std::make_unique<ChildProcess>(spec);
     w.alive = true;
     w.ready = false;
     w.started = false;
@@ -287,16 +276,16 @@ class Loop {
   }
 
   void send(Worker& w) {
-    if (!w.alive || !w.ready || !*w.in) return;  // a broken stdin: its stdout reports the death
+    if (!w.alive || !w.ready || !w.proc->in()) return;  // a broken stdin: its stdout reports the death
     while (!pending_.empty()) {
       if (!w.queued.empty() && (w.queued.front().alone || pending_.front().alone)) break;
       if (static_cast<int>(w.queued.size()) >= queue_depth(w)) break;
       Item it = std::move(pending_.front());
       pending_.pop_front();
-      *w.in << it.key << '\n';
+      w.proc->in() << it.key << '\n';
       w.queued.push_back(std::move(it));
     }
-    w.in->flush();
+    w.proc->in().flush();
   }
 
   // Note [Queue depth]: a worker is sent keys ahead of the case it runs, so that it never waits
@@ -340,9 +329,7 @@ class Loop {
   void on_exit(Worker& w) {
     w.alive = false;
     close_stdin(w);
-    std::error_code wait_ec;
-    if (w.child) w.child->wait(wait_ec);
-    const int raw = w.child ? w.child->native_exit_code() : 0;
+    const int raw = w.proc ? w.proc->wait() : 0;
     const bool by_signal = WIFSIGNALED(raw);
     const std::string how = w.killed_for_timeout ? ""
                             : by_signal          ? signal_name(WTERMSIG(raw))
@@ -402,8 +389,7 @@ class Loop {
       if (w.alive && w.started && !w.killed_for_timeout &&
           now - w.started_at > std::chrono::duration<double>(timeout_of(w))) {
         w.killed_for_timeout = true;
-        std::error_code kill_ec;
-        w.group->terminate(kill_ec);
+        w.proc->kill();
       }
     }
   }
@@ -457,12 +443,10 @@ class Loop {
     for (Worker& w : workers_) {
       if (!w.alive) continue;
       close_stdin(w);
-      std::error_code kill_ec;
-      if (!w.queued.empty() || !stop_reason_.empty()) w.group->terminate(kill_ec);
+      if (!w.queued.empty() || !stop_reason_.empty()) w.proc->kill();
     }
     for (Worker& w : workers_) {
-      std::error_code wait_ec;
-      if (w.alive) w.child->wait(wait_ec);
+      if (w.alive) w.proc->wait();
     }
   }
 

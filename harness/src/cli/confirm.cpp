@@ -32,17 +32,13 @@
 //     moved. The finding carries the confirmed figures and that p-value.
 // Simulated-time findings are deterministic and need no confirmation.
 #include <fmt/format.h>
-#include <sched.h>
 
-#include <boost/process.hpp>
-#include <boost/process/extend.hpp>
 #include <cmath>
 #include <iostream>
 
 #include "cli.h"
+#include "gauntlet/run/child_process.h"
 #include "gauntlet/stats.h"
-
-namespace bp = boost::process;
 
 namespace gauntlet::cli {
 
@@ -58,27 +54,22 @@ class ReleaseWorker {
   ReleaseWorker(const std::string& name, const std::string& backend, const std::vector<std::string>& env_pairs,
                 const std::string& suites_dir, const TimingOptions& t, int core)
       : name_(name) {
-    bp::environment env = boost::this_process::environment();
+    ChildSpec spec;
+    spec.exe = self_exe();
     for (const std::string& kv : env_pairs) {
       const auto eq = kv.find('=');
       if (eq == std::string::npos || eq == 0)
         throw UsageError(fmt::format("--{}-env: '{}' is not NAME=VALUE", name, kv));
-      env[kv.substr(0, eq)] = kv.substr(eq + 1);
+      spec.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
     }
     WorkerSettings settings;
     settings.backend = backend;
     settings.suites_dir = suites_dir;
     settings.timing = t;
-    std::vector<std::string> args = worker_args(settings);
-    args.insert(args.begin(), "worker");
-    child_ = bp::child(
-        self_exe(), bp::args(args), bp::std_in<in_, bp::std_out> out_, env, bp::extend::on_exec_setup = [core](auto&) {
-          if (core < 0) return;
-          cpu_set_t set;
-          CPU_ZERO(&set);
-          CPU_SET(core, &set);
-          ::sched_setaffinity(0, sizeof set, &set);  // in the child, before exec
-        });
+    spec.args = worker_args(settings);
+    spec.args.insert(spec.args.begin(), "worker");
+    spec.core = core;
+    proc_ = std::make_unique<ChildProcess>(spec);
     const WorkerMessage hello = next();
     if (hello.kind != WorkerMessageKind::Hello) {
       throw UsageError(fmt::format("--confirm: the {} worker ({}) could not start: {}", name_, backend,
@@ -86,15 +77,14 @@ class ReleaseWorker {
     }
   }
   ~ReleaseWorker() {
-    in_.pipe().close();
-    std::error_code ec;
-    child_.wait(ec);
+    proc_->close_in();
+    proc_->wait();
   }
   ReleaseWorker(const ReleaseWorker&) = delete;
   ReleaseWorker& operator=(const ReleaseWorker&) = delete;
 
   Outcome run(const std::string& key) {
-    in_ << key << '\n' << std::flush;
+    proc_->in() << key << '\n' << std::flush;
     for (;;) {
       WorkerMessage m = next();
       if (m.kind == WorkerMessageKind::Result) return std::move(m.outcome);
@@ -106,16 +96,14 @@ class ReleaseWorker {
  private:
   WorkerMessage next() {
     std::string line;
-    while (std::getline(out_, line)) {
+    while (std::getline(proc_->out(), line)) {
       WorkerMessage m = parse_worker_message(line);
       if (m.kind != WorkerMessageKind::Unreadable) return m;
     }
     throw UsageError(fmt::format("--confirm: the {} worker died", name_));
   }
   std::string name_;
-  bp::opstream in_;
-  bp::ipstream out_;
-  bp::child child_;
+  std::unique_ptr<ChildProcess> proc_;
 };
 
 }  // namespace
