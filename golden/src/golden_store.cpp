@@ -127,15 +127,6 @@ class Transaction : public sqlite::Transaction {
 using sqlite::as_signed;
 using sqlite::as_unsigned;
 
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string index_path(const std::string& dir) { return (fs::path(dir) / "index.sqlite").string(); }
 
 // "file:" URI of a path: '%', '?' and '#' would otherwise be read as URI syntax.

@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <ctime>
 
 namespace gauntlet {
 
@@ -23,6 +24,15 @@ std::string loaded_blas_path() {
       },
       &found);
   return found;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 }  // namespace gauntlet

@@ -2,6 +2,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/record_function.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <exception>
@@ -9,6 +10,9 @@
 #include <mutex>
 #include <set>
 #include <unordered_map>
+
+#include "gauntlet/backend.h"
+#include "gauntlet/catalog.h"
 
 namespace gauntlet {
 
@@ -257,5 +261,36 @@ std::vector<std::string> DispatchObserver::decomposed_ops() const {
 }
 
 const std::optional<DispatchObserver::Raised>& DispatchObserver::raised_in() const { return state_->raised; }
+
+CapabilityCheck check_capabilities(const Backend& backend, const std::vector<const Case*>& cases) {
+  CapabilityCheck check;
+  const std::optional<c10::DispatchKey> key = backend.dispatch_key();
+  if (!key) return check;
+  const Capabilities caps = probe_capabilities(*key);
+  if (!caps.can_take_inputs()) {
+    check.cannot_run = fmt::format(
+        "backend {} cannot take even contiguous inputs: it registers no {} kernel for {} (`gauntlet "
+        "backend-info --backend {}` lists what it has; docs/backends.md#qualifying-your-backend)",
+        backend.name(), c10::toString(*key), fmt::join(caps.missing_required(), ", "), backend.name());
+    return check;
+  }
+  for (const Requirement& r : caps.requirements) {
+    if (r.present || r.required) continue;
+    if (r.op == "aten::as_strided") {
+      std::size_t n = 0;
+      for (const Case* c : cases) n += c->key.kind == "op" && c->key.layout != Layout::Contig;
+      check.warnings.push_back(
+          fmt::format("backend {} has no native aten::as_strided: up to {} of {} cases (layouts t, step2, cl) will be "
+                      "UNSUPPORTED, and view ops cannot run",
+                      backend.name(), n, cases.size()));
+    } else if (r.op == "aten::_copy_from_and_resize" && !caps.backend_fallback) {
+      continue;  // it matters only to a CPU fallback
+    } else {
+      check.warnings.push_back(fmt::format("backend {} has no kernel for {} ({}): the cases that need it will fail",
+                                           backend.name(), r.op, r.needed_for));
+    }
+  }
+  return check;
+}
 
 }  // namespace gauntlet

@@ -33,13 +33,6 @@ std::string cpu_model() {
 
 }  // namespace
 
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-
 std::string gauntlet_version() { return GAUNTLET_VERSION; }
 
 void describe_environment(RunInfo& info) {

@@ -12,4 +12,6 @@ std::string default_suites_dir() {
   return GAUNTLET_SOURCE_SUITES_DIR;
 }
 
+std::string suites_dir_or_default(const std::string& dir) { return dir.empty() ? default_suites_dir() : dir; }
+
 }  // namespace gauntlet

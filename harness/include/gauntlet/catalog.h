@@ -102,6 +102,8 @@ class ToleranceTable {
 
 // Where suites live: --suites-dir, else $GAUNTLET_SUITES, else the source tree's suites/yaml.
 std::string default_suites_dir();
+// `dir`, or default_suites_dir() when it is empty.
+std::string suites_dir_or_default(const std::string& dir);
 
 // Loads a suite by name (DIR/NAME.yaml) or by path (anything ending in .yaml).
 Suite load_suite(const std::string& name_or_path, const std::string& suites_dir);

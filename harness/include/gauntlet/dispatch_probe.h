@@ -44,6 +44,17 @@ struct Capabilities {
 };
 Capabilities probe_capabilities(c10::DispatchKey key);
 
+class Backend;
+struct Case;
+// Note [Device plumbing] (backend.cpp): before any case, what the harness needs of `backend`.
+// `cannot_run`: the one-line reason it cannot take even contiguous inputs ("" when it can);
+// `warnings`: one line for each missing optional capability, with the cases of `cases` it costs.
+struct CapabilityCheck {
+  std::string cannot_run;
+  std::vector<std::string> warnings;
+};
+CapabilityCheck check_capabilities(const Backend& backend, const std::vector<const Case*>& cases);
+
 // Note [Dispatcher-derived fallbacks]: while alive, observes every op this thread calls through
 // the dispatcher (a thread-local RecordFunction callback with inputs) and classifies the ones
 // whose arguments live on the observed device by kernel_source(). An op served by the backend's

@@ -3,13 +3,13 @@
 
 #include <string>
 
+#include "gauntlet/host.h"  // utc_now
 #include "gauntlet/store.h"
 
 namespace gauntlet {
 
 // Fills host, cpu, threads, torch_version, blas, build_config and gauntlet_version.
 void describe_environment(RunInfo& info);
-std::string utc_now();  // ISO 8601, seconds
 std::string gauntlet_version();
 
 }  // namespace gauntlet

@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "gauntlet/backend.h"
 #include "gauntlet/environment.h"
+#include "gauntlet/run/run_config.h"
 #include "gauntlet/runner.h"
 #include "gauntlet/store.h"
 
@@ -67,17 +68,17 @@ int bench(const BenchOptions& o) {
 
   RunInfo info = new_run_info(*backend, suite, o.release, o.build_id, o.filter);
   info.price_per_device_hour = price;
-  info.config_json = nlohmann::json{
-      {"suites_dir", dir},
-      {"suite_file", o.suite},
-      {"bench", {{"repetitions", o.repetitions}, {"min_time_s", o.min_time_s}, {"google_benchmark_json", o.out}}},
-      {"cases", cases.size()},
-      {"backend_profile", backend->profile()},
-      {"backend_config", nlohmann::json::parse(backend->config_json(), nullptr, false)},
-      {"environment", recorded_environment(record_env_patterns({}))},
-      {"environment_patterns",
-       record_env_patterns(
-           {})}}.dump();
+  RunConfig config;  // Note [Run record]
+  config.suites_dir = dir;
+  config.suite_file = o.suite;
+  config.cases = static_cast<std::int64_t>(cases.size());
+  config.other["bench"] = {
+      {"repetitions", o.repetitions}, {"min_time_s", o.min_time_s}, {"google_benchmark_json", o.out}};
+  config.backend_profile = backend->profile();
+  config.set_backend_config(backend->config_json());
+  config.environment_patterns = record_env_patterns({});
+  config.environment = recorded_environment(config.environment_patterns);
+  info.config_json = config.dump();
   const std::int64_t run_id = store->begin_run(info);
 
   // Accuracy and the first call, as `run` does (a few repetitions only: Google Benchmark times).

@@ -12,6 +12,14 @@
 #include "gauntlet/catalog.h"
 #include "gauntlet/error.h"
 #include "gauntlet/regress.h"
+#include "gauntlet/reports.h"
+#include "gauntlet/run/child_process.h"
+#include "gauntlet/run/confirm.h"
+#include "gauntlet/run/recorded_env.h"
+#include "gauntlet/run/restore.h"
+#include "gauntlet/run/run_setup.h"
+#include "gauntlet/run/run_summary.h"
+#include "gauntlet/run/selection.h"
 #include "gauntlet/run/worker_protocol.h"
 #include "gauntlet/store.h"
 
@@ -33,11 +41,10 @@ namespace gauntlet::cli {
 // Note [Option values] (checks.cpp): range and emptiness checks on every subcommand's options, by
 // name; call after declaring them, before parsing.
 void add_value_checks(CLI::App& app);
+// A --profile value: letters, digits, '_', '-', '.'; a UsageError otherwise (checks.cpp).
+void check_profile_name(const std::string& profile);
 // " (did you mean X?)" for the candidate nearest to `word` when one is close enough, else "".
 std::string nearest_hint(const std::string& word, const std::vector<std::string>& candidates);
-
-// A word for a shell: as is when it needs no quoting, else in single quotes (repro.cpp).
-std::string shell_quote(const std::string& s);
 
 // Bad usage or input: main() prints "gauntlet: error: <what>" and exits 2.
 class UsageError : public Error {
@@ -45,7 +52,7 @@ class UsageError : public Error {
   using Error::Error;
 };
 
-// Note [Hollow runs] (below): the gate's floors.
+// Note [Hollow runs] (harness/src/run/run_summary.cpp): the gate's floors.
 inline constexpr double kDefaultMinRan = 0.5;
 inline constexpr double kDefaultMaxRanDrop = 0.05;
 
@@ -110,9 +117,10 @@ struct ShowOptions {
   long long run = 0;  // 0: the latest
   bool json = false;
 };
-struct ReproOptions {
-  std::string key, backend, suites_dir, golden_store, golden_release;  // backend "": cpu, or the run's
-  std::string profile;                                                 // --profile (also in $GAUNTLET_PROFILE by then)
+// ReproSetup (gauntlet/run/restore.h): --backend, --profile, --suites-dir, --golden-store,
+// --golden-release and the timing, as given or restored from --db.
+struct ReproOptions : ReproSetup {
+  std::string key;
   std::string db;      // --db: restore the configuration of a stored run (Note [Repro from the record])
   long long run = 0;   // --run: that run (0: the latest with a result for the key)
   std::string bundle;  // --bundle: write a standalone bundle of the case here (Note [Bundles])
@@ -121,7 +129,6 @@ struct ReproOptions {
   bool child = false;             // this process is that child: the parent printed the header
   std::vector<std::string> argv;  // the command line, for the child and the debug command
   double collective_timeout = 40;
-  TimingOptions timing;  // `run`'s defaults, or the stored run's
 };
 // `rank`: one rank of a collective case's group (Note [Collective groups]); started by the group.
 struct RankOptions {
@@ -131,8 +138,6 @@ struct RankOptions {
   double startup_timeout = 60;
 };
 int rank(const RankOptions& o);
-// Makes `cfg` run collective cases as groups of `gauntlet rank` processes on `backend`.
-void enable_collectives(RunnerConfig& cfg, const std::string& backend, const std::string& suites_dir, double timeout_s);
 
 int list(const ListOptions& o);
 int run(const RunOptions& o);
@@ -211,67 +216,6 @@ struct DashboardCommandOptions {
   int grid_releases = 50;
 };
 int dashboard(const DashboardCommandOptions& o);
-struct ConfirmOptions {
-  std::string baseline_backend, candidate_backend, suites_dir;
-  std::vector<std::string> baseline_env, candidate_env;  // NAME=VALUE
-  int rounds = 16;
-  TimingOptions timing;
-  bool verbose = true;
-};
-struct ConfirmResult {
-  int confirmed = 0, dropped = 0;
-};
-// Re-measures the host-time speed findings of `c` and drops those not confirmed.
-ConfirmResult confirm_speed(RunComparison& c, const ::gauntlet::CompareOptions& opt, const ConfirmOptions& o);
-
-// Note [Recorded environment] (common.cpp): the globs of the variables a run records (GAUNTLET_*
-// plus `extra` and $GAUNTLET_RECORD_ENV, each a list split at ',' or ':'); a UsageError for a
-// pattern that is not a variable name with '*' and '?'.
-std::vector<std::string> record_env_patterns(const std::vector<std::string>& extra);
-// Whether variable `name` is one the patterns record.
-bool env_recorded(const std::string& name, const std::vector<std::string>& patterns);
-// The variables of this process's environment that `patterns` record, by name.
-std::map<std::string, std::string> recorded_environment(const std::vector<std::string>& patterns);
-// "i/N" (or GTEST_SHARD_INDEX / GTEST_TOTAL_SHARDS when `spec` is empty) -> {i, N}; {0, 1} for none.
-std::pair<int, int> parse_shard(const std::string& spec);
-std::string suites_dir_or_default(const std::string& dir);
-// $GAUNTLET_FALLBACKS (auto | backend | dispatcher); a UsageError for anything else.
-FallbackSource fallback_source_from_env();
-// A --profile value: letters, digits, '_', '-', '.'; a UsageError otherwise.
-void check_profile_name(const std::string& profile);
-// The runner configuration `run` (in-process) and `worker` share: the suite files' judgement,
-// the timing repetitions, and the golden store options (a null store: compute every golden).
-std::string self_exe();  // this gauntlet binary
-// A new run's record: the environment, the backend and the suite; the caller adds the rest.
-RunInfo new_run_info(const Backend& backend, const Suite& suite, const std::string& release,
-                     const std::string& build_id, const std::string& filter);
-// What a device-hour costs, for cost per million samples: `--price-per-device-hour` when given
-// (`flag`), else $GAUNTLET_PRICE_PER_DEVICE_HOUR, else none. A value that is not a positive finite
-// number is a UsageError naming where it came from.
-std::optional<double> price_per_device_hour(const std::string& flag);
-RunnerConfig runner_config(const ToleranceTable& tolerances, const Expectations& expectations,
-                           const TimingOptions& timing, GoldenStore* golden_store, bool golden_add, bool golden_always,
-                           const std::string& golden_release);
-// The cases of a suite after --filter and --shard; a filter that matches nothing is an error, a
-// shard that holds none of what it matches is empty, with a note on stderr (Note [Empty shards]).
-// run --keys-file (Note [Filters at scale] in glob.h): exact case keys, one a line; blank lines and
-// lines starting with '#' are skipped, spaces around a key trimmed. `lines`: the line of each key
-// (empty for keys restored from a stored run).
-struct KeyList {
-  std::string file;
-  std::vector<std::string> keys;
-  std::vector<int> lines;
-};
-// Throws UsageError naming the file (and line) when it cannot be read, holds no key, or a line
-// holds more than one word.
-KeyList read_keys_file(const std::string& path);
-// The suite's cases in `shard` that match `filter` and, when `keys` is given, are among them
-// (every key must be a case of the suite: else a UsageError naming the first that is not).
-std::vector<const Case*> select_cases(const Suite& suite, const std::string& filter, const std::string& shard,
-                                      const KeyList* keys = nullptr);
-// The cases of `cases` among `keys` (the keys checked against the suite as select_cases does).
-std::vector<const Case*> keep_keys(const Suite& suite, const std::vector<const Case*>& cases, const KeyList& keys);
-
 }  // namespace gauntlet::cli
 
 namespace gauntlet {
@@ -279,25 +223,6 @@ class Store;
 struct ReportOptions;
 }  // namespace gauntlet
 namespace gauntlet::cli {
-// Prints a run's counts by status, then each listed result with its repro command
-// (`gauntlet repro KEY --db DB --run N`: Note [Repro from the record]).
-void print_summary(const Store& store, const std::string& db_path, long long run_id,
-                   const std::vector<std::string>& statuses);
-// Note [Hollow runs]: a gate must not pass a qualification in which nothing was qualified. A run
-// is hollow when no case passed, or when the cases that ran (PASS, FAIL, XFAIL, XPASS) are fewer
-// than `min_ran` of its cases (those stored, or planned when more: a run stopped before its
-// cases, e.g. a backend that cannot take inputs, counts every case it had). compare also calls a
-// candidate hollow when its ran fraction fell more than `max_ran_drop` below the baseline's.
-struct RanSummary {
-  std::int64_t cases = 0, ran = 0, passed = 0;
-  double fraction() const { return cases > 0 ? double(ran) / double(cases) : 0.0; }
-};
-RanSummary ran_summary(const Store& store, long long run_id);
-// Why run `run_id` is hollow, or "" when it is not.
-std::string hollow_reason(const RanSummary& s, double min_ran);
-// The suites dir a run used, or "" when it was the default.
-std::string run_suites_dir(const std::string& config_json);
-
 // compare's step summary and annotations (Note [GitHub Actions] in src/run/github_reporter.cpp);
 // `hollow`: Note [Hollow runs]'s reason when the candidate is hollow, else "".
 void write_compare_github(const RunComparison& c, const ReportOptions& ro, const std::string& hollow);

@@ -176,13 +176,6 @@ int run_command(const Command& command, const std::string& profile) {
   }
 }
 
-std::string self_exe() {
-  std::error_code ec;
-  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw UsageError("cannot find the gauntlet binary (/proc/self/exe): " + ec.message());
-  return p.string();
-}
-
 const std::vector<std::string>& torch_free_commands() {
   static const std::vector<std::string> names = {"show", "merge", "compare", "report"};
   return names;

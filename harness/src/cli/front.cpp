@@ -10,7 +10,7 @@
 //    `gauntlet-torch` beside it, with the same arguments (execv: same pid, same argv[0], so the
 //    same messages, signals and exit codes).
 // gauntlet-torch (main.cpp) has every command, and starts its own workers and rank processes by
-// its own path (cli::self_exe), so a run pays the hand-over once. A worker that `compare
+// its own path (gauntlet::self_exe), so a run pays the hand-over once. A worker that `compare
 // --confirm` starts from here is handed over in turn.
 #include <unistd.h>
 
@@ -27,7 +27,7 @@ namespace {
 
 // gauntlet-torch, beside this binary.
 std::string torch_binary() {
-  return (std::filesystem::path(gauntlet::cli::self_exe()).parent_path() / "gauntlet-torch").string();
+  return (std::filesystem::path(gauntlet::self_exe()).parent_path() / "gauntlet-torch").string();
 }
 
 int front_main(int argc, char** argv) {

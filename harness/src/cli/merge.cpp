@@ -8,6 +8,7 @@
 #include <set>
 
 #include "cli.h"
+#include "gauntlet/run/run_config.h"
 #include "gauntlet/store.h"
 
 namespace gauntlet::cli {
@@ -63,20 +64,18 @@ int merge(const MergeOptions& o) {
     throw UsageError(fmt::format("{} holds another run ({}) than {} ({}): refusing to merge", o.into,
                                  identity(into->runs().front()), inputs.front().path, want));
   }
-  nlohmann::json config = nlohmann::json::object();
+  RunConfig config;  // Note [Run record]
   std::set<std::string> shards, unfinished;
   std::string last_finish;
   if (merged) {
-    config = nlohmann::json::parse(merged->config_json, nullptr, false);
-    if (!config.is_object()) config = nlohmann::json::object();
-    for (const auto& s : config.value("merged_shards", std::vector<std::string>{})) shards.insert(s);
-    for (const auto& s : config.value("unfinished_shards", std::vector<std::string>{})) unfinished.insert(s);
+    config = RunConfig::parse(merged->config_json);
+    for (const auto& s : config.merged_shards.value_or(std::vector<std::string>{})) shards.insert(s);
+    for (const auto& s : config.unfinished_shards.value_or(std::vector<std::string>{})) unfinished.insert(s);
     last_finish = merged->finished_at;
   } else {
     RunInfo info = inputs.front().run;
     info.id = 0;
-    config = nlohmann::json::parse(info.config_json, nullptr, false);
-    if (!config.is_object()) config = nlohmann::json::object();
+    config = RunConfig::parse(info.config_json);
     info.id = into->begin_run(info);
     merged = info;
   }
@@ -100,9 +99,9 @@ int merge(const MergeOptions& o) {
   // The merged run is finished when every shard merged so far is (shards merged later may add
   // to it; a shard that did not finish leaves it unfinished until it is merged again, finished).
   merged->finished_at = unfinished.empty() ? last_finish : "";
-  config["unfinished_shards"] = std::vector<std::string>(unfinished.begin(), unfinished.end());
+  config.unfinished_shards = std::vector<std::string>(unfinished.begin(), unfinished.end());
   into->flush();
-  config["merged_shards"] = std::vector<std::string>(shards.begin(), shards.end());
+  config.merged_shards = std::vector<std::string>(shards.begin(), shards.end());
   merged->config_json = config.dump();
   merged->shard = fmt::format("merged {} of {}", shards.size(), total_of(inputs.front().run.shard));
   into->update_run(*merged);

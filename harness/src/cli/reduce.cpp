@@ -22,7 +22,6 @@
 #include "gauntlet/outcome_json.h"
 #include "gauntlet/runner.h"
 #include "reduce_command.h"
-#include "restore.h"
 
 namespace gauntlet::cli {
 
@@ -40,17 +39,10 @@ std::string shapes_text(const CaseKey& k) {
 // and $GAUNTLET_RECORD_ENV's patterns, Note [Recorded environment]) in front, as `repro --db`'s
 // `elsewhere` line.
 std::string repro_line(const std::string& key, const ReduceOptions& o) {
-  std::string cmd;
-  for (const auto& [name, value] : recorded_environment(record_env_patterns({})))
-    cmd += name + "=" + shell_quote(value) + " ";
-  cmd += "gauntlet repro " + shell_quote(key) + " --backend " + shell_quote(o.backend);
+  ReproSetup s = o;
   const char* profile = std::getenv("GAUNTLET_PROFILE");
-  if (profile && *profile && o.backend != profile) cmd += " --profile " + shell_quote(profile);
-  if (!o.suites_dir.empty() && o.suites_dir != default_suites_dir())
-    cmd += " --suites-dir " + shell_quote(o.suites_dir);
-  if (!o.golden_store.empty()) cmd += " --golden-store " + shell_quote(o.golden_store);
-  if (!o.golden_release.empty()) cmd += " --golden-release " + shell_quote(o.golden_release);
-  return cmd;
+  s.profile = profile ? profile : "";
+  return standalone_repro_command(key, s, recorded_environment(record_env_patterns({})));
 }
 
 // Runs batches of keys through worker processes: one Orchestrator run per batch, no retries (a
@@ -103,20 +95,8 @@ class WorkerRunner {
 // The run's configuration, as `repro --db` restores it (Note [Repro from the record]): the backend,
 // suites dir and goldens of `o` are those of the stored run when --db names one.
 std::optional<Restored> restore_options(ReduceOptions& o, const CaseKey& key) {
-  ReproOptions ro;
-  ro.key = o.key;
-  ro.backend = o.backend;
-  ro.suites_dir = o.suites_dir;
-  ro.golden_store = o.golden_store;
-  ro.golden_release = o.golden_release;
-  ro.profile = o.profile;
-  ro.db = o.db;
-  ro.run = o.run;
-  std::optional<Restored> restored = restore_run(ro, key.str());
-  o.backend = ro.backend.empty() ? "cpu" : ro.backend;
-  o.suites_dir = ro.suites_dir;
-  o.golden_store = ro.golden_store;
-  o.golden_release = ro.golden_release;
+  std::optional<Restored> restored = restore_run(o, o.db, o.run, key.str());
+  if (o.backend.empty()) o.backend = "cpu";
   return restored;
 }
 
@@ -295,7 +275,10 @@ int reduce(const ReduceOptions& given) {
   const auto run_keys = [&](const std::vector<std::string>& keys) { return runner(keys); };
   const auto t0 = std::chrono::steady_clock::now();
 
-  if (restored && !o.json) print_restored(*restored, o.db);
+  if (restored && !o.json) {
+    fmt::print("{}", restored_text(*restored, o.db));
+    std::fflush(stdout);
+  }
   const Outcome given_outcome = runner({key.str()}).front();
   check_reducible(given_outcome, key, o.backend);
   Start start{key, given_outcome};

@@ -4,11 +4,14 @@
 
 #include <string>
 
+#include "gauntlet/run/restore.h"
+
 namespace gauntlet::cli {
 
-struct ReduceOptions {
-  std::string key, backend, suites_dir, golden_store, golden_release;  // backend "": cpu, or the run's
-  std::string profile;                                                 // --profile (also in $GAUNTLET_PROFILE by then)
+// ReproSetup: --backend ("": cpu, or the run's), --profile (also in $GAUNTLET_PROFILE by then),
+// --suites-dir, --golden-store, --golden-release, as given or restored from --db.
+struct ReduceOptions : ReproSetup {
+  std::string key;
   std::string db;       // --db: restore a stored run's configuration, as repro --db does
   long long run = 0;    // --run: that run (0: the latest with a result for the key)
   int workers = 2;      // worker processes per batch of candidates

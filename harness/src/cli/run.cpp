@@ -1,16 +1,9 @@
 // gauntlet run: expand a suite, run every case in worker processes (or in-process with
 // --workers 0), store every result as it arrives; --resume finishes a run that stopped.
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <csignal>
-#include <cstring>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
 
@@ -22,82 +15,16 @@
 #include "gauntlet/plan.h"
 #include "gauntlet/run/listener.h"
 #include "gauntlet/run/reporters.h"
+#include "gauntlet/run/run_config.h"
+#include "gauntlet/run/run_lock.h"
 #include "gauntlet/run/session.h"
+#include "gauntlet/run/stop_signals.h"
 #include "gauntlet/runner.h"
 #include "gauntlet/store.h"
 
 namespace gauntlet::cli {
 
 namespace {
-
-std::atomic<bool> g_interrupted{false};
-extern "C" void on_signal(int) { g_interrupted = true; }
-
-// Note [Bus errors]: SQLite maps the WAL index (the database's -shm file) into memory. When the
-// database's files are made immutable or truncated mid-run, or their storage fails, touching that
-// mapping raises SIGBUS, which ended the run with exit 135 and no word. The run is then as a
-// SIGKILL leaves it: every committed result stored, nothing half-written (commits are atomic), so
-// it resumes. The orchestrator (or an in-process run) says so in one line naming the resume
-// command and exits 4 (Note [Stopped by the environment]): the handler writes a message made
-// beforehand and calls _exit, both async-signal-safe. Workers keep the default: a bus error in a
-// case is that case's CRASH.
-char g_bus_message[2048];
-std::size_t g_bus_length = 0;
-extern "C" void on_bus_error(int) {
-  const ssize_t written = ::write(STDERR_FILENO, g_bus_message, g_bus_length);
-  (void)written;
-  ::_exit(kExitEnvironment);
-}
-void catch_bus_errors(std::int64_t run_id, const std::string& db, bool in_process) {
-  const std::string m = fmt::format(
-      "gauntlet: error: run {} stopped by a bus error (SIGBUS): a file mapped into memory could not be read or written "
-      "(the database or its -shm file made immutable or truncated, or their storage failing{}); the results committed "
-      "before it are stored. Once that is fixed, finish it with: gauntlet run --resume {} --db {}\n",
-      run_id, in_process ? ", or the case in progress: workers isolate those" : "", run_id, shell_quote(db));
-  g_bus_length = std::min(m.size(), sizeof g_bus_message);
-  std::memcpy(g_bus_message, m.data(), g_bus_length);
-  struct sigaction sa {};
-  sa.sa_handler = on_bus_error;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND;
-  ::sigaction(SIGBUS, &sa, nullptr);
-}
-
-// Note [One orchestrator per run]: two `run --run-id 7` (or `--resume 7`) at once on one database
-// would both run run 7's missing cases, the last writer winning. The first takes an advisory lock
-// (flock) on `<db>.run<id>.lock` and holds it until it exits, however it exits: the kernel drops
-// the lock of a killed process, so no stale lock outlives it. The second gets a one-line error
-// naming the holder. The file stays (empty of meaning once unlocked); it is not a database file.
-class RunLock {
- public:
-  RunLock(const std::string& db, std::int64_t run_id) {
-    const std::string path = fmt::format("{}.run{}.lock", db, run_id);
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw UsageError(fmt::format("cannot create the run lock {}: {}", path, std::strerror(errno)));
-    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-      char buf[256] = {};
-      const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
-      std::string holder(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
-      while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-      ::close(fd_);
-      throw UsageError(
-          fmt::format("run {} of {} is being run by another gauntlet ({}): let it end, or stop it and resume", run_id,
-                      db, holder.empty() ? "holder unknown" : holder));
-    }
-    char host[256] = {};
-    ::gethostname(host, sizeof host - 1);
-    const std::string me = fmt::format("pid {} on {} since {}\n", ::getpid(), host, utc_now());
-    if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, me.data(), me.size(), 0) < 0) {
-      // The lock holds without the note; a second run's error just cannot name us.
-    }
-  }
-  ~RunLock() { ::close(fd_); }
-  RunLock(const RunLock&) = delete;
-  RunLock& operator=(const RunLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
 
 // The end of a run the environment stopped (Note [Stopped by the environment] in
 // harness/src/run/session.cpp): the error, what is stored, how to finish it.
@@ -113,13 +40,14 @@ int stopped_by_environment(Store& store, const RunOptions& o, std::int64_t run_i
   fmt::print(stderr,
              "gauntlet: run {} stopped: the database could not be written; {} ({} more could not be: their cases "
              "run again on resume). Once that is fixed, finish it with: gauntlet run --resume {} --db {}\n",
-             run_id, stored, r.lost, run_id, shell_quote(o.db));
+             run_id, stored, r.lost, run_id, shell_argument(o.db));
   return kExitEnvironment;
 }
 
-// What a resumed run takes from the run it resumes: everything that decides its cases.
+// What a resumed run takes from the run it resumes (Note [Run record]): everything that decides
+// its cases, and the profile and timing it judged with.
 void adopt_run(RunOptions& o, const RunInfo& info, std::optional<KeyList>& keys) {
-  const auto cfg = nlohmann::json::parse(info.config_json, nullptr, false);
+  const RunConfig cfg = RunConfig::parse(info.config_json);
   auto take = [&](std::string& field, const std::string& stored, const char* name) {
     if (!field.empty() && field != stored) {
       throw UsageError(fmt::format("run {} used --{} {}, not {}: resume it as it was", info.id, name,
@@ -127,13 +55,13 @@ void adopt_run(RunOptions& o, const RunInfo& info, std::optional<KeyList>& keys)
     }
     field = stored;
   };
-  take(o.suite, cfg.value("suite_file", info.suite), "suite");
+  take(o.suite, cfg.suite_file.value_or(info.suite), "suite");
   take(o.filter, info.filter, "filter");
   // --keys-file: the keys the run was given (stored with it), not the file as it is now.
-  if (cfg.is_object() && cfg.contains("keys")) {
+  if (cfg.keys) {
     KeyList stored;
-    stored.file = cfg.value("keys_file", std::string("the stored run's keys"));
-    stored.keys = cfg.at("keys").get<std::vector<std::string>>();
+    stored.file = cfg.keys_file.empty() ? "the stored run's keys" : cfg.keys_file;
+    stored.keys = *cfg.keys;
     if (keys && keys->keys != stored.keys) {
       throw UsageError(fmt::format("run {} was given other keys (--keys-file {}, {} keys): resume it as it was",
                                    info.id, stored.file, stored.keys.size()));
@@ -144,53 +72,14 @@ void adopt_run(RunOptions& o, const RunInfo& info, std::optional<KeyList>& keys)
   }
   take(o.backend_spec_resume, info.backend, "backend");
   o.backend = info.backend;
-  take(o.plan, cfg.value("plan", std::string()), "plan");
-  std::string shard = cfg.value("shard_spec", std::string());
-  take(o.shard, shard, "shard");
-  if (o.suites_dir.empty()) o.suites_dir = cfg.value("suites_dir", std::string());
+  take(o.plan, cfg.plan, "plan");
+  take(o.shard, cfg.shard_spec, "shard");
+  if (o.suites_dir.empty()) o.suites_dir = cfg.suites_dir;
   // The profile the run judged with (--profile travels in the environment).
-  const std::string profile = cfg.value("backend_profile", std::string());
-  if (const char* env = std::getenv("GAUNTLET_PROFILE"); (!env || !*env) && !profile.empty()) {
-    setenv("GAUNTLET_PROFILE", profile.c_str(), 1);
+  if (const char* env = std::getenv("GAUNTLET_PROFILE"); (!env || !*env) && !cfg.backend_profile.empty()) {
+    setenv("GAUNTLET_PROFILE", cfg.backend_profile.c_str(), 1);
   }
-  o.timing.reps = cfg.value("reps", o.timing.reps);
-  o.timing.min_time_ms = cfg.value("min_time_ms", o.timing.min_time_ms);
-  o.timing.max_time_ms = cfg.value("max_time_ms", o.timing.max_time_ms);
-  o.timing.warmup = cfg.value("warmup", o.timing.warmup);
-}
-
-// Note [Device plumbing] in backend.cpp: before any case, what the harness needs of the backend.
-// Returns the one-line reason it cannot take even contiguous inputs ("" when it can), and warns
-// of each missing optional capability with the cases it will cost.
-std::string check_capabilities(const Backend& backend, const std::vector<const Case*>& cases, bool quiet) {
-  const std::optional<c10::DispatchKey> key = backend.dispatch_key();
-  if (!key) return "";
-  const Capabilities caps = probe_capabilities(*key);
-  if (!caps.can_take_inputs()) {
-    return fmt::format(
-        "backend {} cannot take even contiguous inputs: it registers no {} kernel for {} (`gauntlet "
-        "backend-info --backend {}` lists what it has; docs/backends.md#qualifying-your-backend)",
-        backend.name(), c10::toString(*key), fmt::join(caps.missing_required(), ", "), backend.name());
-  }
-  if (quiet) return "";
-  for (const Requirement& r : caps.requirements) {
-    if (r.present || r.required) continue;
-    if (r.op == "aten::as_strided") {
-      std::size_t n = 0;
-      for (const Case* c : cases) n += c->key.kind == "op" && c->key.layout != Layout::Contig;
-      fmt::print(
-          stderr,
-          "gauntlet: warning: backend {} has no native aten::as_strided: up to {} of {} cases (layouts t, step2, cl) "
-          "will be UNSUPPORTED, and view ops cannot run\n",
-          backend.name(), n, cases.size());
-    } else if (r.op == "aten::_copy_from_and_resize" && !caps.backend_fallback) {
-      continue;  // it matters only to a CPU fallback
-    } else {
-      fmt::print(stderr, "gauntlet: warning: backend {} has no kernel for {} ({}): the cases that need it will fail\n",
-                 backend.name(), r.op, r.needed_for);
-    }
-  }
-  return "";
+  cfg.apply_timing(o.timing);
 }
 
 // Checked before anything is recorded: a bad option never leaves an empty run behind. Settles
@@ -302,25 +191,23 @@ RunInfo new_run_record(const RunOptions& o, const CheckedOptions& checked, const
   info.id = o.run_id;
   auto [shard, shards] = parse_shard(o.shard);
   info.shard = shards > 1 ? fmt::format("{}/{}", shard, shards) : "";
-  nlohmann::json config{{"suites_dir", dir},
-                        {"suite_file", o.suite},
-                        {"reps", o.timing.reps},
-                        {"min_time_ms", o.timing.min_time_ms},
-                        {"max_time_ms", o.timing.max_time_ms},
-                        {"warmup", o.timing.warmup},
-                        {"cases", cases},
-                        {"plan", o.plan},
-                        {"shard_spec", o.shard},
-                        {"golden_store", o.golden_store},
-                        {"golden_release", o.golden_release},
-                        {"backend_profile", backend.profile()},
-                        {"backend_config", nlohmann::json::parse(backend.config_json(), nullptr, false)},
-                        {"environment", recorded_environment(checked.env_patterns)},
-                        {"environment_patterns", checked.env_patterns}};
+  RunConfig config;
+  config.suites_dir = dir;
+  config.suite_file = o.suite;
+  config.cases = static_cast<std::int64_t>(cases);
+  config.plan = o.plan;
+  config.shard_spec = o.shard;
   if (keys) {
-    config["keys_file"] = keys->file;
-    config["keys"] = keys->keys;
+    config.keys_file = keys->file;
+    config.keys = keys->keys;
   }
+  config.set_timing(o.timing);
+  config.golden_store = o.golden_store;
+  config.golden_release = o.golden_release;
+  config.backend_profile = backend.profile();
+  config.set_backend_config(backend.config_json());
+  config.environment = recorded_environment(checked.env_patterns);
+  config.environment_patterns = checked.env_patterns;
   info.config_json = config.dump();
   return info;
 }
@@ -362,7 +249,7 @@ int finish_run(Store& store, const RunOptions& o, const RunContext& ctx, RunList
   for (Status s : kAllStatuses) {
     if (is_failure(s)) statuses.emplace_back(status_name(s));
   }
-  print_summary(store, o.db, run_id, statuses);
+  fmt::print("{}", run_summary_text(summarize_run(store, run_id, statuses), o.db));
   fmt::print("\ndatabase: {} (run {})\n", o.db, run_id);
   const std::string hollow = o.gate && stopped.empty() ? hollow_reason(ran_summary(store, run_id), o.min_ran) : "";
   listeners.run_ended(ctx, RunEnd(ctx, stopped, hollow));
@@ -372,7 +259,7 @@ int finish_run(Store& store, const RunOptions& o, const RunContext& ctx, RunList
         "gauntlet: run {} stopped: {}; stored results are kept. Finish it with: gauntlet run --resume {} --db {}\n",
         run_id, stopped, run_id, o.db);
     if (result.failed_fast) return 1;
-    return g_interrupted ? 130 : 3;
+    return interrupted() ? 130 : 3;
   }
   if (!o.gate) return 0;
   if (!hollow.empty()) {
@@ -409,7 +296,11 @@ int run(const RunOptions& opts) {
   const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
   const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
   std::unique_ptr<Backend> backend = make_backend(o.backend);
-  const std::string cannot_run = check_capabilities(*backend, cases, o.quiet || resumed.run.has_value());
+  const CapabilityCheck capabilities = check_capabilities(*backend, cases);
+  const std::string& cannot_run = capabilities.cannot_run;
+  if (!o.quiet && !resumed.run) {
+    for (const std::string& w : capabilities.warnings) fmt::print(stderr, "gauntlet: warning: {}\n", w);
+  }
   if (!cannot_run.empty() && !o.gate) throw UsageError(cannot_run);
   if (resumed.run && resumed.run->backend_version != backend->version()) {
     throw UsageError(
@@ -481,10 +372,9 @@ int run(const RunOptions& opts) {
   } else {
     how.workers = worker_config(o, dir, suite, todo);
   }
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+  catch_stop_signals();
   catch_bus_errors(run_id, o.db, o.workers == 0);
-  RunSession session(*store, ctx, listeners, o.max_failures, [] { return g_interrupted.load(); });
+  RunSession session(*store, ctx, listeners, o.max_failures, [] { return interrupted(); });
   const SessionResult result = session.run(todo, how);
   if (!result.store_error.empty()) return stopped_by_environment(*store, o, run_id, result);
   return finish_run(*store, o, ctx, listeners, result, cannot_run);

@@ -1,10 +1,12 @@
-// Note [Child processes]: the harness starts other processes in three places: `run`'s workers
+// Note [Child processes]: the harness starts other processes in four places: `run`'s workers
 // (Note [Orchestrator loop]), the workers of `reduce` and `compare --confirm` (Note
-// [Confirmation]), and a collective case's ranks (coll_group.cpp). All go through ChildProcess:
+// [Confirmation]), a collective case's ranks (coll_group.cpp), and the child that runs `repro`'s
+// case (Note [Crash-safe repro]). All go through ChildProcess:
 //   - a worker's stdin and stdout are pipes, our ends close-on-exec, so that a worker started
 //     later does not hold an earlier one's stdin open (it would never see EOF);
 //   - a rank's stdin is /dev/null and its stdout a file;
-//   - stderr goes to a file (a crash's last lines are read from it) or stays ours;
+//   - stderr goes to a file (a crash's last lines are read from it), to a pipe (repro's child,
+//     Note [Crash-safe repro]: passed through with its last lines kept) or stays ours;
 //   - `own_group` puts the child in a process group of its own, and kill() then ends the group:
 //     a worker's ranks, or anything a backend started, die with the case that hung;
 //   - `core` pins it (and what it starts) to one CPU, before exec;
@@ -21,6 +23,7 @@
 
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
+#include <filesystem>
 #include <system_error>
 
 #include "gauntlet/error.h"
@@ -32,6 +35,7 @@ namespace gauntlet {
 struct ChildProcess::Impl {
   bp::opstream in;
   bp::ipstream out;
+  bp::ipstream err;
   bp::child child;
 };
 
@@ -55,7 +59,7 @@ ChildProcess::ChildProcess(const ChildSpec& spec) : impl_(std::make_unique<Impl>
   }
   const int core = spec.core;
   const bool group = spec.own_group, pipes = spec.pipes;
-  const std::string err = spec.err_file, out = spec.out_file;
+  const std::string err = spec.err_pipe ? "" : spec.err_file, out = spec.out_file;
   auto setup = [core, group, pipes, &err, &out](auto&) {
     if (group) ::setpgid(0, 0);
     if (core >= 0) {
@@ -66,7 +70,7 @@ ChildProcess::ChildProcess(const ChildSpec& spec) : impl_(std::make_unique<Impl>
     }
     if (!pipes) {
       redirect("/dev/null", 0, O_RDONLY);
-      redirect(out.c_str(), 1, O_WRONLY | O_CREAT | O_TRUNC);
+      if (!out.empty()) redirect(out.c_str(), 1, O_WRONLY | O_CREAT | O_TRUNC);
     }
     if (!err.empty()) redirect(err.c_str(), 2, O_WRONLY | O_CREAT | O_TRUNC);
   };
@@ -76,6 +80,10 @@ ChildProcess::ChildProcess(const ChildSpec& spec) : impl_(std::make_unique<Impl>
                                bp::extend::on_exec_setup = setup);
       ::fcntl(impl_->in.pipe().native_sink(), F_SETFD, FD_CLOEXEC);
       ::fcntl(impl_->out.pipe().native_source(), F_SETFD, FD_CLOEXEC);
+    } else if (spec.err_pipe) {
+      impl_->child =
+          bp::child(spec.exe, bp::args(spec.args), bp::std_err > impl_->err, env, bp::extend::on_exec_setup = setup);
+      ::fcntl(impl_->err.pipe().native_source(), F_SETFD, FD_CLOEXEC);
     } else {
       impl_->child = bp::child(spec.exe, bp::args(spec.args), env, bp::extend::on_exec_setup = setup);
     }
@@ -98,6 +106,7 @@ pid_t ChildProcess::pid() const { return impl_->child.id(); }
 std::ostream& ChildProcess::in() { return impl_->in; }
 std::istream& ChildProcess::out() { return impl_->out; }
 int ChildProcess::out_fd() const { return impl_->out.pipe().native_source(); }
+int ChildProcess::err_fd() const { return impl_->err.pipe().native_source(); }
 
 void ChildProcess::close_in() {
   if (impl_->in.pipe().is_open()) impl_->in.pipe().close();
@@ -112,6 +121,13 @@ void ChildProcess::kill() {
   const pid_t pid = impl_->child.id();
   if (pid <= 0) return;
   ::kill(own_group_ ? -pid : pid, SIGKILL);
+}
+
+std::string self_exe() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw Error("cannot find the gauntlet binary (/proc/self/exe): " + ec.message());
+  return p.string();
 }
 
 int ChildProcess::wait() {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "gauntlet/run/run_config.h"
 #include "gauntlet/store.h"
 
 namespace gauntlet {
@@ -37,10 +38,7 @@ const RunReport& RunEnd::report() const {
   for (StoredResult& s : run_.store->results(run_.run_id)) r.results.push_back(std::move(s.outcome));
   // The cases it planned (its record's "cases"), or those stored when more (Note [Hollow runs]).
   r.planned = static_cast<std::int64_t>(r.results.size());
-  const auto cfg = nlohmann::json::parse(info->config_json, nullptr, false);
-  if (cfg.is_object() && cfg.contains("cases") && cfg["cases"].is_number_integer()) {
-    r.planned = std::max(r.planned, cfg["cases"].get<std::int64_t>());
-  }
+  r.planned = std::max(r.planned, RunConfig::parse(info->config_json).cases.value_or(0));
   return r;
 }
 

@@ -1,6 +1,6 @@
 // A child process of the harness (Note [Child processes] in harness/src/run/child_process.cpp): the
-// one way workers (run's orchestrator, reduce, compare --confirm) and a collective case's ranks are
-// started, watched, killed and reaped.
+// one way workers (run's orchestrator, reduce, compare --confirm), a collective case's ranks and
+// repro's child are started, watched, killed and reaped.
 #pragma once
 
 #include <sys/types.h>
@@ -14,16 +14,21 @@
 
 namespace gauntlet {
 
+// The path of this process's binary (/proc/self/exe): the gauntlet that starts its own workers
+// and ranks. Throws gauntlet::Error when it cannot be read.
+std::string self_exe();
+
 struct ChildSpec {
   std::string exe;
   std::vector<std::string> args;
   std::vector<std::pair<std::string, std::string>> env;           // set over this process's
   std::vector<std::pair<std::string, std::string>> env_defaults;  // set where this process has none
   // Pipes: the child's stdin and stdout are ours to write and read (in(), out()). Else its stdin
-  // is /dev/null and its stdout goes to out_file.
+  // is /dev/null and its stdout goes to out_file ("": this process's stdout).
   bool pipes = true;
   std::string out_file;
   std::string err_file;    // its stderr ("": this process's)
+  bool err_pipe = false;   // its stderr a pipe ours to read (err_fd()) instead
   int core = -1;           // pinned to this CPU (-1: any)
   bool own_group = false;  // in a process group of its own, which kill() ends whole
 };
@@ -41,6 +46,7 @@ class ChildProcess {
   std::ostream& in();   // with pipes: its stdin
   std::istream& out();  // with pipes: its stdout
   int out_fd() const;   // with pipes: our end of its stdout, to poll and read
+  int err_fd() const;   // with err_pipe: our end of its stderr
   // Closes its stdin without flushing what is buffered (a dead child's pipe would throw).
   void close_in();
   bool running();

@@ -1,5 +1,3 @@
-// compare --confirm: flagged host-time speed changes re-measured A B B A ... against both releases.
-//
 // Note [Confirmation]: two runs taken hours apart differ by more than their releases: the host's
 // load, clock and caches drift, and a significance test on each run's repetitions cannot see it.
 // Measured on a 2-core VM (ci/host_noise_bench.sh), clean runs of one release differ by -27% to
@@ -31,16 +29,21 @@
 //     test whose false rate is its level whatever the outliers, and 16 processes a side reach p < 0.0001 when the bulk
 //     moved. The finding carries the confirmed figures and that p-value.
 // Simulated-time findings are deterministic and need no confirmation.
-#include <fmt/format.h>
+#include "gauntlet/run/confirm.h"
 
+#include <fmt/format.h>
+#include <sched.h>
+
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
-#include "cli.h"
+#include "gauntlet/error.h"
 #include "gauntlet/run/child_process.h"
+#include "gauntlet/run/worker_protocol.h"
 #include "gauntlet/stats.h"
 
-namespace gauntlet::cli {
+namespace gauntlet {
 
 namespace {
 
@@ -58,8 +61,7 @@ class ReleaseWorker {
     spec.exe = self_exe();
     for (const std::string& kv : env_pairs) {
       const auto eq = kv.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw UsageError(fmt::format("--{}-env: '{}' is not NAME=VALUE", name, kv));
+      if (eq == std::string::npos || eq == 0) throw Error(fmt::format("--{}-env: '{}' is not NAME=VALUE", name, kv));
       spec.env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
     }
     WorkerSettings settings;
@@ -72,8 +74,8 @@ class ReleaseWorker {
     proc_ = std::make_unique<ChildProcess>(spec);
     const WorkerMessage hello = next();
     if (hello.kind != WorkerMessageKind::Hello) {
-      throw UsageError(fmt::format("--confirm: the {} worker ({}) could not start: {}", name_, backend,
-                                   hello.error.empty() ? "no hello" : hello.error));
+      throw Error(fmt::format("--confirm: the {} worker ({}) could not start: {}", name_, backend,
+                              hello.error.empty() ? "no hello" : hello.error));
     }
   }
   ~ReleaseWorker() {
@@ -89,7 +91,7 @@ class ReleaseWorker {
       WorkerMessage m = next();
       if (m.kind == WorkerMessageKind::Result) return std::move(m.outcome);
       if (m.kind != WorkerMessageKind::Start)
-        throw UsageError(fmt::format("--confirm: the {} worker stopped on {}", name_, key));
+        throw Error(fmt::format("--confirm: the {} worker stopped on {}", name_, key));
     }
   }
 
@@ -100,7 +102,7 @@ class ReleaseWorker {
       WorkerMessage m = parse_worker_message(line);
       if (m.kind != WorkerMessageKind::Unreadable) return m;
     }
-    throw UsageError(fmt::format("--confirm: the {} worker died", name_));
+    throw Error(fmt::format("--confirm: the {} worker died", name_));
   }
   std::string name_;
   std::unique_ptr<ChildProcess> proc_;
@@ -108,7 +110,7 @@ class ReleaseWorker {
 
 }  // namespace
 
-ConfirmResult confirm_speed(RunComparison& c, const ::gauntlet::CompareOptions& opt, const ConfirmOptions& o) {
+ConfirmResult confirm_speed(RunComparison& c, const CompareOptions& opt, const ConfirmOptions& o) {
   ConfirmResult result;
   std::vector<Finding*> todo;
   for (Finding& f : c.findings) {
@@ -203,4 +205,4 @@ ConfirmResult confirm_speed(RunComparison& c, const ::gauntlet::CompareOptions& 
   return result;
 }
 
-}  // namespace gauntlet::cli
+}  // namespace gauntlet
