@@ -1,9 +1,13 @@
 // The names of gates, changes and metrics (their spellings are part of the CLI and of every
 // report), which gate each change belongs to, and RunComparison::gating_counts.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <iterator>
+#include <sstream>
 
+#include "gauntlet/error.h"
 #include "gauntlet/regress.h"
 
 namespace gauntlet {
@@ -38,6 +42,19 @@ std::optional<Gate> parse_gate(std::string_view name) {
     if (iequals(name, gate_name(g))) return g;
   }
   return std::nullopt;
+}
+
+std::vector<Gate> parse_gates(const std::string& spec) {
+  std::vector<Gate> gates;
+  std::stringstream in(spec);
+  for (std::string name; std::getline(in, name, ',');) {
+    if (name.empty()) continue;
+    if (name == "all") return {std::begin(kAllGates), std::end(kAllGates)};
+    auto g = parse_gate(name);
+    if (!g) throw Error(fmt::format("--gate: unknown kind '{}' (accuracy, speed, coverage or all)", name));
+    if (std::find(gates.begin(), gates.end(), *g) == gates.end()) gates.push_back(*g);
+  }
+  return gates;
 }
 
 std::string_view change_name(Change c) { return kChangeNames[static_cast<unsigned>(c)]; }

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "gauntlet/glob.h"
+#include "gauntlet/host.h"
 #include "gauntlet/strict_yaml.h"
 
 namespace gauntlet {
@@ -302,12 +303,7 @@ std::string today_utc() {
     if (!is_iso_date(env)) throw WaiverError(fmt::format("GAUNTLET_TODAY: '{}' is not a date (YYYY-MM-DD)", env));
     return env;
   }
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d", &utc);
-  return buf;
+  return utc_now("%Y-%m-%d");
 }
 
 }  // namespace gauntlet

@@ -26,13 +26,12 @@ std::string loaded_blas_path() {
   return found;
 }
 
-std::string utc_now() {
+std::string utc_now(const char* format) {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+  char buf[64];
+  return std::strftime(buf, sizeof buf, format, &tm) > 0 ? std::string(buf) : std::string();
 }
 
 }  // namespace gauntlet

@@ -215,6 +215,198 @@ TEST_F(E2E, BadInputGivesOneLineErrorAndExitTwo) {
   expect_one_line_error(t, "typo.yaml:6:5: unknown field 'shapez'");
 }
 
+namespace {
+
+// Copies of `db` in `dir` that no command may write to: s99.db and s3.db (another schema version),
+// damaged.db (its results table dropped) and flipped.db (a bit-flipped page: Note [Verified on
+// open] in store.cpp).
+void write_damaged_copies(const fs::path& dir, const std::string& db) {
+  const std::string schema99 = (dir / "s99.db").string(), schema3 = (dir / "s3.db").string();
+  for (const auto& [path, version] : {std::pair{schema99, 99}, std::pair{schema3, 3}}) {
+    fs::copy_file(db, path);
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &h), SQLITE_OK);
+    sqlite3_exec(h, ("PRAGMA user_version = " + std::to_string(version)).c_str(), nullptr, nullptr, nullptr);
+    sqlite3_close(h);
+  }
+  const std::string damaged = (dir / "damaged.db").string();
+  fs::copy_file(db, damaged);
+  {
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(damaged.c_str(), &h), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(h, "DROP TABLE results", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(h);
+  }
+  // A bit-flipped file (Note [Verified on open] in store.cpp): the root page of the results table
+  // no longer says what kind of b-tree page it is. Only quick_check reads that page before a run
+  // would write.
+  const std::string flipped = (dir / "flipped.db").string();
+  fs::copy_file(db, flipped);
+  {
+    sqlite3* h = nullptr;
+    ASSERT_EQ(sqlite3_open(flipped.c_str(), &h), SQLITE_OK);
+    sqlite3_stmt* q = nullptr;
+    ASSERT_EQ(sqlite3_prepare_v2(h,
+                                 "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM sqlite_master "
+                                 "WHERE name = 'results'",
+                                 -1, &q, nullptr),
+              SQLITE_OK);
+    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+    const std::int64_t page = sqlite3_column_int64(q, 0), page_size = sqlite3_column_int64(q, 1);
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    ASSERT_GT(page, 1);
+    std::fstream f(flipped, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp((page - 1) * page_size);
+    f.put('\x55');
+  }
+}
+
+// A command line (with environment) that must be refused, and the text its one-line error holds.
+struct BadInput {
+  std::string args, env, needle;
+};
+
+// Every bad input of EveryBadInputIsRefusedInOneLineAndTheDatabaseStaysAsItWas: `db` holds two
+// runs; `files` is a suites dir of broken suites, `bad_tol` one with a broken tolerances.yaml; the
+// damaged copies are write_damaged_copies'; `one` a database of one run. A table.
+std::vector<BadInput> bad_inputs(const fs::path& dir, const std::string& db, const fs::path& files,
+                                 const fs::path& bad_tol, const fs::path& waivers_twice, const fs::path& waivers_docs,
+                                 const std::string& one) {
+  const std::string schema99 = (dir / "s99.db").string(), schema3 = (dir / "s3.db").string();
+  const std::string damaged = (dir / "damaged.db").string(), flipped = (dir / "flipped.db").string();
+  const std::string small = " --filter 'op/exp/f32/_/contig/eager' --quiet";
+  const std::string run = "run --suite smoke --db " + db + small;
+  const std::string in = " --suites-dir " + files.string() + " --db " + db + " --quiet";
+  return {
+      // Options that would lose data or disable a safeguard.
+      {"run --suite smoke --db ''" + small, "", "--db: must not be empty"},
+      {run + " --timeout 0", "", "--timeout: '0' is not a positive number of seconds"},
+      {run + " --timeout -5", "", "--timeout"},
+      {run + " --timeout nan", "", "--timeout: 'nan'"},
+      {run + " --timeout inf", "", "--timeout: 'inf'"},
+      {run + " --collective-timeout 0", "", "--collective-timeout"},
+      {run + " --workers -1", "", "--workers: -1 is below the smallest value, 0"},
+      {run + " --workers 2x", "", "--workers: '2x' is not an integer"},
+      {run + " --retries -1", "", "--retries"},
+      {run + " --run-id 0", "", "--run-id: 0 is below the smallest value, 1"},
+      {run + " --run-id -5", "", "--run-id"},
+      {run + " --run-id 99999999999999999999", "", "--run-id: '99999999999999999999' is not an integer"},
+      {run + " --run-id 9007199254740993", "", "--run-id"},
+      {"run --resume 0 --db " + db, "", "--resume"},
+      {run + " --reps -1", "", "--reps"},
+      {run + " --warmup -1", "", "--warmup"},
+      {run + " --min-time -1", "", "--min-time"},
+      {run + " --max-time nan", "", "--max-time"},
+      {run + " --min-ran 2", "", "--min-ran: '2' is not a fraction from 0 to 1"},
+      {run + " --min-ran nan", "", "--min-ran"},
+      {run + " --suites-dir ''", "", "--suites-dir: must not be empty"},
+      {run + " --golden-store ''", "", "--golden-store: must not be empty"},
+      {run + " --golden-store " + (dir / "nowhere").string(), "", "no such golden store"},
+      {run + " --record-env 'NEURON_[x]'", "", "--record-env 'NEURON_[x]'"},
+      {"compare --db " + db + " --top -1", "", "--top"},
+      {"compare --db " + db + " --run 0", "", "--run"},
+      {"compare --db " + db + " --max-ran-drop -0.1", "", "--max-ran-drop"},
+      {"compare --db " + db + " --significance 0", "", "--significance"},
+      {"compare --db " + db + " --min-effect -1", "", "--min-effect"},
+      {"compare --db " + db + " --error-growth 0.5", "", "--error-growth"},
+      {"compare --db " + db + " --history -1", "", "--history"},
+      {"compare --db " + db + " --min-samples 0", "", "--min-samples"},
+      {"compare --db " + db + " --waivers " + waivers_twice.string(), "",
+       "w2.yaml:2: waivers: given twice (first at line 1)"},
+      {"compare --db " + db + " --waivers " + waivers_docs.string(), "", "w3.yaml:3: a second YAML document"},
+      {"dashboard --db " + db + " --out " + (dir / "site").string() + " --compare-pairs 0", "", "--compare-pairs"},
+      {"dashboard --db " + db + " --out ''", "", "--out: must not be empty"},
+      {"show --db " + db + " --run 0", "", "--run"},
+      {"show --db ''", "", "--db: must not be empty"},
+      {"repro 'op/exp/f32/_/contig/eager' --db " + db + " --run -1", "", "--run"},
+      {"repro 'op/exp/f32/_/contig/eager' --golden-store " + (dir / "nowhere").string(), "", "no such golden store"},
+      {"plan --suite smoke --shards 0 --out " + (dir / "p.json").string(), "", "--shards"},
+      {"bench --suite smoke --db " + db + " --repetitions 0", "", "--repetitions"},
+      {"bench --suite smoke --db " + db + " --min-time 0", "", "--min-time"},
+      {"merge " + db + " --into ''", "", "--into: must not be empty"},
+      // Commands and options: the nearest named, the subcommand's help pointed at.
+      {"rnu --suite smoke", "", "unknown command 'rnu' (did you mean run?) (see gauntlet --help)"},
+      {"run --bogus", "", "unknown option --bogus (see gauntlet run --help)"},
+      {run + " --workrs 2", "", "unknown option --workrs (did you mean --workers?) (see gauntlet run --help)"},
+      {"golden build --store " + (dir / "g").string() + " --suite smoke --workers 0", "",
+       "(see gauntlet golden build --help)"},
+      // Keys: a dim checked against the first input, a newline kept out of the one line.
+      {"repro 'op/sum/f32/17x31/contig/eager/dim=abc'", "",
+       "argument dim=abc of op sum expects 'all' or dims separated by ':'"},
+      {"repro 'op/sum/f32/17x31/contig/eager/dim=2'", "",
+       "dim 2 is out of range for a first input of rank 2 (from -2 to 1)"},
+      {"repro 'op/softmax/f32/17x31/contig/eager/dim=-3'", "", "dim -3 is out of range"},
+      {"repro \"$(printf 'op/exp/f32/4\\nx/contig/eager')\"", "", "bad case key 'op/exp/f32/4\\x0ax/contig/eager'"},
+      // More of every command's options and files.
+      {"list --suite nope", "", "unknown suite 'nope'"},
+      {run + " --shard 3/2", "", "bad shard '3/2': expected i/N with 0 <= i < N"},
+      {run + " --shard 0/0", "", "bad shard '0/0'"},
+      {run + " --devices 3-1 --device-env X", "", "--devices: range '3-1' goes backwards"},
+      {run + " --price-per-device-hour -1", "", "--price-per-device-hour '-1': not a positive number"},
+      {run + " --max-failures -1", "", "--max-failures: -1 is below the smallest value, 1"},
+      {run + " --keys-file " + (dir / "nokeys").string(), "", "nokeys: cannot read it"},
+      {run + " --plan " + (dir / "noplan.json").string() + " --shard 0/2", "", "noplan.json: cannot read the plan"},
+      {"run --suite smoke --db " + db + " --filter 'op/[' --quiet", "", "filter 'op/[' matches no case of suite smoke"},
+      {run + " --timeout 1e400", "", "--timeout: '1e400'"},
+      {run + " --workers 99999999999", "", "--workers: '99999999999' is out of range"},
+      {run + " --backend plugin:" + (dir / "none.so").string(), "", "backend library not found"},
+      {run + " --profile 'bad name!'", "", "--profile 'bad name!': use letters"},
+      {"run --suite smoke --db " + db + " --resume 5", "", "no run 5 to resume"},
+      {"show --db " + (dir / "none.db").string(), "", "none.db: no such database"},
+      {"show --db " + db + " --run 99", "", "no run 99"},
+      {"compare --db " + db + " --baseline 99", "", "no run 99"},
+      {"compare --db " + db + " --metric bogus", "", "--metric: unknown metric 'bogus'"},
+      {"compare --db " + db + " --gate bogus", "", "--gate: unknown kind 'bogus'"},
+      {"report --weekly --db " + db + " --since 2026-02-30", "", "--since: '2026-02-30' is not a date"},
+      {"report --db " + db, "", "--weekly is required"},
+      {"dashboard --db " + db + " --out " + (dir / "s1").string() + " --since bogus", "",
+       "--since: 'bogus' is not a date"},
+      {"dashboard --db " + db + " --out " + (dir / "s2").string() + " --metric bogus", "",
+       "--metric: 'bogus' is not auto"},
+      {"repro 'op/nope/f32/4/contig/eager'", "", "unknown op 'nope'"},
+      {"repro 'op/exp/f99/4/contig/eager'", "", "unknown dtype 'f99'"},
+      {"repro 'op/exp/f32/4/contig/eager' --backend tpu", "", "unknown backend 'tpu'"},
+      {"backend-info --backend tpu", "", "unknown backend 'tpu'"},
+      {"reduce 'op/exp/f32/4/contig/eager' --backend cpu", "", "case passes; nothing to reduce"},
+      {"plan --suite smoke --shards 2 --out " + (dir / "no" / "dir" / "p.json").string(), "", "cannot write the plan"},
+      {"merge " + (dir / "none.db").string() + " --into " + db, "", "none.db: no such database"},
+      {"bench --suite smoke --db " + db + " --filter 'nomatch*'", "", "filter 'nomatch*' matches no case"},
+      {"golden verify --store " + (dir / "nowhere").string(), "", "no such golden store"},
+      {"ops-from-models --suite nope", "", "unknown suite 'nope'"},
+      // Databases of another schema, for every reader.
+      {"compare --db " + schema99, "", "schema version 99 is newer than this gauntlet"},
+      {"dashboard --db " + schema99 + " --out " + (dir / "site99").string(), "", "schema version 99 is newer"},
+      {"report --weekly --db " + schema99, "", "schema version 99 is newer"},
+      {"compare --db " + schema3, "", "schema version 3 is older than this gauntlet"},
+      {"dashboard --db " + schema3 + " --out " + (dir / "site3").string(), "", "schema version 3 is older"},
+      {"report --weekly --db " + schema3, "", "schema version 3 is older"},
+      {"run --suite smoke --db " + damaged + small, "", "damaged Gauntlet database: its table 'results' is missing"},
+      {"run --suite smoke --db " + flipped + small, "", "flipped.db: damaged database (SQLite's quick_check: "},
+      {"run --suite smoke --db " + flipped + small + " --run-id 3", "", "flipped.db: damaged database"},
+      {"merge " + one + " --into " + flipped, "", "flipped.db: damaged database"},
+      // Suite and tolerance files.
+      {"run --suite big" + in, "", "big.yaml:6:36: inputs must be an integer from 1 to 16"},
+      {"run --suite neg" + in, "", "neg.yaml:6:36: inputs must be an integer from 1 to 16"},
+      {"run --suite twice" + in, "", "twice.yaml:2:1: suite: given twice (first at line 1)"},
+      {"run --suite dtypes" + in, "", "dtypes.yaml:6:5: dtypes: given twice (first at line 5)"},
+      {"run --suite docs" + in, "", "docs.yaml:8:1: a second YAML document"},
+      {"run --suite utf8" + in, "", "utf8.yaml:2:18: invalid UTF-8 (byte 0xe9)"},
+      {"run --suite timeout0" + in, "", "timeout0.yaml:3:10: timeout must be more than 0 seconds"},
+      {"run --suite comma" + in, "", "comma.yaml:1:2: malformed YAML: "},
+      {"run --suite newline" + in, "", "newline.yaml:3:1: a\\x0ab: given twice (first at line 2)"},
+      {"run --suite smoke --suites-dir " + bad_tol.string() + " --db " + db + small, "",
+       "rtol must be a finite number >= 0"},
+      // The simulator's configuration.
+      {run + " --backend sim", "GAUNTLET_SIM_MEMORY=99999999999TiB",
+       "GAUNTLET_SIM_MEMORY: '99999999999TiB' is too large"},
+      {run + " --backend sim", "GAUNTLET_SIM_FAULTS='op=[,kind=nan'", "has '[', which no op name has"},
+      {run + " --backend sim", "GAUNTLET_SIM_FAULTS='op=,kind=nan'", "empty value for 'op'"},
+  };
+}
+
+}  // namespace
+
 // Note [Option values], Note [Strict YAML]: each bad input is refused before anything runs or is
 // written: exit 2, one line naming the option or file:line, and the database byte for byte as it was.
 TEST_F(E2E, EveryBadInputIsRefusedInOneLineAndTheDatabaseStaysAsItWas) {
@@ -250,181 +442,16 @@ TEST_F(E2E, EveryBadInputIsRefusedInOneLineAndTheDatabaseStaysAsItWas) {
   const fs::path waivers_twice = dir_ / "w2.yaml", waivers_docs = dir_ / "w3.yaml";
   std::ofstream(waivers_twice) << "waivers: []\nwaivers: []\n";
   std::ofstream(waivers_docs) << "waivers: []\n---\nwaivers: []\n";
-  const std::string schema99 = (dir_ / "s99.db").string(), schema3 = (dir_ / "s3.db").string();
-  for (const auto& [path, version] : {std::pair{schema99, 99}, std::pair{schema3, 3}}) {
-    fs::copy_file(db, path);
-    sqlite3* h = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &h), SQLITE_OK);
-    sqlite3_exec(h, ("PRAGMA user_version = " + std::to_string(version)).c_str(), nullptr, nullptr, nullptr);
-    sqlite3_close(h);
-  }
-  const std::string damaged = (dir_ / "damaged.db").string();
-  fs::copy_file(db, damaged);
-  {
-    sqlite3* h = nullptr;
-    ASSERT_EQ(sqlite3_open(damaged.c_str(), &h), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(h, "DROP TABLE results", nullptr, nullptr, nullptr), SQLITE_OK);
-    sqlite3_close(h);
-  }
+  write_damaged_copies(dir_, db);
+  if (HasFatalFailure()) return;
+  const std::string damaged = (dir_ / "damaged.db").string(), flipped = (dir_ / "flipped.db").string();
   const std::string damaged_before = e2e::slurp(damaged);
-  // A bit-flipped file (Note [Verified on open] in store.cpp): the root page of the results table
-  // no longer says what kind of b-tree page it is. Only quick_check reads that page before a run
-  // would write.
-  const std::string flipped = (dir_ / "flipped.db").string();
-  fs::copy_file(db, flipped);
-  {
-    sqlite3* h = nullptr;
-    ASSERT_EQ(sqlite3_open(flipped.c_str(), &h), SQLITE_OK);
-    sqlite3_stmt* q = nullptr;
-    ASSERT_EQ(sqlite3_prepare_v2(h,
-                                 "SELECT rootpage, (SELECT page_size FROM pragma_page_size) FROM sqlite_master "
-                                 "WHERE name = 'results'",
-                                 -1, &q, nullptr),
-              SQLITE_OK);
-    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
-    const std::int64_t page = sqlite3_column_int64(q, 0), page_size = sqlite3_column_int64(q, 1);
-    sqlite3_finalize(q);
-    sqlite3_close(h);
-    ASSERT_GT(page, 1);
-    std::fstream f(flipped, std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp((page - 1) * page_size);
-    f.put('\x55');
-  }
   const std::string flipped_before = e2e::slurp(flipped);
   const std::string one = (dir_ / "one.db").string();
   ASSERT_EQ(gauntlet("run --suite smoke --db " + one + small).code, 0);
-  const std::string run = "run --suite smoke --db " + db + small;
-  const std::string in = " --suites-dir " + files.string() + " --db " + db + " --quiet";
 
-  struct Input {
-    std::string args, env, needle;
-  };
-  const std::vector<Input> inputs = {
-      // Options that would lose data or disable a safeguard.
-      {"run --suite smoke --db ''" + small, "", "--db: must not be empty"},
-      {run + " --timeout 0", "", "--timeout: '0' is not a positive number of seconds"},
-      {run + " --timeout -5", "", "--timeout"},
-      {run + " --timeout nan", "", "--timeout: 'nan'"},
-      {run + " --timeout inf", "", "--timeout: 'inf'"},
-      {run + " --collective-timeout 0", "", "--collective-timeout"},
-      {run + " --workers -1", "", "--workers: -1 is below the smallest value, 0"},
-      {run + " --workers 2x", "", "--workers: '2x' is not an integer"},
-      {run + " --retries -1", "", "--retries"},
-      {run + " --run-id 0", "", "--run-id: 0 is below the smallest value, 1"},
-      {run + " --run-id -5", "", "--run-id"},
-      {run + " --run-id 99999999999999999999", "", "--run-id: '99999999999999999999' is not an integer"},
-      {run + " --run-id 9007199254740993", "", "--run-id"},
-      {"run --resume 0 --db " + db, "", "--resume"},
-      {run + " --reps -1", "", "--reps"},
-      {run + " --warmup -1", "", "--warmup"},
-      {run + " --min-time -1", "", "--min-time"},
-      {run + " --max-time nan", "", "--max-time"},
-      {run + " --min-ran 2", "", "--min-ran: '2' is not a fraction from 0 to 1"},
-      {run + " --min-ran nan", "", "--min-ran"},
-      {run + " --suites-dir ''", "", "--suites-dir: must not be empty"},
-      {run + " --golden-store ''", "", "--golden-store: must not be empty"},
-      {run + " --golden-store " + (dir_ / "nowhere").string(), "", "no such golden store"},
-      {run + " --record-env 'NEURON_[x]'", "", "--record-env 'NEURON_[x]'"},
-      {"compare --db " + db + " --top -1", "", "--top"},
-      {"compare --db " + db + " --run 0", "", "--run"},
-      {"compare --db " + db + " --max-ran-drop -0.1", "", "--max-ran-drop"},
-      {"compare --db " + db + " --significance 0", "", "--significance"},
-      {"compare --db " + db + " --min-effect -1", "", "--min-effect"},
-      {"compare --db " + db + " --error-growth 0.5", "", "--error-growth"},
-      {"compare --db " + db + " --history -1", "", "--history"},
-      {"compare --db " + db + " --min-samples 0", "", "--min-samples"},
-      {"compare --db " + db + " --waivers " + waivers_twice.string(), "",
-       "w2.yaml:2: waivers: given twice (first at line 1)"},
-      {"compare --db " + db + " --waivers " + waivers_docs.string(), "", "w3.yaml:3: a second YAML document"},
-      {"dashboard --db " + db + " --out " + (dir_ / "site").string() + " --compare-pairs 0", "", "--compare-pairs"},
-      {"dashboard --db " + db + " --out ''", "", "--out: must not be empty"},
-      {"show --db " + db + " --run 0", "", "--run"},
-      {"show --db ''", "", "--db: must not be empty"},
-      {"repro 'op/exp/f32/_/contig/eager' --db " + db + " --run -1", "", "--run"},
-      {"repro 'op/exp/f32/_/contig/eager' --golden-store " + (dir_ / "nowhere").string(), "", "no such golden store"},
-      {"plan --suite smoke --shards 0 --out " + (dir_ / "p.json").string(), "", "--shards"},
-      {"bench --suite smoke --db " + db + " --repetitions 0", "", "--repetitions"},
-      {"bench --suite smoke --db " + db + " --min-time 0", "", "--min-time"},
-      {"merge " + db + " --into ''", "", "--into: must not be empty"},
-      // Commands and options: the nearest named, the subcommand's help pointed at.
-      {"rnu --suite smoke", "", "unknown command 'rnu' (did you mean run?) (see gauntlet --help)"},
-      {"run --bogus", "", "unknown option --bogus (see gauntlet run --help)"},
-      {run + " --workrs 2", "", "unknown option --workrs (did you mean --workers?) (see gauntlet run --help)"},
-      {"golden build --store " + (dir_ / "g").string() + " --suite smoke --workers 0", "",
-       "(see gauntlet golden build --help)"},
-      // Keys: a dim checked against the first input, a newline kept out of the one line.
-      {"repro 'op/sum/f32/17x31/contig/eager/dim=abc'", "",
-       "argument dim=abc of op sum expects 'all' or dims separated by ':'"},
-      {"repro 'op/sum/f32/17x31/contig/eager/dim=2'", "",
-       "dim 2 is out of range for a first input of rank 2 (from -2 to 1)"},
-      {"repro 'op/softmax/f32/17x31/contig/eager/dim=-3'", "", "dim -3 is out of range"},
-      {"repro \"$(printf 'op/exp/f32/4\\nx/contig/eager')\"", "", "bad case key 'op/exp/f32/4\\x0ax/contig/eager'"},
-      // More of every command's options and files.
-      {"list --suite nope", "", "unknown suite 'nope'"},
-      {run + " --shard 3/2", "", "bad shard '3/2': expected i/N with 0 <= i < N"},
-      {run + " --shard 0/0", "", "bad shard '0/0'"},
-      {run + " --devices 3-1 --device-env X", "", "--devices: range '3-1' goes backwards"},
-      {run + " --price-per-device-hour -1", "", "--price-per-device-hour '-1': not a positive number"},
-      {run + " --max-failures -1", "", "--max-failures: -1 is below the smallest value, 1"},
-      {run + " --keys-file " + (dir_ / "nokeys").string(), "", "nokeys: cannot read it"},
-      {run + " --plan " + (dir_ / "noplan.json").string() + " --shard 0/2", "", "noplan.json: cannot read the plan"},
-      {"run --suite smoke --db " + db + " --filter 'op/[' --quiet", "", "filter 'op/[' matches no case of suite smoke"},
-      {run + " --timeout 1e400", "", "--timeout: '1e400'"},
-      {run + " --workers 99999999999", "", "--workers: '99999999999' is out of range"},
-      {run + " --backend plugin:" + (dir_ / "none.so").string(), "", "backend library not found"},
-      {run + " --profile 'bad name!'", "", "--profile 'bad name!': use letters"},
-      {"run --suite smoke --db " + db + " --resume 5", "", "no run 5 to resume"},
-      {"show --db " + (dir_ / "none.db").string(), "", "none.db: no such database"},
-      {"show --db " + db + " --run 99", "", "no run 99"},
-      {"compare --db " + db + " --baseline 99", "", "no run 99"},
-      {"compare --db " + db + " --metric bogus", "", "--metric: unknown metric 'bogus'"},
-      {"compare --db " + db + " --gate bogus", "", "--gate: unknown kind 'bogus'"},
-      {"report --weekly --db " + db + " --since 2026-02-30", "", "--since: '2026-02-30' is not a date"},
-      {"report --db " + db, "", "--weekly is required"},
-      {"dashboard --db " + db + " --out " + (dir_ / "s1").string() + " --since bogus", "",
-       "--since: 'bogus' is not a date"},
-      {"dashboard --db " + db + " --out " + (dir_ / "s2").string() + " --metric bogus", "",
-       "--metric: 'bogus' is not auto"},
-      {"repro 'op/nope/f32/4/contig/eager'", "", "unknown op 'nope'"},
-      {"repro 'op/exp/f99/4/contig/eager'", "", "unknown dtype 'f99'"},
-      {"repro 'op/exp/f32/4/contig/eager' --backend tpu", "", "unknown backend 'tpu'"},
-      {"backend-info --backend tpu", "", "unknown backend 'tpu'"},
-      {"reduce 'op/exp/f32/4/contig/eager' --backend cpu", "", "case passes; nothing to reduce"},
-      {"plan --suite smoke --shards 2 --out " + (dir_ / "no" / "dir" / "p.json").string(), "", "cannot write the plan"},
-      {"merge " + (dir_ / "none.db").string() + " --into " + db, "", "none.db: no such database"},
-      {"bench --suite smoke --db " + db + " --filter 'nomatch*'", "", "filter 'nomatch*' matches no case"},
-      {"golden verify --store " + (dir_ / "nowhere").string(), "", "no such golden store"},
-      {"ops-from-models --suite nope", "", "unknown suite 'nope'"},
-      // Databases of another schema, for every reader.
-      {"compare --db " + schema99, "", "schema version 99 is newer than this gauntlet"},
-      {"dashboard --db " + schema99 + " --out " + (dir_ / "site99").string(), "", "schema version 99 is newer"},
-      {"report --weekly --db " + schema99, "", "schema version 99 is newer"},
-      {"compare --db " + schema3, "", "schema version 3 is older than this gauntlet"},
-      {"dashboard --db " + schema3 + " --out " + (dir_ / "site3").string(), "", "schema version 3 is older"},
-      {"report --weekly --db " + schema3, "", "schema version 3 is older"},
-      {"run --suite smoke --db " + damaged + small, "", "damaged Gauntlet database: its table 'results' is missing"},
-      {"run --suite smoke --db " + flipped + small, "", "flipped.db: damaged database (SQLite's quick_check: "},
-      {"run --suite smoke --db " + flipped + small + " --run-id 3", "", "flipped.db: damaged database"},
-      {"merge " + one + " --into " + flipped, "", "flipped.db: damaged database"},
-      // Suite and tolerance files.
-      {"run --suite big" + in, "", "big.yaml:6:36: inputs must be an integer from 1 to 16"},
-      {"run --suite neg" + in, "", "neg.yaml:6:36: inputs must be an integer from 1 to 16"},
-      {"run --suite twice" + in, "", "twice.yaml:2:1: suite: given twice (first at line 1)"},
-      {"run --suite dtypes" + in, "", "dtypes.yaml:6:5: dtypes: given twice (first at line 5)"},
-      {"run --suite docs" + in, "", "docs.yaml:8:1: a second YAML document"},
-      {"run --suite utf8" + in, "", "utf8.yaml:2:18: invalid UTF-8 (byte 0xe9)"},
-      {"run --suite timeout0" + in, "", "timeout0.yaml:3:10: timeout must be more than 0 seconds"},
-      {"run --suite comma" + in, "", "comma.yaml:1:2: malformed YAML: "},
-      {"run --suite newline" + in, "", "newline.yaml:3:1: a\\x0ab: given twice (first at line 2)"},
-      {"run --suite smoke --suites-dir " + bad_tol.string() + " --db " + db + small, "",
-       "rtol must be a finite number >= 0"},
-      // The simulator's configuration.
-      {run + " --backend sim", "GAUNTLET_SIM_MEMORY=99999999999TiB",
-       "GAUNTLET_SIM_MEMORY: '99999999999TiB' is too large"},
-      {run + " --backend sim", "GAUNTLET_SIM_FAULTS='op=[,kind=nan'", "has '[', which no op name has"},
-      {run + " --backend sim", "GAUNTLET_SIM_FAULTS='op=,kind=nan'", "empty value for 'op'"},
-  };
-  for (const Input& i : inputs) {
+  const std::vector<BadInput> inputs = bad_inputs(dir_, db, files, bad_tol, waivers_twice, waivers_docs, one);
+  for (const BadInput& i : inputs) {
     SCOPED_TRACE(i.env + " gauntlet " + i.args);
     expect_one_line_error(gauntlet(i.args, i.env), i.needle);
     ASSERT_EQ(e2e::slurp(db), before) << "the database changed";

@@ -542,18 +542,14 @@ void fail_with(const std::string& what, const std::vector<std::string>& lines, s
   ADD_FAILURE() << text;
 }
 
-TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
-  using Clock = std::chrono::steady_clock;
-  const auto started = Clock::now();
-  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+std::string target_of(const std::string& key) { return split(key, '/').at(1); }
 
-  // The candidates: ops with simulator kernels that floating-point nightly cases target.
-  std::map<std::string, std::vector<std::string>> kernels_of;
-  for (const std::string& k : kernels()) kernels_of[op_of_kernel(k)].push_back(k);
-  Result list = gauntlet("list --suite nightly");
-  ASSERT_EQ(list.code, 0) << list.err;
+// The ops with simulator kernels that the floating-point cases of `nightly_keys` (`list` output)
+// target: the candidates for faults.
+std::vector<std::string> fault_candidates(const std::map<std::string, std::vector<std::string>>& kernels_of,
+                                          const std::string& nightly_keys) {
   std::set<std::string> float_targets;
-  std::istringstream keys(list.out);
+  std::istringstream keys(nightly_keys);
   for (std::string line; std::getline(keys, line);) {
     const std::vector<std::string> parts = split(line, '/');
     if (parts.size() > 3 && parts[0] == "op" && is_float_dtype(parts[2])) float_targets.insert(parts[1]);
@@ -567,14 +563,15 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
     }
     pool.push_back(t);
   }
-  ASSERT_GE(pool.size(), 40u) << "ops with kernels that floating-point nightly cases target";
+  return pool;
+}
 
-  // The draw: a Fisher-Yates shuffle on the engine's own output (the std::*_distribution
-  // algorithms differ between standard libraries), then the first fitting ops for each kind.
-  std::printf("seed %llu: 15 faults drawn from %zu candidate ops\n", static_cast<unsigned long long>(kCompareSeed),
-              pool.size());
-  RecordProperty("seed", std::to_string(kCompareSeed));
-  std::mt19937_64 rng(kCompareSeed);
+// The draw: a Fisher-Yates shuffle on the engine's own output (the std::*_distribution
+// algorithms differ between standard libraries), then the first fitting ops for each kind: five
+// biases, five slowdowns, five fallbacks.
+std::vector<FaultOp> draw_faults(std::vector<std::string> pool,
+                                 const std::map<std::string, std::vector<std::string>>& kernels_of,
+                                 std::mt19937_64& rng) {
   for (std::size_t i = pool.size() - 1; i > 0; --i) std::swap(pool[i], pool[rng() % (i + 1)]);
   std::vector<FaultOp> faults;
   int bias = 0, slow = 0, fallback = 0;
@@ -599,74 +596,38 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
     faults.push_back(std::move(f));
     if (faults.size() == 15) break;
   }
-  ASSERT_EQ(faults.size(), 15u);
-  std::string rules, truth_rules;
+  return faults;
+}
+
+// The three releases of the comparison and the faults each case reaches, by the ground-truth run
+// (the same kernels forced to fall back: the CPU fallback names every op a case dispatches).
+struct FaultTruth {
+  std::vector<FaultOp> faults;
   std::map<std::string, std::size_t> fault_of_kernel;
-  for (std::size_t i = 0; i < faults.size(); ++i) {
-    const FaultOp& f = faults[i];
-    std::string names;
-    for (const std::string& k : f.kernels) {
-      rules += (rules.empty() ? "" : "; ") + ("op=" + k + ",kind=" + f.kind) +
-               (f.factor.empty() ? "" : ",factor=" + f.factor);
-      truth_rules += (truth_rules.empty() ? "" : "; ") + ("op=" + k + ",kind=fallback");
-      fault_of_kernel[k] = i;
-      names += (names.empty() ? "" : " ") + k;
-    }
-    std::printf("  %-8s %-6s %-14s %s\n", f.kind.c_str(), f.factor.c_str(), f.op.c_str(), names.c_str());
-  }
-
-  // The releases: base and cand in one database, the ground truth in another (compare takes the
-  // latest run of the database as its candidate).
-  const fs::path db = dir_ / "releases.db", truth_db = dir_ / "truth.db";
-  auto nightly = [&](const fs::path& file, const std::string& release, const std::string& env) {
-    const auto t = Clock::now();
-    Result r =
-        gauntlet("run --suite nightly --backend sim --quiet --release " + release + " --db " + file.string(), env);
-    std::printf("run %s: %.0f s\n", release.c_str(), seconds_since(t));
-    return r;
-  };
-  Result run = nightly(db, "base", "");
-  ASSERT_EQ(run.code, 0) << run.err;
-  run = nightly(db, "cand", "GAUNTLET_SIM_VERSION=sim-cand GAUNTLET_SIM_FAULTS='" + rules + "'");
-  ASSERT_EQ(run.code, 0) << run.err;
-  run = nightly(truth_db, "truth", "GAUNTLET_SIM_NUMERICS=none GAUNTLET_SIM_FAULTS='" + truth_rules + "'");
-  ASSERT_EQ(run.code, 0) << run.err;
-
-  const fs::path json = dir_ / "compare.json", markdown = dir_ / "compare.md", junit = dir_ / "compare.xml";
-  Result cmp = gauntlet("compare --db " + db.string() + " --metric sim --gate accuracy,speed,coverage --top 1000000" +
-                        " --json " + json.string() + " --markdown " + markdown.string() + " --junit " + junit.string());
-  ASSERT_EQ(cmp.code, 1) << cmp.out << cmp.err;
-  std::printf("%s", cmp.out.c_str());
-  const nlohmann::json report = nlohmann::json::parse(e2e::slurp(json));
-  EXPECT_EQ(report.at("baseline").at("release"), "base");
-  EXPECT_EQ(report.at("candidate").at("release"), "cand");
-  EXPECT_EQ(report.at("candidate").at("backend_version"), "sim-cand");
-
-  const auto base = read_release(db, "base"), cand = read_release(db, "cand"), truth = read_release(truth_db, "truth");
-  ASSERT_EQ(cand.size(), base.size());
-  ASSERT_EQ(truth.size(), base.size());
-
-  // The ground truth: the faults each case dispatches.
+  std::map<std::string, Outcome> base, cand, truth;
   std::map<std::string, std::set<std::size_t>> reached;  // case -> indices into faults
-  std::vector<std::set<std::string>> cases_of(faults.size());
-  for (const auto& [key, o] : truth) {
-    for (const std::string& op : o.fallback_ops) {
-      if (auto it = fault_of_kernel.find(op); it != fault_of_kernel.end()) {
-        reached[key].insert(it->second);
-        cases_of[it->second].insert(key);
+  std::vector<std::set<std::string>> cases_of;           // fault -> cases
+
+  void find_reached() {
+    cases_of.assign(faults.size(), {});
+    for (const auto& [key, o] : truth) {
+      for (const std::string& op : o.fallback_ops) {
+        if (auto it = fault_of_kernel.find(op); it != fault_of_kernel.end()) {
+          reached[key].insert(it->second);
+          cases_of[it->second].insert(key);
+        }
       }
     }
   }
-  auto target_of = [](const std::string& key) { return split(key, '/').at(1); };
-  auto reaches = [&](const std::string& key, const std::string& kind) {
+  bool reaches(const std::string& key, const std::string& kind) const {
     auto it = reached.find(key);
     if (it == reached.end()) return false;
     for (std::size_t i : it->second) {
       if (faults[i].kind == kind) return true;
     }
     return false;
-  };
-  auto describe = [&](const std::string& key) {
+  }
+  std::string describe(const std::string& key) const {
     std::ostringstream out;
     out << key << " |";
     auto side = [&](const char* name, const std::map<std::string, Outcome>& run) {
@@ -690,40 +651,36 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
       out << " none";
     }
     return out.str();
-  };
-  std::size_t broken_by_fallback = 0;
-  for (std::size_t i = 0; i < faults.size(); ++i) {
-    std::size_t own = 0;
-    for (const std::string& key : cases_of[i]) own += target_of(key) == faults[i].op;
-    std::printf("  %s (%s) reaches %zu cases, %zu of them its own\n", faults[i].op.c_str(), faults[i].kind.c_str(),
-                cases_of[i].size(), own);
-    EXPECT_GT(own, 0u) << faults[i].op << ": no case of its own target dispatches its kernels";
   }
-  for (const auto& [key, ops] : reached) broken_by_fallback += truth.at(key).status != base.at(key).status;
-  std::printf("%zu cases dispatch a fault op; the forced fallback changed the status of %zu of them\n", reached.size(),
-              broken_by_fallback);
-
   // The change a case shows in the ground-truth run too: same status as the candidate and, when it
   // passes, an error as far past compare's 4x growth from the baseline's.
-  auto fallback_explains = [&](const std::string& key) {
+  bool fallback_explains(const std::string& key) const {
     if (!reaches(key, "fallback")) return false;
     const Outcome &b = base.at(key), &k = cand.at(key), &t = truth.at(key);
     if (t.status != k.status) return false;
     return k.status != Status::Pass || t.metrics.max_abs_err > 4 * std::max(b.metrics.max_abs_err, 0.01 * k.atol);
-  };
+  }
+};
 
-  // (a) Nothing else: every regression concerns a case a fault reaches, of a kind its faults cause.
-  std::map<std::string, std::set<std::string>> flagged;  // case -> kinds of regression
+// What compare's JSON report flagged: the kinds of regression per case, the findings by change,
+// and how many gate.
+struct Flagged {
+  std::map<std::string, std::set<std::string>> kinds;
   std::map<std::string, std::int64_t> by_change;
-  std::vector<std::string> wrong, noted, not_gating;
   std::int64_t gating = 0;
+};
+
+// (a) Nothing else: every regression concerns a case a fault reaches, of a kind its faults cause.
+Flagged check_nothing_else(const nlohmann::json& report, const FaultTruth& t) {
+  Flagged flagged;
+  std::vector<std::string> wrong, noted, not_gating;
   for (const nlohmann::json& f : report.at("findings")) {
     const std::string key = f.at("key"), change = f.at("change"), detail = f.at("detail");
-    ++by_change[change];
+    ++flagged.by_change[change];
     if (!f.at("regression").get<bool>()) continue;
-    flagged[key].insert(change);
+    flagged.kinds[key].insert(change);
     if (f.at("gating").get<bool>()) {
-      ++gating;
+      ++flagged.gating;
     } else {
       not_gating.push_back(change + ": " + key);
     }
@@ -733,20 +690,20 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
       (change == "slower" ? noted : wrong).push_back(change + ": " + key + " | " + detail);
       continue;
     }
-    const std::string line = change + ": " + describe(key) + " | " + detail;
-    if (!reached.count(key)) {
+    const std::string line = change + ": " + t.describe(key) + " | " + detail;
+    if (!t.reached.count(key)) {
       wrong.push_back(line);
     } else if (change == "status-change" || change == "error-growth" || change == "xpass") {
-      if (reaches(key, "bias")) continue;
+      if (t.reaches(key, "bias")) continue;
       // A fallback runs the CPU's kernel, with the CPU's numerics (a sum over a transposed dim
       // errs more than the simulator's tree), and may lose what the device kernel did: where the
       // ground-truth run, with the same ops on the CPU, shows the same change, it is theirs.
-      (fallback_explains(key) ? noted : wrong).push_back(line);
+      (t.fallback_explains(key) ? noted : wrong).push_back(line);
     } else if (change == "slower") {
       // Fallbacks pay host transfers on the simulated clock.
-      if (!reaches(key, "slow") && !reaches(key, "fallback")) wrong.push_back(line);
+      if (!t.reaches(key, "slow") && !t.reaches(key, "fallback")) wrong.push_back(line);
     } else if (change == "new-fallback") {
-      if (!reaches(key, "fallback")) wrong.push_back(line);
+      if (!t.reaches(key, "fallback")) wrong.push_back(line);
     } else if (change == "missing") {
       wrong.push_back(line);
     } else {
@@ -756,26 +713,29 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
   }
   fail_with("regressions flagged that no fault explains", wrong);
   fail_with("regressions reported but not gating (no waivers were given)", not_gating);
-  EXPECT_EQ(by_change["new"], 0);
+  EXPECT_EQ(flagged.by_change["new"], 0);
   for (const std::string& line : noted) std::printf("note: %s\n", line.c_str());
+  return flagged;
+}
 
-  // (b) Every injected regression.
+// (b) Every injected regression; returns how many of each kind were expected.
+std::map<std::string, std::size_t> check_every_injected(const FaultTruth& t, const Flagged& flagged) {
   std::vector<std::string> missed, pass_to_xfail;
   std::map<std::string, std::vector<std::string>> excused;  // reason -> cases
   std::map<std::string, std::size_t> expected;
-  for (const auto& [key, ops] : reached) {
-    const Outcome &b = base.at(key), &k = cand.at(key);
-    auto it = flagged.find(key);
-    auto has = [&](const char* change) { return it != flagged.end() && it->second.count(change) > 0; };
-    if (reaches(key, "fallback")) {
+  for (const auto& [key, ops] : t.reached) {
+    const Outcome &b = t.base.at(key), &k = t.cand.at(key);
+    auto it = flagged.kinds.find(key);
+    auto has = [&](const char* change) { return it != flagged.kinds.end() && it->second.count(change) > 0; };
+    if (t.reaches(key, "fallback")) {
       ++expected["new-fallback"];
-      if (!has("new-fallback")) missed.push_back("new-fallback: " + describe(key));
+      if (!has("new-fallback")) missed.push_back("new-fallback: " + t.describe(key));
     }
     // A bias shows in a case with a floating output that passed: its dtype is floating, it
     // compared elements, and with a tolerance (integer and boolean outputs compare exactly).
     const bool floating = is_float_dtype(split(key, '/').at(2)) && b.status == Status::Pass && b.metrics.numel > 0 &&
                           (b.rtol > 0 || b.atol > 0);
-    if (reaches(key, "bias") && floating) {
+    if (t.reaches(key, "bias") && floating) {
       ++expected["accuracy"];
       if (!has("status-change") && !has("error-growth")) {
         if (same_values(b, k)) {
@@ -786,25 +746,25 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
                    !(k.metrics.max_abs_err > 4 * std::max(b.metrics.max_abs_err, 0.01 * k.atol))) {
           excused["the error grew less than compare's documented 4x"].push_back(key);
         } else if (k.status == Status::XFail) {
-          pass_to_xfail.push_back(describe(key) + " | " + k.error.substr(0, k.error.find('\n')) + " | " + k.reason);
+          pass_to_xfail.push_back(t.describe(key) + " | " + k.error.substr(0, k.error.find('\n')) + " | " + k.reason);
         } else {
-          missed.push_back("accuracy: " + describe(key));
+          missed.push_back("accuracy: " + t.describe(key));
         }
       }
     }
-    if (reaches(key, "slow") && ran_to_the_end(b.status) && ran_to_the_end(k.status) && b.sim_time_us &&
+    if (t.reaches(key, "slow") && ran_to_the_end(b.status) && ran_to_the_end(k.status) && b.sim_time_us &&
         k.sim_time_us && *b.sim_time_us > 0 && *k.sim_time_us / *b.sim_time_us > 1 + 0.05) {
       ++expected["slower"];
-      if (!has("slower")) missed.push_back("slower: " + describe(key));
+      if (!has("slower")) missed.push_back("slower: " + t.describe(key));
     }
   }
   // Each fault is caught at the op level: on a case of its own target.
-  for (std::size_t i = 0; i < faults.size(); ++i) {
-    const FaultOp& f = faults[i];
+  for (std::size_t i = 0; i < t.faults.size(); ++i) {
+    const FaultOp& f = t.faults[i];
     std::size_t caught = 0;
-    for (const std::string& key : cases_of[i]) {
-      auto it = flagged.find(key);
-      if (target_of(key) != f.op || it == flagged.end()) continue;
+    for (const std::string& key : t.cases_of[i]) {
+      auto it = flagged.kinds.find(key);
+      if (target_of(key) != f.op || it == flagged.kinds.end()) continue;
       const auto& got = it->second;
       caught += f.kind == "bias"   ? got.count("status-change") + got.count("error-growth") > 0
                 : f.kind == "slow" ? got.count("slower") > 0
@@ -827,20 +787,24 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
     for (const std::string& key : keys) ++by_target[target_of(key)];
     std::printf("not expected to be flagged, %s: %zu biased cases:", why.c_str(), keys.size());
     for (const auto& [target, n] : by_target) std::printf(" %s %zu", target.c_str(), n);
-    std::printf(" (e.g. %s)\n", describe(keys.front()).c_str());
+    std::printf(" (e.g. %s)\n", t.describe(keys.front()).c_str());
   }
+  return expected;
+}
 
-  // (c) The other reports: Markdown names the cases of each fault; JUnit is valid.
+// (c) The other reports: Markdown names the cases of each fault; JUnit is valid, a <failure> per
+// gating regression.
+void check_other_reports(const FaultTruth& t, const Flagged& flagged, const fs::path& markdown, const fs::path& junit,
+                         const fs::path& lint) {
   const std::string md = e2e::slurp(markdown);
-  for (std::size_t i = 0; i < faults.size(); ++i) {
-    for (const std::string& key : cases_of[i]) {
-      if (target_of(key) != faults[i].op || !flagged.count(key)) continue;
-      EXPECT_NE(md.find("`" + key + "`"), std::string::npos) << faults[i].op << ": " << key << " not in the Markdown";
+  for (std::size_t i = 0; i < t.faults.size(); ++i) {
+    for (const std::string& key : t.cases_of[i]) {
+      if (target_of(key) != t.faults[i].op || !flagged.kinds.count(key)) continue;
+      EXPECT_NE(md.find("`" + key + "`"), std::string::npos) << t.faults[i].op << ": " << key << " not in the Markdown";
       break;
     }
   }
   const std::string xsd = std::string(GAUNTLET_SOURCE_DIR) + "/harness/tests/junit.xsd";
-  const fs::path lint = dir_ / "xmllint.txt";
   EXPECT_EQ(
       std::system(("xmllint --noout --schema " + xsd + " " + junit.string() + " >" + lint.string() + " 2>&1").c_str()),
       0)
@@ -848,13 +812,98 @@ TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
   const std::string xml = e2e::slurp(junit);
   std::int64_t failures = 0;
   for (std::size_t at = xml.find("<failure "); at != std::string::npos; at = xml.find("<failure ", at + 1)) ++failures;
-  EXPECT_EQ(failures, gating) << "a JUnit <failure> per gating regression";
+  EXPECT_EQ(failures, flagged.gating) << "a JUnit <failure> per gating regression";
+}
+
+TEST_F(SimE2E, CompareFlagsEveryInjectedRegressionOfDrawnFaultsAndNothingElse) {
+  using Clock = std::chrono::steady_clock;
+  const auto started = Clock::now();
+  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+
+  // The candidates: ops with simulator kernels that floating-point nightly cases target.
+  std::map<std::string, std::vector<std::string>> kernels_of;
+  for (const std::string& k : kernels()) kernels_of[op_of_kernel(k)].push_back(k);
+  Result list = gauntlet("list --suite nightly");
+  ASSERT_EQ(list.code, 0) << list.err;
+  const std::vector<std::string> pool = fault_candidates(kernels_of, list.out);
+  ASSERT_GE(pool.size(), 40u) << "ops with kernels that floating-point nightly cases target";
+  std::printf("seed %llu: 15 faults drawn from %zu candidate ops\n", static_cast<unsigned long long>(kCompareSeed),
+              pool.size());
+  RecordProperty("seed", std::to_string(kCompareSeed));
+  std::mt19937_64 rng(kCompareSeed);
+  FaultTruth t;
+  t.faults = draw_faults(pool, kernels_of, rng);
+  ASSERT_EQ(t.faults.size(), 15u);
+  std::string rules, truth_rules;
+  for (std::size_t i = 0; i < t.faults.size(); ++i) {
+    const FaultOp& f = t.faults[i];
+    std::string names;
+    for (const std::string& k : f.kernels) {
+      rules += (rules.empty() ? "" : "; ") + ("op=" + k + ",kind=" + f.kind) +
+               (f.factor.empty() ? "" : ",factor=" + f.factor);
+      truth_rules += (truth_rules.empty() ? "" : "; ") + ("op=" + k + ",kind=fallback");
+      t.fault_of_kernel[k] = i;
+      names += (names.empty() ? "" : " ") + k;
+    }
+    std::printf("  %-8s %-6s %-14s %s\n", f.kind.c_str(), f.factor.c_str(), f.op.c_str(), names.c_str());
+  }
+
+  // The releases: base and cand in one database, the ground truth in another (compare takes the
+  // latest run of the database as its candidate).
+  const fs::path db = dir_ / "releases.db", truth_db = dir_ / "truth.db";
+  auto nightly = [&](const fs::path& file, const std::string& release, const std::string& env) {
+    const auto t0 = Clock::now();
+    Result r =
+        gauntlet("run --suite nightly --backend sim --quiet --release " + release + " --db " + file.string(), env);
+    std::printf("run %s: %.0f s\n", release.c_str(), seconds_since(t0));
+    return r;
+  };
+  Result run = nightly(db, "base", "");
+  ASSERT_EQ(run.code, 0) << run.err;
+  run = nightly(db, "cand", "GAUNTLET_SIM_VERSION=sim-cand GAUNTLET_SIM_FAULTS='" + rules + "'");
+  ASSERT_EQ(run.code, 0) << run.err;
+  run = nightly(truth_db, "truth", "GAUNTLET_SIM_NUMERICS=none GAUNTLET_SIM_FAULTS='" + truth_rules + "'");
+  ASSERT_EQ(run.code, 0) << run.err;
+
+  const fs::path json = dir_ / "compare.json", markdown = dir_ / "compare.md", junit = dir_ / "compare.xml";
+  Result cmp = gauntlet("compare --db " + db.string() + " --metric sim --gate accuracy,speed,coverage --top 1000000" +
+                        " --json " + json.string() + " --markdown " + markdown.string() + " --junit " + junit.string());
+  ASSERT_EQ(cmp.code, 1) << cmp.out << cmp.err;
+  std::printf("%s", cmp.out.c_str());
+  const nlohmann::json report = nlohmann::json::parse(e2e::slurp(json));
+  EXPECT_EQ(report.at("baseline").at("release"), "base");
+  EXPECT_EQ(report.at("candidate").at("release"), "cand");
+  EXPECT_EQ(report.at("candidate").at("backend_version"), "sim-cand");
+
+  t.base = read_release(db, "base");
+  t.cand = read_release(db, "cand");
+  t.truth = read_release(truth_db, "truth");
+  ASSERT_EQ(t.cand.size(), t.base.size());
+  ASSERT_EQ(t.truth.size(), t.base.size());
+
+  // The ground truth: the faults each case dispatches.
+  t.find_reached();
+  std::size_t broken_by_fallback = 0;
+  for (std::size_t i = 0; i < t.faults.size(); ++i) {
+    std::size_t own = 0;
+    for (const std::string& key : t.cases_of[i]) own += target_of(key) == t.faults[i].op;
+    std::printf("  %s (%s) reaches %zu cases, %zu of them its own\n", t.faults[i].op.c_str(), t.faults[i].kind.c_str(),
+                t.cases_of[i].size(), own);
+    EXPECT_GT(own, 0u) << t.faults[i].op << ": no case of its own target dispatches its kernels";
+  }
+  for (const auto& [key, ops] : t.reached) broken_by_fallback += t.truth.at(key).status != t.base.at(key).status;
+  std::printf("%zu cases dispatch a fault op; the forced fallback changed the status of %zu of them\n",
+              t.reached.size(), broken_by_fallback);
+
+  const Flagged flagged = check_nothing_else(report, t);                           // (a)
+  std::map<std::string, std::size_t> expected = check_every_injected(t, flagged);  // (b)
+  check_other_reports(t, flagged, markdown, junit, dir_ / "xmllint.txt");          // (c)
 
   std::printf("findings:");
-  for (const auto& [change, n] : by_change) std::printf(" %s %lld", change.c_str(), static_cast<long long>(n));
+  for (const auto& [change, n] : flagged.by_change) std::printf(" %s %lld", change.c_str(), static_cast<long long>(n));
   std::printf("\nexpected: accuracy %zu, new-fallback %zu, slower %zu; %.0f s in all\n", expected["accuracy"],
               expected["new-fallback"], expected["slower"], seconds_since(started));
-  for (const auto& [change, n] : by_change) RecordProperty("findings_" + change, static_cast<int>(n));
+  for (const auto& [change, n] : flagged.by_change) RecordProperty("findings_" + change, static_cast<int>(n));
 }
 
 // ---- Collectives (docs/collectives.md): groups of rank processes through c10d.

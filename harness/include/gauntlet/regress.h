@@ -30,6 +30,8 @@ enum class Gate : std::uint8_t { Accuracy, Speed, Coverage };
 inline constexpr Gate kAllGates[] = {Gate::Accuracy, Gate::Speed, Gate::Coverage};
 std::string_view gate_name(Gate g);                     // accuracy, speed, coverage
 std::optional<Gate> parse_gate(std::string_view name);  // case-insensitive
+// --gate's list ("accuracy,speed", "all"; "" none); an unknown kind is a gauntlet::Error.
+std::vector<Gate> parse_gates(const std::string& spec);
 
 // One kind of change between the baseline's result of a case and the candidate's.
 enum class Change : std::uint8_t {

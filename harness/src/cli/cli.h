@@ -17,6 +17,7 @@
 #include "gauntlet/run/confirm.h"
 #include "gauntlet/run/recorded_env.h"
 #include "gauntlet/run/restore.h"
+#include "gauntlet/run/run_request.h"
 #include "gauntlet/run/run_setup.h"
 #include "gauntlet/run/run_summary.h"
 #include "gauntlet/run/selection.h"
@@ -52,10 +53,6 @@ class UsageError : public Error {
   using Error::Error;
 };
 
-// Note [Hollow runs] (harness/src/run/run_summary.cpp): the gate's floors.
-inline constexpr double kDefaultMinRan = 0.5;
-inline constexpr double kDefaultMaxRanDrop = 0.05;
-
 struct ListOptions {
   std::string suite, filter, suites_dir, shard;
   bool count = false, json = false, ops = false, suites = false, colls = false, models = false;
@@ -79,31 +76,7 @@ inline Store::OpenMode write_mode(bool skip_db_check) {
   return skip_db_check ? Store::OpenMode::ReadWriteUnverified : Store::OpenMode::ReadWrite;
 }
 
-struct RunOptions {
-  std::string suite, backend = "cpu", db, filter, release, build_id, suites_dir, shard;
-  std::string price;  // --price-per-device-hour
-  bool skip_db_check = false;
-  int workers = -1;  // -1: one per device slot, else one per core; 0: in-process
-  bool in_process = false;
-  double timeout = 0;              // 0: the suite's
-  double collective_timeout = 40;  // seconds a collective case's group may take
-  int retries = 1;
-  std::string devices, device_env, plan;
-  long long resume = 0, run_id = 0;
-  bool backend_given = false;       // --backend was on the command line
-  std::string backend_spec_resume;  // set by run(): the --backend a resume was given
-  std::string golden_store, golden_release;
-  bool golden_add = false, golden_always = false;
-  bool gate = false, quiet = false;
-  double min_ran = kDefaultMinRan;  // Note [Hollow runs]
-  long long max_failures = 0;       // --max-failures: stop after this many (0: never; Note [Fail fast])
-  TimingOptions timing;
-  std::vector<std::string> record_env;  // --record-env: globs of variables to record (Note [Recorded environment])
-  // Note [Run reporters] (gauntlet/run/reporters.h): report files and GitHub Actions output.
-  std::map<std::string, std::string> reports;  // --junit FILE...: reporter flag -> file ("": none)
-  bool github = false;                         // --github (also when GITHUB_ACTIONS=true)
-  std::string keys_file;                       // --keys-file: exact keys to run
-};
+using RunOptions = RunRequest;  // gauntlet/run/run_request.h
 struct GoldenOptions {
   std::string action;  // build, verify, freeze, gc
   std::string store, suite, filter, suites_dir, release, shard;
@@ -216,14 +189,4 @@ struct DashboardCommandOptions {
   int grid_releases = 50;
 };
 int dashboard(const DashboardCommandOptions& o);
-}  // namespace gauntlet::cli
-
-namespace gauntlet {
-class Store;
-struct ReportOptions;
-}  // namespace gauntlet
-namespace gauntlet::cli {
-// compare's step summary and annotations (Note [GitHub Actions] in src/run/github_reporter.cpp);
-// `hollow`: Note [Hollow runs]'s reason when the candidate is hollow, else "".
-void write_compare_github(const RunComparison& c, const ReportOptions& ro, const std::string& hollow);
 }  // namespace gauntlet::cli

@@ -1,12 +1,8 @@
 // gauntlet compare: a run judged against a baseline release (docs/regressions.md).
 #include <fmt/format.h>
 
-#include <cmath>
-#include <iostream>
-#include <sstream>
-
 #include "cli.h"
-#include "gauntlet/github.h"
+#include "gauntlet/compare_console.h"
 #include "gauntlet/regress.h"
 #include "gauntlet/reports.h"
 #include "gauntlet/run/reporters.h"
@@ -14,23 +10,6 @@
 #include "gauntlet/waivers.h"
 
 namespace gauntlet::cli {
-
-namespace {
-
-std::vector<Gate> parse_gates(const std::string& spec) {
-  std::vector<Gate> gates;
-  std::stringstream in(spec);
-  for (std::string name; std::getline(in, name, ',');) {
-    if (name.empty()) continue;
-    if (name == "all") return {std::begin(kAllGates), std::end(kAllGates)};
-    auto g = parse_gate(name);
-    if (!g) throw UsageError(fmt::format("--gate: unknown kind '{}' (accuracy, speed, coverage or all)", name));
-    if (std::find(gates.begin(), gates.end(), *g) == gates.end()) gates.push_back(*g);
-  }
-  return gates;
-}
-
-}  // namespace
 
 int compare(const CompareOptions& o) {
   ::gauntlet::CompareOptions opt;
@@ -105,68 +84,17 @@ int compare(const CompareOptions& o) {
   GateVerdict verdict = gate_verdict(c, gates);
   std::string hollow;
   if (!gates.empty()) {  // Note [Hollow runs]
-    if (!(o.min_ran >= 0 && o.min_ran <= 1) || !(o.max_ran_drop >= 0 && o.max_ran_drop <= 1)) {
-      throw UsageError("--min-ran and --max-ran-drop must be fractions between 0 and 1");
-    }
     const auto store = Store::open(o.db, Store::OpenMode::ReadOnly);
-    const RanSummary cand = ran_summary(*store, c.candidate.id), base = ran_summary(*store, c.baseline.id);
-    hollow = hollow_reason(cand, o.min_ran);
-    if (hollow.empty() && base.cases > 0 && cand.fraction() < base.fraction() - o.max_ran_drop) {
-      hollow = fmt::format(
-          "its cases that ran fell from {:.1f}% (baseline run {}) to {:.1f}%, more than --max-ran-drop {:g}",
-          100 * base.fraction(), c.baseline.id, 100 * cand.fraction(), o.max_ran_drop);
-    }
+    hollow = hollow_against(*store, c.candidate.id, c.baseline.id, o.min_ran, o.max_ran_drop);
     if (!hollow.empty()) {
       verdict.exit_code = 1;
       verdict.summary = fmt::format("gate: FAIL: run {} is hollow: {}\n{}", c.candidate.id, hollow, verdict.summary);
     }
   }
   if (github_enabled(o.github)) write_compare_github(c, ro, hollow);  // Note [GitHub Actions]
-  if (!o.quiet) {
-    std::map<Change, std::int64_t> by_change;
-    for (const Finding& f : c.findings) ++by_change[f.change];
-    auto count = [&](Change ch) { return by_change.count(ch) ? by_change.at(ch) : 0; };
-    fmt::print("compare: run {} ({} {}) vs baseline run {} ({}), suite {}: {} cases in both, {} missing, {} new\n",
-               c.candidate.id, c.candidate.backend, c.candidate.release, c.baseline.id, c.baseline.release,
-               c.candidate.suite, c.common_cases, count(Change::Missing), count(Change::New));
-    if (c.speed.compared > 0) {
-      fmt::print("speed ({} time): geomean {:.4f}x [{:.4f}, {:.4f}] over {} cases ({} unjudged)\n", c.speed.metric,
-                 c.speed.geomean.estimate, c.speed.geomean.lo, c.speed.geomean.hi, c.speed.compared, c.speed.unjudged);
-    }
-    for (const ThroughputSummary& t : c.throughput) {
-      std::string cost;
-      if (std::isfinite(t.baseline_cost) || std::isfinite(t.candidate_cost)) {
-        cost = fmt::format("; cost per million {:.4g} -> {:.4g}", t.baseline_cost, t.candidate_cost);
-      }
-      fmt::print("throughput ({}/s): {:.4g} -> {:.4g}, {:.4f}x [{:.4f}, {:.4f}] over {} cases{}\n", t.unit, t.baseline,
-                 t.candidate, t.ratio.estimate, t.ratio.lo, t.ratio.hi, t.cases, cost);
-    }
-    for (const auto& [change, n] : by_change) {
-      if (change == Change::New) continue;
-      fmt::print("  {:<14} {:>7}{}\n", change_name(change), n, is_regression(change) ? "" : "  (not a regression)");
-    }
-    for (const Waiver* w : waivers.unused(c.findings)) {
-      fmt::print("note: waiver {} ({}) matched nothing: remove it?\n", w->where, w->pattern);
-    }
-  }
+  if (!o.quiet) fmt::print("{}", compare_console_text(c, waivers));
   fmt::print("{}\n", verdict.summary);
   return verdict.exit_code;
-}
-
-void write_compare_github(const RunComparison& c, const ReportOptions& ro, const std::string& hollow) {
-  std::string verdict = gate_verdict(c, ro.gates).summary;
-  std::vector<Annotation> annotations = compare_annotations(c, ro);
-  if (!hollow.empty()) {
-    verdict = fmt::format("gate: FAIL: run {} is hollow: {}; {}", c.candidate.id, hollow, verdict);
-    annotations.insert(annotations.begin(), Annotation{Annotation::Level::Error, "",
-                                                       fmt::format("gauntlet compare: run {} hollow", c.candidate.id),
-                                                       fmt::format("run {} is hollow: {}", c.candidate.id, hollow)});
-  }
-  append_step_summary(compare_step_summary(c, ro, verdict));
-  std::cout << annotation_lines(annotations, kMaxAnnotations,
-                                fmt::format("gauntlet compare --db {} --run {} --baseline {} --markdown -",
-                                            shell_argument(ro.db_path), c.candidate.id, c.baseline.id));
-  std::cout.flush();
 }
 
 }  // namespace gauntlet::cli

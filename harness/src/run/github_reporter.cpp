@@ -68,4 +68,20 @@ class GithubRunReporter final : public RunListener {
 
 std::unique_ptr<RunListener> github_run_reporter() { return std::make_unique<GithubRunReporter>(); }
 
+void write_compare_github(const RunComparison& c, const ReportOptions& ro, const std::string& hollow) {
+  std::string verdict = gate_verdict(c, ro.gates).summary;
+  std::vector<Annotation> annotations = compare_annotations(c, ro);
+  if (!hollow.empty()) {
+    verdict = fmt::format("gate: FAIL: run {} is hollow: {}; {}", c.candidate.id, hollow, verdict);
+    annotations.insert(annotations.begin(), Annotation{Annotation::Level::Error, "",
+                                                       fmt::format("gauntlet compare: run {} hollow", c.candidate.id),
+                                                       fmt::format("run {} is hollow: {}", c.candidate.id, hollow)});
+  }
+  append_step_summary(compare_step_summary(c, ro, verdict));
+  std::cout << annotation_lines(annotations, kMaxAnnotations,
+                                fmt::format("gauntlet compare --db {} --run {} --baseline {} --markdown -",
+                                            shell_argument(ro.db_path), c.candidate.id, c.baseline.id));
+  std::cout.flush();
+}
+
 }  // namespace gauntlet

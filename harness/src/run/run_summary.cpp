@@ -89,6 +89,21 @@ std::string hollow_reason(const RanSummary& s, double min_ran) {
   return "";
 }
 
+std::string hollow_against(const Store& store, std::int64_t candidate, std::int64_t baseline, double min_ran,
+                           double max_ran_drop) {
+  if (!(min_ran >= 0 && min_ran <= 1) || !(max_ran_drop >= 0 && max_ran_drop <= 1)) {
+    throw Error("--min-ran and --max-ran-drop must be fractions between 0 and 1");
+  }
+  const RanSummary cand = ran_summary(store, candidate), base = ran_summary(store, baseline);
+  std::string hollow = hollow_reason(cand, min_ran);
+  if (hollow.empty() && base.cases > 0 && cand.fraction() < base.fraction() - max_ran_drop) {
+    hollow =
+        fmt::format("its cases that ran fell from {:.1f}% (baseline run {}) to {:.1f}%, more than --max-ran-drop {:g}",
+                    100 * base.fraction(), baseline, 100 * cand.fraction(), max_ran_drop);
+  }
+  return hollow;
+}
+
 // Note [Grouped failures]: identical failures are one entry: three or more results with the same
 // status and the same first line of error (or reason) print once, with their count, the first
 // case's repro command and where to see each; `show --json` lists every result.

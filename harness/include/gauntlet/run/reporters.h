@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "gauntlet/reports.h"
 #include "gauntlet/run/listener.h"
 
 namespace gauntlet {
@@ -63,6 +64,9 @@ std::unique_ptr<RunListener> report_at_end(std::string path, const char* what,
 bool github_enabled(bool flag);
 // Appends Markdown to the file $GITHUB_STEP_SUMMARY names (a note on stderr when it is unset).
 void append_step_summary(const std::string& markdown);
+// compare's step summary and annotations (Note [GitHub Actions]); `hollow`: Note [Hollow runs]'s
+// reason when the candidate is hollow, else "".
+void write_compare_github(const RunComparison& c, const ReportOptions& ro, const std::string& hollow);
 // `file` relative to the repository ($GITHUB_WORKSPACE, else the working directory), for an
 // annotation's file=; "" when it lies outside.
 std::string repository_path(const std::string& file);

@@ -57,7 +57,10 @@ std::string run_summary_text(const RunSummary& s, const std::string& db_path);
 nlohmann::json run_json(const Store& store, std::int64_t run_id, const std::vector<std::string>& statuses,
                         const std::string& db_path);
 
-// Note [Hollow runs]: a gate must not pass a qualification in which nothing was qualified.
+// Note [Hollow runs]: a gate must not pass a qualification in which nothing was qualified. The
+// floors: --min-ran, and compare's --max-ran-drop.
+inline constexpr double kDefaultMinRan = 0.5;
+inline constexpr double kDefaultMaxRanDrop = 0.05;
 struct RanSummary {
   std::int64_t cases = 0, ran = 0, passed = 0;
   double fraction() const { return cases > 0 ? double(ran) / double(cases) : 0.0; }
@@ -65,5 +68,10 @@ struct RanSummary {
 RanSummary ran_summary(const Store& store, std::int64_t run_id);
 // Why a run with these counts is hollow, or "" when it is not.
 std::string hollow_reason(const RanSummary& s, double min_ran);
+// compare's: why candidate run `candidate` is hollow on its own (min_ran) or against run
+// `baseline` (its ran fraction fell more than `max_ran_drop` below the baseline's), or "". Throws
+// gauntlet::Error for a fraction outside [0, 1].
+std::string hollow_against(const Store& store, std::int64_t candidate, std::int64_t baseline, double min_ran,
+                           double max_ran_drop);
 
 }  // namespace gauntlet
