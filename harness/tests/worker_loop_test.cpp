@@ -1,5 +1,7 @@
 // The worker's loop (gauntlet/run/worker_loop.h): Note [Worker protocol]'s order of messages and
 // Note [One write per case]'s writes, on streams.
+#include "gauntlet/run/worker_loop.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -7,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "gauntlet/run/worker_loop.h"
 #include "gauntlet/run/worker_protocol.h"
 
 using namespace gauntlet;
