@@ -4,7 +4,7 @@
 // `::error title=...::message` (run: each failing case with --gate, ::warning without; compare:
 // each gating regression, ::warning for an unwaived one outside the gates asked), at most
 // kMaxAnnotations, then one ::notice with how many were left out. docs/ci.md has a workflow.
-// This file is run's side, a run listener; compare's is in cli/compare.cpp.
+// Run's side is a run listener (github_run_reporter); compare's is write_compare_github.
 #include <fmt/format.h>
 
 #include <cstdlib>

@@ -3,8 +3,8 @@
 // orchestrator), makes each result final, tells the run listeners (Note [Run listeners]) and
 // commits it (Committer below), stops early when asked (an interrupt, --max-failures, the
 // database failing), and closes the run's record when every case ran. What comes before (options,
-// resume, the run's record) and after (the summary, run_ended, the gate) is the command's
-// (harness/src/cli/run.cpp): parse, build the session, run it.
+// resume, the run's record) and after (the summary, run_ended, the gate) is PreparedRun's
+// (gauntlet/run/run_request.h): prepare the session, run it, end the run.
 #pragma once
 
 #include <cstdint>
