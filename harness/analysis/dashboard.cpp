@@ -1198,4 +1198,16 @@ DashboardSummary write_dashboard_data(const std::string& db_path, const std::str
   return summary;
 }
 
+void describe_options(OptionSink& s, DashboardRequest& o) {
+  s.option("--db", o.db, "SQLite database, opened read-only").required();
+  s.option("--out", o.out, "directory of the site (created; its data/ is replaced)").required();
+  s.option("--since", o.since, "only runs started on this day or later, YYYY-MM-DD");
+  s.option("--backend", o.backend, "only runs of this backend (runs.backend)");
+  s.option("--suite", o.suite, "only runs of this suite");
+  s.option("--metric", o.metric, "regressions judged on: auto | sim | host (as compare)").show_default();
+  s.option("--compare-pairs", o.compare_pairs, "newest release pairs judged by compare (regression counts)")
+      .show_default();
+  s.option("--grid-releases", o.grid_releases, "newest releases in the status grid (cases x releases)").show_default();
+}
+
 }  // namespace gauntlet

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "gauntlet/strings.h"
+
 namespace gauntlet {
 
 bool glob_match(std::string_view p, std::string_view t) {
@@ -28,18 +30,10 @@ bool glob_match(std::string_view p, std::string_view t) {
 
 namespace {
 std::vector<std::string> split_patterns(std::string_view s, std::string_view whole) {
-  std::vector<std::string> out;
-  if (s.empty()) return out;
-  std::size_t i = 0;
-  while (true) {
-    std::size_t j = s.find(':', i);
-    std::string_view part = s.substr(i, j == std::string_view::npos ? std::string_view::npos : j - i);
-    if (part.empty()) {
-      throw std::invalid_argument("bad filter '" + std::string(whole) + "': empty pattern");
-    }
-    out.emplace_back(part);
-    if (j == std::string_view::npos) break;
-    i = j + 1;
+  if (s.empty()) return {};
+  std::vector<std::string> out = split(s, ":");
+  for (const std::string& part : out) {
+    if (part.empty()) throw std::invalid_argument("bad filter '" + std::string(whole) + "': empty pattern");
   }
   return out;
 }

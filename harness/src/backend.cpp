@@ -343,4 +343,8 @@ std::unique_ptr<Backend> make_backend(const std::string& spec, const std::string
   return std::make_unique<Profiled>(std::move(b), profile);
 }
 
+OptionSpec& describe_backend(OptionSink& s, std::string& backend, const std::string& more) {
+  return s.option("--backend", backend, backend_usages() + more);
+}
+
 }  // namespace gauntlet

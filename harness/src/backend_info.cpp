@@ -96,4 +96,14 @@ std::string backend_info(Backend& b, bool json) {
   return out;
 }
 
+void describe_options(OptionSink& s, BackendInfoOptions& o) {
+  describe_backend(s, o.backend).show_default();
+  s.flag("--json", o.json, "print JSON");
+  s.flag("--list", o.list, "list the backends --backend can name, with a line on each");
+}
+
+std::string backend_info(const BackendInfoOptions& o) {
+  return o.list ? backends_listing(o.json) : backend_info(*make_backend(o.backend), o.json);
+}
+
 }  // namespace gauntlet

@@ -20,6 +20,7 @@
 #include "gauntlet/models.h"
 #include "gauntlet/op_spec.h"
 #include "gauntlet/strict_yaml.h"
+#include "gauntlet/strings.h"
 
 #ifndef GAUNTLET_SOURCE_SUITES_DIR
 #define GAUNTLET_SOURCE_SUITES_DIR "suites/yaml"
@@ -583,7 +584,7 @@ void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_
   if (g["ops"]) {
     for (const auto& n : r.items(g["ops"], "ops")) {
       const OpSpec* op = find_op(r.scalar(n, "ops"));
-      if (!op) r.fail(n, fmt::format("unknown op '{}' (see gauntlet list --ops)", n.Scalar()));
+      if (!op) r.fail(n, unknown_op_message(n.Scalar()));
       ops.push_back(op);
     }
   }
@@ -594,7 +595,11 @@ void expand_group(const Reader& r, const YAML::Node& g, const YAML::Node& shape_
       for (const OpSpec* op : all_ops()) {
         if (op->family == fam) ops.push_back(op);
       }
-      if (ops.size() == before) r.fail(n, "unknown op family '" + fam + "'");
+      if (ops.size() == before) {
+        std::vector<std::string> families;
+        for (const OpSpec* op : all_ops()) families.push_back(op->family);
+        r.fail(n, "unknown op family '" + fam + "'" + nearest_hint(fam, families));
+      }
     }
   }
   if (ops.empty()) r.fail(g, "a group needs 'ops' or 'families'");
@@ -884,7 +889,7 @@ ToleranceTable ToleranceTable::load(const std::string& file) {
     if (n["ops"]) {
       rule.ops = r.list(n["ops"], "ops");
       for (const auto& o : rule.ops) {
-        if (!find_op(o)) r.fail(n["ops"], "unknown op '" + o + "'");
+        if (!find_op(o)) r.fail(n["ops"], unknown_op_message(o));
       }
     }
     if (n["families"]) {

@@ -13,7 +13,7 @@
 //     are still running at the deadline: those are the ones named;
 //   - every rank process is reaped before the case returns, and the store (its listening socket)
 //     is destroyed: the next group starts clean, with no process or port left over. Ranks also ask
-//     the kernel to kill them if the launcher dies (PR_SET_PDEATHSIG, cli/rank.cpp).
+//     the kernel to kill them if the launcher dies (PR_SET_PDEATHSIG, rank_process in collective.cpp).
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>

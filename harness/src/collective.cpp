@@ -11,10 +11,12 @@
 #include "gauntlet/collective.h"
 
 #include <fmt/format.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <thread>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -22,6 +24,9 @@
 #include "gauntlet/coll_spec.h"
 #include "gauntlet/inputs.h"
 #include "gauntlet/op_impl.h"
+#include "gauntlet/outcome_json.h"
+#include "gauntlet/rank_process.h"
+#include "gauntlet/runner.h"
 #include "gauntlet/torch_compat.h"
 
 namespace gauntlet {
@@ -436,6 +441,29 @@ Outcome run_rank(const CaseKey& key, int rank, int port, Backend& backend, const
     out.error = fmt::format("rank {} ({}): {}", rank, stage, e.what());
   }
   return out;
+}
+
+void describe_options(OptionSink& s, RankOptions& o) {
+  s.option("--key", o.key, "the collective case").required();
+  s.option("--rank", o.rank, "this rank").required();
+  s.option("--port", o.port, "the group's store on 127.0.0.1").required();
+  describe_backend(s, o.backend).show_default();
+  s.option("--suites-dir", o.suites_dir, "where tolerances.yaml lives");
+  s.option("--store-timeout", o.store_timeout, "seconds to wait for the other ranks").show_default();
+  s.option("--startup-timeout", o.startup_timeout, "seconds for every rank of the group to start").show_default();
+}
+
+std::string rank_process(const RankOptions& o) {
+  // If the launcher dies (killed at its own timeout, or the worker that ran it), so does the rank.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  const CaseKey key = CaseKey::parse(o.key);
+  const ToleranceTable tolerances = ToleranceTable::load(suites_dir_or_default(o.suites_dir) + "/tolerances.yaml");
+  auto backend = make_backend(o.backend);
+  RankConfig cfg;
+  cfg.tolerances = &tolerances;
+  cfg.store_timeout_s = o.store_timeout;
+  cfg.startup_timeout_s = o.startup_timeout;
+  return to_json_text(run_rank(key, o.rank, o.port, *backend, cfg));
 }
 
 }  // namespace gauntlet

@@ -14,6 +14,7 @@
 #include "gauntlet/op_spec.h"
 #include "gauntlet/ops_from_models.h"
 #include "gauntlet/outcome_json.h"
+#include "gauntlet/run/selection.h"
 
 namespace gauntlet {
 
@@ -262,6 +263,75 @@ std::string parts_listing(const Suite& suite, bool json) {
   out += fmt::format("{:<{}}  {:>9}  keys more than one part makes, run once\n", "less shared", width, suite.shared);
   out += fmt::format("{:<{}}  {:>9}  cases\n", suite.name, width, suite.cases.size());
   return out;
+}
+
+void describe_options(OptionSink& s, ListOptions& o) {
+  s.option("--suite", o.suite, "suite name (suites/yaml/NAME.yaml) or path to a .yaml file");
+  s.option("--filter", o.filter, "gtest-style globs on case keys: POS1:POS2:-NEG1:NEG2");
+  s.option("--shard", o.shard, "i/N: only the i-th of N shards");
+  s.option("--suites-dir", o.suites_dir, "where suites live (default: $GAUNTLET_SUITES or the source tree)");
+  s.flag("--count", o.count, "print the number of cases only");
+  s.flag("--parts", o.parts, "print the suites it includes, each with its count, and the keys two make");
+  s.flag("--json", o.json, "print JSON");
+  s.flag("--ops", o.ops, "print the op table, one op a line");
+  s.flag("--colls", o.colls, "print the collectives, one a line");
+  s.flag("--models", o.models,
+         "print the model zoo and the model files of --suite and $GAUNTLET_MODEL_FILES, one model a line");
+  s.flag("--suites", o.suites, "print the suites, one a line");
+  s.option("--ops-of-models", o.ops_of_models,
+           "[SUITE] the ops models execute, with counts, and which the op table lacks: every model of SUITE run "
+           "once on the CPU, or with --db what a stored run's model cases recorded on their device (of SUITE when "
+           "given)")
+      .value_optional();
+  s.option("--db", o.db, "with --ops-of-models: the database of a stored run");
+  s.option("--run", o.run, "with --ops-of-models --db: that run (default: the latest)");
+}
+
+Listing listing(const ListOptions& o) {
+  if ((!o.db.empty() || o.run != 0) && !o.ops_of_models_given) {
+    throw Error("list --db and --run go with --ops-of-models (a stored run's executed ops)");
+  }
+  if (o.run != 0 && o.db.empty()) throw Error("list --run needs --db FILE");
+  const std::string dir = suites_dir_or_default(o.suites_dir);
+  if (o.ops) return {ops_listing(o.json)};
+  if (o.colls) return {colls_listing(o.json)};
+  if (o.ops_of_models_given) {
+    const ExecutedOpsOfModels g = gather_executed_ops(o.ops_of_models, dir, o.db, o.run);
+    return {executed_ops_listing(g, o.json), g.failed.empty() ? 0 : 1};
+  }
+  if (o.models) {
+    if (!o.suite.empty()) load_suite(o.suite, dir);  // registers the suite's model files
+    return {models_listing(o.json)};
+  }
+  if (o.suites) return {suites_listing(dir)};
+  if (o.suite.empty()) throw Error("list needs --suite NAME, --ops or --suites");
+  Suite suite = load_suite(o.suite, dir);
+  std::vector<const Case*> cases;
+  try {
+    cases = select_cases(suite, o.filter, o.shard);
+  } catch (const Error&) {
+    if (o.filter.empty()) throw;  // an empty suite or a bad shard
+    // Listing what a filter matches may rightly find nothing.
+  }
+  if (o.parts) return {parts_listing(suite, o.json)};
+  if (o.count && o.json) {
+    return {nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"suite", suite.name}, {"count", cases.size()}}
+                .dump() +
+            "\n"};
+  }
+  if (o.count) return {fmt::format("{}\n", cases.size())};
+  if (o.json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const Case* c : cases) arr.push_back({{"key", c->text}, {"id", fmt::format("{:016x}", c->id)}});
+    return {nlohmann::json{{"json_schema_version", kJsonSchemaVersion}, {"suite", suite.name}, {"cases", arr}}.dump(1) +
+            "\n"};
+  }
+  std::string out;
+  for (const Case* c : cases) {
+    out += c->text;
+    out += '\n';
+  }
+  return {out};
 }
 
 }  // namespace gauntlet

@@ -23,6 +23,7 @@
 #include "gauntlet/outcome_json.h"
 #include "gauntlet/run/child_process.h"
 #include "gauntlet/run/worker_protocol.h"
+#include "gauntlet/strings.h"
 
 namespace fs = std::filesystem;
 
@@ -159,12 +160,7 @@ std::string signal_name(int sig) {
 
 std::vector<std::string> parse_slots(const std::string& spec) {
   std::vector<std::string> slots;
-  std::size_t pos = 0;
-  while (pos <= spec.size()) {
-    std::size_t end = spec.find(',', pos);
-    if (end == std::string::npos) end = spec.size();
-    const std::string part = spec.substr(pos, end - pos);
-    pos = end + 1;
+  for (const std::string& part : split(spec, ",")) {
     if (part.empty()) throw std::invalid_argument("--devices: empty item in '" + spec + "'");
     const std::size_t dash = part.find('-');
     auto number = [&](const std::string& s) {

@@ -5,12 +5,15 @@
 #include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <queue>
 #include <set>
 #include <stdexcept>
 
+#include "gauntlet/error.h"
 #include "gauntlet/glob.h"
 #include "gauntlet/op_spec.h"
+#include "gauntlet/run/selection.h"
 #include "gauntlet/store.h"
 
 namespace gauntlet {
@@ -153,6 +156,48 @@ std::vector<const Case*> Plan::cases_of(const Suite& suite, int shard, const std
   }
   std::sort(out.begin(), out.end(), [](const Case* a, const Case* b) { return a->text < b->text; });
   return out;
+}
+
+void describe_options(OptionSink& s, PlanOptions& o) {
+  s.option("--suite", o.suite, "suite name or .yaml path").required();
+  s.option("--shards", o.shards, "number of shards").required();
+  s.option("--out", o.out, "plan file to write").required();
+  s.option("--history", o.history, "a results database: past durations of the cases");
+  s.option("--backend", o.backend, "whose past runs the history uses").show_default();
+  s.option("--filter", o.filter, "gtest-style globs on case keys");
+  s.option("--suites-dir", o.suites_dir, "where suites live");
+}
+
+std::string write_plan(const PlanOptions& o) {
+  if (o.shards < 1) throw Error("--shards must be at least 1");
+  const std::string dir = suites_dir_or_default(o.suites_dir);
+  Suite suite = load_suite(o.suite, dir);
+  const std::vector<const Case*> cases = select_cases(suite, o.filter, "");
+  std::map<std::uint64_t, double> history;
+  std::string source = "estimate from case sizes";
+  if (!o.history.empty()) {
+    auto store = Store::open(o.history, Store::OpenMode::ReadOnly);
+    history = history_costs(*store, o.backend);
+    std::size_t known = 0;
+    for (const Case* c : cases) known += history.count(c->id);
+    source = fmt::format("median of past {} runs in {} for {} of {} cases, size estimate for the rest", o.backend,
+                         o.history, known, cases.size());
+  }
+  Plan p = Plan::make(suite, cases, o.shards, history, source);
+  p.filter = o.filter;
+  p.suite_file = o.suite;
+  p.save(o.out);
+  const double total = std::accumulate(p.shard_cost_us.begin(), p.shard_cost_us.end(), 0.0);
+  const double mean = total / p.shards;
+  const double largest = *std::max_element(p.shard_cost_us.begin(), p.shard_cost_us.end());
+  std::string text =
+      fmt::format("plan {}: suite {}, {} cases in {} shards ({})\n", o.out, suite.name, cases.size(), p.shards, source);
+  for (int i = 0; i < p.shards; ++i) {
+    text += fmt::format("  shard {:>3}: {:>7} cases, expected {:.1f} s\n", i,
+                        p.assignment[static_cast<std::size_t>(i)].size(),
+                        p.shard_cost_us[static_cast<std::size_t>(i)] / 1e6);
+  }
+  return text + fmt::format("largest shard {:.2f}% above the mean\n", mean > 0 ? 100.0 * (largest - mean) / mean : 0.0);
 }
 
 }  // namespace gauntlet

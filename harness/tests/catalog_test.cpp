@@ -358,6 +358,16 @@ TEST_F(CatalogTest, UnknownOp) {
   EXPECT_NE(err.find(":6:16:"), std::string::npos) << err;  // the column of "nope"
 }
 
+TEST_F(CatalogTest, AMisspeltOpOrFamilyNamesTheNearestOne) {
+  std::string err =
+      error_of("suite: t\ndescription: d\ngroups:\n  - dtypes: [f32]\n    shapes: [\"8\"]\n    ops: [exp, sofmax]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 6, "unknown op 'sofmax' (did you mean softmax?)")) << err;
+  err = error_of("suite: t\ndescription: d\ngroups:\n  - dtypes: [f32]\n    shapes: [\"8\"]\n    families: [unray]\n");
+  EXPECT_TRUE(at_line(err, path("bad.yaml"), 6, "unknown op family 'unray' (did you mean unary?)")) << err;
+  // Nothing near: where to look instead.
+  EXPECT_NE(unknown_op_message("zzzzzzzzzz").find("(see gauntlet list --ops)"), std::string::npos);
+}
+
 TEST_F(CatalogTest, UnknownFamily) {
   std::string err =
       error_of("suite: t\ndescription: d\ngroups:\n  - dtypes: [f32]\n    families: [nope]\n    shapes: [\"8\"]\n");

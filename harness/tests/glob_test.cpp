@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "gauntlet/strings.h"
+
 namespace gauntlet {
 namespace {
 
@@ -177,6 +179,20 @@ TEST(Filter, ExactKeysNarrowAFilterAndKeepItsNegativePart) {
   EXPECT_TRUE(f.matches("op/_convolution/f32/1x1/contig/eager/padding=1:1"));  // ':' in a key is no separator here
   EXPECT_FALSE(f.matches("op/add/f32/8/contig/eager-bwd"));
   EXPECT_FALSE(f.matches("op/add/f32/8/contig/eage"));
+}
+
+TEST(Strings, SplitKeepsEmptyPartsAndTakesAnyOfTheSeparators) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(split("a,,b", ","), (V{"a", "", "b"}));
+  EXPECT_EQ(split("", ","), (V{""}));
+  EXPECT_EQ(split("NEURON_*,XLA_FLAGS:CUDA_*", ",:"), (V{"NEURON_*", "XLA_FLAGS", "CUDA_*"}));
+  EXPECT_EQ(split("a:", ":"), (V{"a", ""}));
+}
+
+TEST(Strings, NearestHintNamesOnlyACloseCandidate) {
+  EXPECT_EQ(nearest_hint("--sute", {"--suite", "--shard"}), " (did you mean --suite?)");
+  EXPECT_EQ(nearest_hint("abcdefgh", {"zzzzzzzz"}), "");
+  EXPECT_EQ(nearest_hint("x", {}), "");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The machine failing a run, end to end (Note [Stopped by the environment] in cli/run.cpp): the
+// The machine failing a run, end to end (Note [Stopped by the environment] in run/session.cpp): the
 // real binary on the simulator, a real SQLite file, real worker processes. A lock held past the
 // busy timeout and a full disk each stop the run with exit 4, a one-line error, what is stored and
 // the resume command; an orchestrator killed outright leaves no worker behind. Each time the resume
@@ -181,7 +181,7 @@ pid_t run_process_of(const fs::path& db) {
   return 0;
 }
 
-// Note [Bus errors] in cli/run.cpp: a SIGBUS in the orchestrator (what touching SQLite's mapped
+// Note [Bus errors] in run/stop_signals.cpp: a SIGBUS in the orchestrator (what touching SQLite's mapped
 // WAL index raises once the files are made immutable or their storage fails) ends the run with
 // exit 4 and one line naming the resume command, not exit 135 and no word; the resume completes it.
 TEST_F(EnvironmentE2E, ABusErrorStopsTheRunWithExit4AndItResumes) {

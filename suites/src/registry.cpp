@@ -8,6 +8,7 @@
 #include "gauntlet/coll_spec.h"
 #include "gauntlet/models.h"
 #include "gauntlet/op_impl.h"
+#include "gauntlet/strings.h"
 
 namespace gauntlet {
 
@@ -34,18 +35,6 @@ bool parse_double(const std::string& s, double& v) {
   return !s.empty() && end == s.c_str() + s.size();
 }
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::size_t i = 0;
-  while (true) {
-    std::size_t j = s.find(sep, i);
-    out.push_back(s.substr(i, j == std::string::npos ? std::string::npos : j - i));
-    if (j == std::string::npos) break;
-    i = j + 1;
-  }
-  return out;
-}
-
 // Checks one argument value against its declared type; returns the problem or "".
 std::string check_arg(const ArgSpec& a, const std::string& v) {
   std::int64_t i = 0;
@@ -58,7 +47,7 @@ std::string check_arg(const ArgSpec& a, const std::string& v) {
     case ArgType::Bool:
       return (v == "0" || v == "1") ? "" : "expects 0 or 1";
     case ArgType::Ints:
-      for (const auto& part : split(v, ':')) {
+      for (const auto& part : split(v, ":")) {
         if (!parse_int(part, i)) return "expects integers separated by ':'";
       }
       return "";
@@ -140,7 +129,7 @@ bool OpCall::b(const std::string& name) const { return raw(name) == "1"; }
 
 std::vector<std::int64_t> OpCall::ints(const std::string& name) const {
   std::vector<std::int64_t> out;
-  for (const auto& part : split(raw(name), ':')) {
+  for (const auto& part : split(raw(name), ":")) {
     std::int64_t v = 0;
     TORCH_CHECK(parse_int(part, v), "argument ", name, " is not a list of integers");
     out.push_back(v);
@@ -388,11 +377,18 @@ std::int64_t contraction_length(const CaseKey& key) {
   return 0;
 }
 
+std::string unknown_op_message(const std::string& name) {
+  std::vector<std::string> names;
+  for (const OpSpec* o : all_ops()) names.push_back(o->name);
+  const std::string hint = nearest_hint(name, names);
+  return fmt::format("unknown op '{}'{}", name, hint.empty() ? " (see gauntlet list --ops)" : hint);
+}
+
 std::optional<std::string> validate_key(const CaseKey& key) {
   if (key.kind == "coll") return validate_coll_key(key);
   if (key.kind == "model") return validate_model_key(key);
   const OpSpec* op = find_op(key.target);
-  if (!op) return fmt::format("unknown op '{}' (see gauntlet list --ops)", key.target);
+  if (!op) return unknown_op_message(key.target);
   if (!contains(op->dtypes, key.dtype)) {
     return fmt::format("op {} does not support dtype {} (supports {})", op->name, dtype_name(key.dtype),
                        dtype_set_str(op->dtypes));
@@ -435,7 +431,7 @@ std::optional<std::string> validate_key(const CaseKey& key) {
     const bool adds_dim = op->name == "stack" || op->name == "unsqueeze";
     const std::int64_t rank = std::max<std::int64_t>(static_cast<std::int64_t>(first.size()), 1) + (adds_dim ? 1 : 0);
     if (!(a->type == ArgType::Str && value == "all")) {
-      for (const auto& part : split(value, ':')) {
+      for (const auto& part : split(value, ":")) {
         std::int64_t d = 0;
         if (!parse_int(part, d)) {
           return fmt::format(

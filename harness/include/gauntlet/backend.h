@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "gauntlet/command_line.h"
 #include "gauntlet/torch_compat.h"
 
 namespace torch::jit {
@@ -129,6 +130,8 @@ const std::vector<BackendEntry>& registered_backends();
 void register_backend(BackendEntry entry);
 // The usages joined with `separator`: "cpu | sim | plugin:<path.so>" for help texts.
 std::string backend_usages(const std::string& separator = " | ");
+// --backend: its help lists backend_usages(), then `more` ("" for nothing).
+OptionSpec& describe_backend(OptionSink& s, std::string& backend, const std::string& more = "");
 
 // Makes a backend from its name; throws std::invalid_argument naming the problem (an unknown name
 // lists the registered ones). `profile`, when set, replaces the backend's own profile name

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "gauntlet/command_line.h"
+
 namespace gauntlet {
 
 class Backend;
@@ -14,5 +16,15 @@ class Backend;
 std::string backend_info(Backend& backend, bool json);
 // The backends --backend can name (Note [Backend registry]), with a line on each.
 std::string backends_listing(bool json);
+
+// `gauntlet backend-info`'s options (Note [Options beside their fields]).
+struct BackendInfoOptions {
+  std::string backend = "cpu";
+  bool json = false;
+  bool list = false;  // the registered backends instead (Note [Backend registry])
+};
+void describe_options(OptionSink& s, BackendInfoOptions& o);
+// What `gauntlet backend-info` prints.
+std::string backend_info(const BackendInfoOptions& o);
 
 }  // namespace gauntlet

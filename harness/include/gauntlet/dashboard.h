@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "gauntlet/command_line.h"
 #include "gauntlet/error.h"
 #include "gauntlet/regress.h"
 
@@ -48,5 +49,15 @@ std::string dashboard_script(std::string_view name, std::string_view json);
 // Throws DashboardError.
 DashboardSummary write_dashboard_data(const std::string& db_path, const std::string& out_dir,
                                       const DashboardOptions& options);
+
+// `gauntlet dashboard`'s options (Note [Options beside their fields]); DashboardOptions above are
+// the exporter's, made from these.
+struct DashboardRequest {
+  std::string db, out, since, backend, suite;
+  std::string metric = "auto";
+  int compare_pairs = 8;
+  int grid_releases = 50;
+};
+void describe_options(OptionSink& s, DashboardRequest& o);
 
 }  // namespace gauntlet

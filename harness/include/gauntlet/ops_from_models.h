@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gauntlet/case_key.h"
+#include "gauntlet/command_line.h"
 #include "gauntlet/outcome.h"
 
 namespace gauntlet {
@@ -39,5 +40,22 @@ struct OpCaseCut {
 OpCaseCut op_case_of(const ExecutedOp& e, bool train);
 // The sizes of a record's tensor inputs, in order (None and tensor lists left out).
 std::vector<Shape> record_tensor_shapes(const ExecutedOp& e);
+
+// `gauntlet ops-from-models`'s options (Note [Options beside their fields]).
+struct OpsFromModelsOptions {
+  std::string suite, db, suites_dir, out;
+  std::string name = "ops_from_models";  // the generated suite's name
+  long long run = 0;
+};
+void describe_options(OptionSink& s, OpsFromModelsOptions& o);
+// The suite file of op cases cut from what `o`'s models executed, and what the command says of it
+// on stderr: `warnings` (models that could not be recorded) first, then `summary`. Throws
+// gauntlet::Error for bad options or when no case could be cut.
+struct CutSuite {
+  std::string text;
+  std::vector<std::string> warnings;
+  std::string summary;  // lines
+};
+CutSuite cut_ops_suite(const OpsFromModelsOptions& o);
 
 }  // namespace gauntlet

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gauntlet/catalog.h"
+#include "gauntlet/command_line.h"
 
 namespace gauntlet {
 
@@ -36,5 +37,14 @@ struct Plan {
   // when the plan names a case the suite no longer has.
   std::vector<const Case*> cases_of(const Suite& suite, int shard, const std::string& filter) const;
 };
+
+// `gauntlet plan`'s options (Note [Options beside their fields]).
+struct PlanOptions {
+  std::string suite, filter, suites_dir, history, backend = "cpu", out;
+  int shards = 1;
+};
+void describe_options(OptionSink& s, PlanOptions& o);
+// Makes the plan `o` asks for and saves it to o.out; what `gauntlet plan` prints of it.
+std::string write_plan(const PlanOptions& o);
 
 }  // namespace gauntlet

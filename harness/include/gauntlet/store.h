@@ -58,6 +58,10 @@ class Store {
   // the file when it cannot be read, is not SQLite, is not a Gauntlet database, is newer, or
   // (ReadWrite) fails SQLite's quick_check.
   static std::unique_ptr<Store> open(const std::string& path, OpenMode mode);
+  // How a writing command opens an existing database: verified unless --skip-db-check.
+  static OpenMode write_mode(bool skip_db_check) {
+    return skip_db_check ? OpenMode::ReadWriteUnverified : OpenMode::ReadWrite;
+  }
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -74,7 +78,7 @@ class Store {
   void add_cases(const std::vector<const CaseKey*>& keys);
   void flush();
   // Drops the results not yet written (after flush() failed for good: Note [Stopped by the
-  // environment] in cli/run.cpp) and returns how many there were.
+  // environment] in run/session.cpp) and returns how many there were.
   std::size_t discard_pending();
 
   // The keys of the cases that have a (final) result in the run: what a resume skips.

@@ -161,35 +161,6 @@ void add_value_checks(CLI::App& app) {
   });
 }
 
-std::string nearest_hint(const std::string& word, const std::vector<std::string>& candidates) {
-  // Levenshtein distance; a candidate within a third of the word's length plus one (at most 3).
-  auto distance = [](const std::string& a, const std::string& b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-      std::size_t diag = row[0];
-      row[0] = i;
-      for (std::size_t j = 1; j <= b.size(); ++j) {
-        const std::size_t up = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        diag = up;
-      }
-    }
-    return row[b.size()];
-  };
-  const std::size_t limit = std::clamp<std::size_t>(word.size() / 3 + 1, 1, 3);
-  std::string best;
-  std::size_t best_d = limit + 1;
-  for (const std::string& c : candidates) {
-    const std::size_t d = distance(word, c);
-    if (d < best_d) {
-      best_d = d;
-      best = c;
-    }
-  }
-  return best.empty() ? "" : " (did you mean " + best + "?)";
-}
-
 void check_profile_name(const std::string& profile) {
   const bool ok = !profile.empty() && std::all_of(profile.begin(), profile.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';

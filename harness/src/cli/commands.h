@@ -8,7 +8,19 @@
 #include <vector>
 
 #include "cli.h"
-#include "reduce_command.h"
+#include "gauntlet/backend_info.h"
+#include "gauntlet/golden_command.h"
+#include "gauntlet/listing.h"
+#include "gauntlet/ops_from_models.h"
+#include "gauntlet/plan.h"
+#include "gauntlet/rank_process.h"
+#include "gauntlet/run/bench_run.h"
+#include "gauntlet/run/compare_command.h"
+#include "gauntlet/run/merge.h"
+#include "gauntlet/run/run_request.h"
+#include "gauntlet/run/run_summary.h"
+#include "gauntlet/run/weekly_command.h"
+#include "gauntlet/run/worker_loop.h"
 
 namespace CLI {
 class App;
@@ -21,9 +33,8 @@ namespace gauntlet::cli {
 struct Options {
   std::vector<std::string> argv;  // the arguments after the program's name
   std::string profile;            // --profile, of the commands that make a backend
-  std::string run_model;          // run --model
   ListOptions lo;
-  RunOptions ro;
+  RunRequest ro;
   GoldenOptions go;
   ShowOptions so;
   ReproOptions po;
@@ -31,13 +42,13 @@ struct Options {
   OpsFromModelsOptions fm;
   PlanOptions pl;
   MergeOptions mo;
-  CompareOptions co;
-  ReportCommandOptions rp;
-  DashboardCommandOptions dso;
+  CompareRequest co;
+  ReportRequest rp;
+  DashboardRequest dso;
   BenchOptions be;
   BackendInfoOptions bo;
   RankOptions rko;
-  WorkerOptions wo;
+  WorkerSettings wo;
 };
 
 // A command (DuckDB's Command subclasses, as a value): its subcommand and what it does once parsed.
@@ -45,6 +56,9 @@ struct Command {
   CLI::App* app;
   std::function<int()> action;
 };
+
+// Writes a command's text to stdout; returns exit_code.
+int print(const std::string& text, int exit_code = 0);
 
 // The torch-free commands (commands.cpp): they read stored runs. (plan and dashboard read the
 // suites' op table, whose kernels are torch's: they are in main.cpp.)

@@ -39,12 +39,12 @@ void write_file(const fs::path& path, const char* bytes, std::size_t size) {
 
 }  // namespace
 
-int dashboard(const DashboardCommandOptions& o) {
+int dashboard(const DashboardRequest& o) {
   const auto start = std::chrono::steady_clock::now();
   std::error_code ec;
   if (fs::exists(o.out, ec) && !fs::is_directory(o.out, ec))
     throw UsageError(fmt::format("{}: --out is a file, not a directory", o.out));
-  ::gauntlet::DashboardOptions opt;
+  DashboardOptions opt;
   opt.since = o.since;
   opt.backend = o.backend;
   opt.suite = o.suite;

@@ -22,6 +22,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "gauntlet/run/child_process.h"
 
 namespace {
 

@@ -16,7 +16,8 @@
 #include "gauntlet/op_spec.h"
 #include "gauntlet/outcome_json.h"
 #include "gauntlet/reduce_report.h"
-#include "reduce_command.h"
+#include "gauntlet/run/recorded_env.h"
+#include "gauntlet/run/restore.h"
 
 namespace gauntlet::cli {
 

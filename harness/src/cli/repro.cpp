@@ -14,9 +14,14 @@
 #include "gauntlet/backend.h"
 #include "gauntlet/bundle.h"
 #include "gauntlet/case_report.h"
+#include "gauntlet/catalog.h"
+#include "gauntlet/golden_store.h"
 #include "gauntlet/outcome_json.h"
+#include "gauntlet/reports.h"
 #include "gauntlet/run/child_process.h"
+#include "gauntlet/run/recorded_env.h"
 #include "gauntlet/run/restore.h"
+#include "gauntlet/run/run_setup.h"
 #include "gauntlet/runner.h"
 
 namespace gauntlet::cli {
@@ -34,32 +39,8 @@ int repro_in_child(const ReproOptions& o, const Restored* restored) {
   spec.args = o.argv;
   spec.args.push_back("--child");
   spec.pipes = false;  // its stdout is ours
-  spec.err_pipe = true;
   std::fflush(stdout);
-  ChildProcess child(spec);
-  // Pass the child's stderr through, keeping its last lines.
-  std::deque<std::string> tail;
-  std::string line;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = read(child.err_fd(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (write(STDERR_FILENO, buf, static_cast<std::size_t>(n)) < 0) {
-      // stderr is gone: keep reading so the child never blocks on a full pipe
-    }
-    for (ssize_t i = 0; i < n; ++i) {
-      if (buf[i] == '\n') {
-        tail.push_back(std::move(line));
-        line.clear();
-        if (tail.size() > 12) tail.pop_front();
-      } else {
-        line += buf[i];
-      }
-    }
-  }
-  if (!line.empty()) tail.push_back(line);
-  const int status = child.wait();
+  const auto [status, tail] = run_passing_stderr(spec, 12);
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   const char* abbrev = sigabbrev_np(sig);

@@ -23,6 +23,7 @@
 
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
+#include <cerrno>
 #include <filesystem>
 #include <system_error>
 
@@ -134,6 +135,34 @@ int ChildProcess::wait() {
   std::error_code ec;
   impl_->child.wait(ec);
   return impl_->child.native_exit_code();
+}
+
+PassedThrough run_passing_stderr(ChildSpec spec, std::size_t keep) {
+  spec.err_pipe = true;
+  ChildProcess child(spec);
+  PassedThrough r;
+  std::string line;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = read(child.err_fd(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    if (write(STDERR_FILENO, buf, static_cast<std::size_t>(n)) < 0) {
+      // stderr is gone: keep reading so the child never blocks on a full pipe
+    }
+    for (ssize_t i = 0; i < n; ++i) {
+      if (buf[i] == '\n') {
+        r.tail.push_back(std::move(line));
+        line.clear();
+        if (r.tail.size() > keep) r.tail.pop_front();
+      } else {
+        line += buf[i];
+      }
+    }
+  }
+  if (!line.empty()) r.tail.push_back(line);
+  r.status = child.wait();
+  return r;
 }
 
 }  // namespace gauntlet

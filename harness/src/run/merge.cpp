@@ -111,4 +111,16 @@ MergedShards merge_shards(const std::vector<std::string>& paths, const std::stri
   return {rows, inputs.size(), merged->id, want, merged->shard};
 }
 
+void describe_options(OptionSink& s, MergeOptions& o) {
+  s.option("inputs", o.inputs, "shard databases").required();
+  s.option("--into", o.into, "the database to merge into (created if missing)").required();
+  describe_skip_db_check(s, o.skip_db_check);
+}
+
+std::string merge_text(const MergeOptions& o) {
+  const MergedShards m = merge_shards(o.inputs, o.into, Store::write_mode(o.skip_db_check));
+  return fmt::format("merged {} results from {} databases into {} (run {}: {}, {})\n", m.results, m.databases, o.into,
+                     m.run, m.identity, m.shard);
+}
+
 }  // namespace gauntlet

@@ -6,6 +6,7 @@
 
 #include "gauntlet/error.h"
 #include "gauntlet/glob.h"
+#include "gauntlet/strings.h"
 
 extern char** environ;
 
@@ -27,12 +28,7 @@ std::vector<std::string> record_env_patterns(const std::vector<std::string>& ext
   std::vector<std::string> more = extra;
   if (const char* env = std::getenv("GAUNTLET_RECORD_ENV"); env && *env) more.emplace_back(env);
   for (const std::string& list : more) {
-    std::size_t pos = 0;
-    while (pos <= list.size()) {
-      std::size_t end = list.find_first_of(",:", pos);
-      if (end == std::string::npos) end = list.size();
-      const std::string p = list.substr(pos, end - pos);
-      pos = end + 1;
+    for (const std::string& p : split(list, ",:")) {
       if (p.empty()) continue;
       if (p.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_*?") !=
           std::string::npos) {

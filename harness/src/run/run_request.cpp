@@ -96,6 +96,10 @@ struct CheckedOptions {
   std::vector<std::string> env_patterns;
 };
 CheckedOptions check_options(RunRequest& o) {
+  if (!o.model.empty()) {
+    if (!o.suite.empty()) throw Error("--model and --suite: give one (--model FILE is the suite of that model)");
+    o.suite = "model:" + o.model;
+  }
   if (o.timing.reps < 0 || o.timing.warmup < 0) throw Error("--reps and --warmup must be >= 0");
   if (!(o.min_ran >= 0 && o.min_ran <= 1)) throw Error("--min-ran must be a fraction between 0 and 1");
   if (!(o.timing.min_time_ms >= 0) || !(o.timing.max_time_ms > 0)) {
@@ -414,6 +418,57 @@ int PreparedRun::run() {
   const SessionResult result = session.run(p.todo, p.how);
   if (!result.store_error.empty()) return stopped_by_environment(*p.store, p.o, p.ctx.run_id, result);
   return finish_run(*p.store, p.o, p.ctx, p.listeners, result, p.cannot_run);
+}
+
+void describe_options(OptionSink& s, RunRequest& o) {
+  s.option("--suite", o.suite, "suite name or .yaml path (required unless --resume)");
+  s.option("--model", o.model,
+           "qualify a TorchScript model file: a .pt with its manifest <stem>.yaml beside it, a manifest, or a folder "
+           "of them (docs/models.md, \"Qualify your own model\"); instead of --suite");
+  describe_backend(s, o.backend).show_default();
+  s.option("--db", o.db, "SQLite database to write (created if missing)").required();
+  s.option("--filter", o.filter, "gtest-style globs on case keys");
+  s.option("--keys-file", o.keys_file,
+           "run exactly the case keys in FILE, one a line (with --filter: those it matches)");
+  s.option("--shard", o.shard, "i/N: only the i-th of N shards");
+  s.option("--release", o.release, "release name recorded with the run");
+  s.option("--build-id", o.build_id, "build id recorded with the run");
+  describe_price(s, o.price);
+  s.option("--suites-dir", o.suites_dir, "where suites live");
+  describe_options(s, o.timing);
+  s.flag("--gate", o.gate,
+         "exit 1 when any case fails (FAIL, ERROR, CRASH, TIMEOUT, XPASS) or the run is hollow (--min-ran)");
+  s.option("--min-ran", o.min_ran,
+           "--gate: fail when fewer than this fraction of the cases ran (PASS, FAIL, XFAIL, XPASS), or none passed")
+      .show_default();
+  s.flag("--quiet", o.quiet, "no progress line");
+  describe_skip_db_check(s, o.skip_db_check);
+  for (const RunReporterEntry& e : run_reporters()) s.option("--" + e.flag, o.reports[e.flag], e.help);
+  s.flag("--github", o.github,
+         "GitHub Actions: append a summary to $GITHUB_STEP_SUMMARY and print ::error lines for failures (on by "
+         "default when GITHUB_ACTIONS=true)");
+  s.option("--max-failures", o.max_failures,
+           "stop the run (resumable) once this many cases have failed (FAIL, ERROR, CRASH, TIMEOUT, XPASS)");
+  s.option("--workers", o.workers,
+           "worker processes (default: one per --devices slot, else one per core; 0: in-process)");
+  s.flag("--in-process", o.in_process, "run cases in this process (same as --workers 0)");
+  s.option("--timeout", o.timeout, "seconds a case may run in a worker (default: the suite's, else 60)");
+  s.option("--collective-timeout", o.collective_timeout,
+           "seconds a collective case's group of rank processes may take (below --timeout)")
+      .show_default();
+  s.option("--retries", o.retries, "times a crashed or timed-out case runs again, alone").show_default();
+  s.option("--devices", o.devices, "device slots, e.g. 0-7 or 0,2,4: one worker per slot");
+  s.option("--device-env", o.device_env, "variable binding a worker to its slot (NEURON_RT_VISIBLE_CORES)");
+  s.option("--plan", o.plan, "run shard --shard i of this plan file (gauntlet plan)");
+  s.option("--resume", o.resume, "finish run RUN_ID of --db: only the cases without a result");
+  s.option("--run-id", o.run_id, "use this run id: resumes it when --db has it, else creates it");
+  s.option("--golden-store", o.golden_store, "use precomputed goldens from this store when present and intact");
+  s.flag("--golden-add", o.golden_add, "add the goldens the store lacks (opens it for writing)");
+  s.option("--golden-release", o.golden_release, "judge against the goldens release R froze");
+  s.option("--record-env", o.record_env,
+           "also record these environment variables with the run, for repro (globs: 'NEURON_*,XLA_FLAGS'; "
+           "GAUNTLET_* always)");
+  s.flag("--golden-always", o.golden_always, "read every stored golden, even those cheaper to recompute than to read");
 }
 
 }  // namespace gauntlet

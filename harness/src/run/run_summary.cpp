@@ -250,4 +250,24 @@ nlohmann::json run_json(const Store& store, std::int64_t run_id, const std::vect
   return {{"json_schema_version", kJsonSchemaVersion}, {"run", run}, {"counts", counts}, {"results", results}};
 }
 
+void describe_options(OptionSink& s, ShowOptions& o) {
+  s.option("--db", o.db, "SQLite database").required();
+  s.option("--run", o.run, "run id (default: the latest)");
+  s.option("--status", o.statuses, "statuses to list, e.g. FAIL,ERROR (default: failures)");
+  s.flag("--json", o.json, "print JSON");
+}
+
+std::string show_run(const ShowOptions& o) {
+  auto store = Store::open(o.db, Store::OpenMode::ReadOnly);
+  long long run_id = o.run;
+  if (run_id == 0) {
+    auto latest = store->latest_run();
+    if (!latest) throw Error(o.db + ": the database holds no run yet");
+    run_id = *latest;
+  }
+  const std::vector<std::string> statuses = parse_status_list(o.statuses);
+  if (o.json) return run_json(*store, run_id, statuses, o.db).dump(1) + "\n";
+  return run_summary_text(summarize_run(*store, run_id, statuses), o.db);
+}
+
 }  // namespace gauntlet

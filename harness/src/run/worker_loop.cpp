@@ -92,4 +92,15 @@ int run_worker(const WorkerSettings& o) {
   return 0;
 }
 
+void describe_options(OptionSink& s, WorkerSettings& o) {
+  describe_backend(s, o.backend).show_default();
+  s.option("--suites-dir", o.suites_dir, "where expectations.yaml and tolerances.yaml live");
+  describe_options(s, o.timing);
+  s.option("--golden-store", o.golden_store, "use precomputed goldens from this store");
+  s.option("--golden-release", o.golden_release, "judge against the goldens release R froze");
+  s.flag("--golden-always", o.golden_always, "read every stored golden");
+  s.option("--collective-timeout", o.collective_timeout, "seconds a collective case's group of ranks may take")
+      .show_default();
+}
+
 }  // namespace gauntlet

@@ -103,4 +103,13 @@ std::string fatal_message(std::string_view error) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+void describe_options(OptionSink& s, TimingOptions& t) {
+  s.option("--reps", t.reps, "timed repetitions per case at least, after the first call (0: time the first call only)")
+      .show_default();
+  s.option("--min-time", t.min_time_ms, "repeat until the repetitions took this many ms").show_default();
+  s.option("--max-time", t.max_time_ms, "stop repeating once the case took this many ms (wins over the others)")
+      .show_default();
+  s.option("--warmup", t.warmup, "untimed calls between the first call and the repetitions").show_default();
+}
+
 }  // namespace gauntlet

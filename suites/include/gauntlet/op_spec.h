@@ -95,6 +95,9 @@ struct OpSpec {
 // The registry. find_op returns nullptr for an unknown name.
 const OpSpec* find_op(const std::string& name);
 std::vector<const OpSpec*> all_ops();  // sorted by name
+// "unknown op 'NAME'" with the nearest op's name when one is close ("did you mean"), else with
+// where to see the table.
+std::string unknown_op_message(const std::string& name);
 
 // Note [Exempt ops]: ops real models execute that the op table leaves out on purpose, because
 // every case already exercises them and they compute nothing of their own: views (view, slice,

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <deque>
 #include <istream>
 #include <memory>
 #include <ostream>
@@ -60,5 +61,13 @@ class ChildProcess {
   std::unique_ptr<Impl> impl_;
   bool own_group_ = false;
 };
+
+// Runs `spec` with its stderr passed through to ours as it comes (err_pipe is set here), keeping
+// its last `keep` lines (Note [Crash-safe repro] in harness/src/cli/repro.cpp); waits for it.
+struct PassedThrough {
+  int status = 0;  // as waitpid gives it
+  std::deque<std::string> tail;
+};
+PassedThrough run_passing_stderr(ChildSpec spec, std::size_t keep);
 
 }  // namespace gauntlet

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gauntlet/command_line.h"
 #include "gauntlet/store.h"
 
 namespace gauntlet {
@@ -21,5 +22,15 @@ struct MergedShards {
 // `mode`), into the run of the same identity there or a new one. Throws gauntlet::Error for a
 // database that is missing, is `into`, holds other than one run, or holds another run's shards.
 MergedShards merge_shards(const std::vector<std::string>& paths, const std::string& into, Store::OpenMode mode);
+
+// `gauntlet merge`'s options (Note [Options beside their fields]).
+struct MergeOptions {
+  std::vector<std::string> inputs;
+  std::string into;
+  bool skip_db_check = false;
+};
+void describe_options(OptionSink& s, MergeOptions& o);
+// Merges as `gauntlet merge` does; what it prints.
+std::string merge_text(const MergeOptions& o);
 
 }  // namespace gauntlet

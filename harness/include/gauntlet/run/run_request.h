@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gauntlet/command_line.h"
 #include "gauntlet/run/run_summary.h"
 #include "gauntlet/run/worker_protocol.h"
 
@@ -40,7 +41,11 @@ struct RunRequest {
   std::map<std::string, std::string> reports;  // --junit FILE...: reporter flag -> file ("": none)
   bool github = false;                         // --github (also when GITHUB_ACTIONS=true)
   std::string keys_file;                       // --keys-file: exact keys to run
+  std::string model;                           // --model FILE: the suite "model:FILE" (instead of --suite)
 };
+// Note [Options beside their fields]: the options of `gauntlet run` (and --junit and the other
+// registered reporters' files, Note [Run reporters]).
+void describe_options(OptionSink& s, RunRequest& o);
 
 class PreparedRun {
  public:

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gauntlet/command_line.h"
 #include "gauntlet/store.h"
 
 namespace gauntlet {
@@ -73,5 +74,15 @@ std::string hollow_reason(const RanSummary& s, double min_ran);
 // gauntlet::Error for a fraction outside [0, 1].
 std::string hollow_against(const Store& store, std::int64_t candidate, std::int64_t baseline, double min_ran,
                            double max_ran_drop);
+
+// `gauntlet show`'s options (Note [Options beside their fields]).
+struct ShowOptions {
+  std::string db, statuses;
+  long long run = 0;  // 0: the latest
+  bool json = false;
+};
+void describe_options(OptionSink& s, ShowOptions& o);
+// What `gauntlet show` prints: the run's summary (run_summary_text) or, with --json, run_json.
+std::string show_run(const ShowOptions& o);
 
 }  // namespace gauntlet

@@ -24,4 +24,7 @@ void serve_keys(std::istream& in, std::ostream& out, const std::function<Outcome
 // serves the keys of stdin on stdout. The exit code.
 int run_worker(const WorkerSettings& o);
 
+// Note [Options beside their fields]: the options of `gauntlet worker`.
+void describe_options(OptionSink& s, WorkerSettings& o);
+
 }  // namespace gauntlet

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gauntlet/command_line.h"
 #include "gauntlet/outcome.h"
 
 namespace gauntlet {
@@ -22,7 +23,10 @@ struct TimingOptions {
   int warmup = 0;           // --warmup
 };
 
-// What a worker runs cases with: the options of `gauntlet worker`.
+// --reps, --min-time, --max-time, --warmup (Note [Options beside their fields]).
+void describe_options(OptionSink& s, TimingOptions& t);
+
+// What a worker runs cases with: the options of `gauntlet worker` (described in worker_loop.h).
 struct WorkerSettings {
   std::string backend = "cpu", suites_dir, golden_store, golden_release;
   bool golden_always = false;

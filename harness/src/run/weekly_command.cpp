@@ -1,15 +1,16 @@
-// gauntlet report --weekly: a database's releases of the last 7 days, per backend and suite
-// (docs/regressions.md#a-weekly-report). It reads only, gates nothing: exit 0, or 2 on bad input.
+// `gauntlet report --weekly` (gauntlet/run/weekly_command.h).
+#include "gauntlet/run/weekly_command.h"
+
 #include <fmt/format.h>
 
 #include <map>
 
-#include "cli.h"
+#include "gauntlet/error.h"
 #include "gauntlet/run/reporters.h"
 #include "gauntlet/waivers.h"
 #include "gauntlet/weekly.h"
 
-namespace gauntlet::cli {
+namespace gauntlet {
 
 namespace {
 
@@ -31,10 +32,23 @@ std::string change_points(const WeeklyGroup& g) {
 
 }  // namespace
 
-int report(const ReportCommandOptions& o) {
-  if (!o.weekly) throw UsageError("report: pass --weekly (the only report so far)");
+void describe_options(OptionSink& s, ReportRequest& o) {
+  s.flag("--weekly", o.weekly,
+         "the releases of a week per backend and suite: rates, speed index, regressions, change points")
+      .required();
+  s.option("--db", o.db, "SQLite database, opened read-only").required();
+  s.option("--since", o.since, "first day, YYYY-MM-DD (default: 6 days before --until)");
+  s.option("--until", o.until, "last day, YYYY-MM-DD (default: today, UTC, or $GAUNTLET_TODAY)");
+  s.option("--backend", o.backend, "only runs of this backend (runs.backend: sim, plugin:<path.so>)");
+  s.option("--suite", o.suite, "only runs of this suite");
+  s.option("--markdown", o.markdown, "write the Markdown report here (- for stdout)");
+  s.option("--json", o.json, "write the JSON report here (- for stdout)");
+}
+
+std::string weekly_command(const ReportRequest& o) {
+  if (!o.weekly) throw Error("report: pass --weekly (the only report so far)");
   const std::string today = today_utc();
-  ::gauntlet::WeeklyOptions opt;
+  WeeklyOptions opt;
   opt.window = weekly_window(o.since, o.until, today);
   opt.backend = o.backend;
   opt.suite = o.suite;
@@ -43,10 +57,10 @@ int report(const ReportCommandOptions& o) {
   if (!o.json.empty()) write_report_file(o.json, weekly_json(r, GAUNTLET_VERSION_STRING), "JSON");
 
   if (r.groups.empty()) {
-    fmt::print("report: {} to {}, {}: no runs in the window\n", r.window.since, r.window.until, o.db);
-    return 0;
+    return fmt::format("report: {} to {}, {}: no runs in the window\n", r.window.since, r.window.until, o.db);
   }
-  fmt::print("report: {} to {}, {}: {} runs in the window\n", r.window.since, r.window.until, o.db, r.runs_in_window);
+  std::string text = fmt::format("report: {} to {}, {}: {} runs in the window\n", r.window.since, r.window.until, o.db,
+                                 r.runs_in_window);
   for (const WeeklyGroup& g : r.groups) {
     std::int64_t in_window = 0, total = 0;
     std::map<Gate, std::int64_t> by_gate;
@@ -64,14 +78,14 @@ int report(const ReportCommandOptions& o) {
         break;
       }
     }
-    fmt::print(
+    text += fmt::format(
         "  {} {}: {} release{} ({} .. {}), {} regression{} ({} accuracy, {} speed, {} coverage); "
         "{}\n",
         g.backend, g.suite, in_window, in_window == 1 ? "" : "s", release_title(first->run),
         release_title(g.releases.back().run), total, total == 1 ? "" : "s", by_gate[Gate::Accuracy],
         by_gate[Gate::Speed], by_gate[Gate::Coverage], change_points(g));
   }
-  return 0;
+  return text;
 }
 
-}  // namespace gauntlet::cli
+}  // namespace gauntlet

@@ -1,5 +1,3 @@
-// gauntlet bench: a suite's cases timed by Google Benchmark, stored as a run (docs/regressions.md).
-//
 // Note [Bench]: each case first runs as `run` runs it (accuracy, first call, peak memory,
 // fallbacks), in this process; the cases that ran are then registered with Google Benchmark at
 // run time, one benchmark per case key, and timed in repetitions of at least --min-time each.
@@ -8,6 +6,8 @@
 // Benchmark's own JSON is kept (--out). Timing in one process with no isolation: bench is for
 // cases that pass `run`. Results are stored when the timing ends: a crash loses the bench (its
 // run stays recorded, unfinished and empty), never anything stored before it.
+#include "gauntlet/run/bench_run.h"
+
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -17,14 +17,19 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "cli.h"
 #include "gauntlet/backend.h"
+#include "gauntlet/catalog.h"
 #include "gauntlet/environment.h"
+#include "gauntlet/error.h"
+#include "gauntlet/host.h"
+#include "gauntlet/run/recorded_env.h"
 #include "gauntlet/run/run_config.h"
+#include "gauntlet/run/run_setup.h"
+#include "gauntlet/run/selection.h"
 #include "gauntlet/runner.h"
 #include "gauntlet/store.h"
 
-namespace gauntlet::cli {
+namespace gauntlet {
 
 namespace {
 
@@ -53,18 +58,35 @@ bool ran(Status s) { return s == Status::Pass || s == Status::Fail || s == Statu
 
 }  // namespace
 
-int bench(const BenchOptions& o) {
-  if (o.repetitions < 2) throw UsageError("--repetitions must be >= 2 (each repetition is one sample)");
-  if (!(o.min_time_s > 0)) throw UsageError("--min-time must be > 0 (seconds per repetition)");
+void describe_options(OptionSink& s, BenchOptions& o) {
+  s.option("--suite", o.suite, "suite name or .yaml path").required();
+  s.option("--db", o.db, "SQLite database to write (created if missing)").required();
+  describe_backend(s, o.backend).show_default();
+  s.option("--filter", o.filter, "gtest-style globs on case keys");
+  s.option("--shard", o.shard, "i/N: only the i-th of N shards");
+  s.option("--release", o.release, "release name recorded with the run");
+  s.option("--build-id", o.build_id, "build id recorded with the run");
+  describe_price(s, o.price);
+  s.option("--suites-dir", o.suites_dir, "where suites live");
+  s.option("--out", o.out, "write Google Benchmark's JSON here");
+  s.option("--repetitions", o.repetitions, "repetitions per case (one sample each)").show_default();
+  s.option("--min-time", o.min_time_s, "seconds each repetition runs at least").show_default();
+  s.flag("--quiet", o.quiet, "no per-benchmark lines");
+  describe_skip_db_check(s, o.skip_db_check);
+}
+
+std::string run_bench(const BenchOptions& o) {
+  if (o.repetitions < 2) throw Error("--repetitions must be >= 2 (each repetition is one sample)");
+  if (!(o.min_time_s > 0)) throw Error("--min-time must be > 0 (seconds per repetition)");
   const std::optional<double> price = price_per_device_hour(o.price);
   const std::string dir = suites_dir_or_default(o.suites_dir);
   const Suite suite = load_suite(o.suite, dir);
   const std::vector<const Case*> cases = select_cases(suite, o.filter, o.shard);
-  if (cases.empty()) return 0;  // Note [Empty shards] (common.cpp): said, nothing written
+  if (cases.empty()) return "";  // Note [Empty shards] (common.cpp): said, nothing written
   const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
   const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
   std::unique_ptr<Backend> backend = make_backend(o.backend);
-  auto store = Store::open(o.db, write_mode(o.skip_db_check));
+  auto store = Store::open(o.db, Store::write_mode(o.skip_db_check));
 
   RunInfo info = new_run_info(*backend, suite, o.release, o.build_id, o.filter);
   info.price_per_device_hour = price;
@@ -135,9 +157,9 @@ int bench(const BenchOptions& o) {
     store->add_result(run_id, cases[i]->key, cases[i]->text, std::move(out));
   }
   store->finish_run(run_id, utc_now());
-  fmt::print("bench: run {} in {}: {} cases, {} timed by Google Benchmark ({} repetitions of >= {} s each){}\n", run_id,
-             o.db, cases.size(), timed, o.repetitions, o.min_time_s, o.out.empty() ? "" : "; its JSON: " + o.out);
-  return 0;
+  return fmt::format("bench: run {} in {}: {} cases, {} timed by Google Benchmark ({} repetitions of >= {} s each){}\n",
+                     run_id, o.db, cases.size(), timed, o.repetitions, o.min_time_s,
+                     o.out.empty() ? "" : "; its JSON: " + o.out);
 }
 
-}  // namespace gauntlet::cli
+}  // namespace gauntlet
