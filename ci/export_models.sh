@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Exports the real-model corpus (models/real/export.py, docs/models.md "The real-model corpus"):
-# weightless TorchScript files and their manifests, written with Debian's python3-torch,
-# python3-torchvision and python3-torchaudio (ci/setup.sh installs them). Cached by content: a
+# weightless TorchScript files and their manifests, written with the torch environment's Python
+# (torch, torchvision and torchaudio: ci/setup.sh installs them; ci/torch_python.sh). Cached by content: a
 # model already exported by the same export.py and library versions is not exported again.
 #   ci/export_models.sh          # the CI subset (models_real_smoke, models_real_scenarios): 7 models, ~20 s
 #   ci/export_models.sh all      # every architecture (suite models_real): 66 models, ~13 min on 2 cores
@@ -14,8 +14,8 @@ case "$set_name" in
   *) echo "ci/export_models.sh: unknown set '$set_name' (smoke or all)" >&2; exit 2 ;;
 esac
 out=${GAUNTLET_REAL_MODELS:-$root/models/real/exported}
-# Debian's interpreter: a python3 earlier on PATH (pyenv, a venv) has no torch.
-python=/usr/bin/python3
+# The environment's interpreter: a python3 earlier on PATH (pyenv) has no torch.
+python=$(bash "$root/ci/torch_python.sh")
 if ! "$python" -c 'import torch, torchvision, torchaudio, yaml' 2>/dev/null; then
   echo "ci/export_models.sh: $python cannot import torch, torchvision, torchaudio and yaml: run ci/setup.sh" >&2
   exit 1

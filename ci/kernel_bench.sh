@@ -13,7 +13,7 @@
 # and their first case, and the exit are not in it; the best of REPS runs (default 5).
 # Then the same cases written the way PyTorch users write conformance tests (a parametrized test
 # per case: inputs, the op, an fp64 reference, torch.testing.assert_close), run by Debian's
-# python3-torch in one process, timed from the first case to the last.
+# PyTorch (the torch environment's Python, ci/torch_python.sh) in one process, timed from the first case to the last.
 # Usage: [JOBS=n] [REPS=n] ci/kernel_bench.sh [BUILD_DIR]   (default build/dev; builds what it needs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -71,7 +71,7 @@ for set in all tiny large; do
 done
 
 # The peer: the same keys as PyTorch users' tests, one process.
-/usr/bin/python3 - "$TMP/all.keys" >"$TMP/peer" <<'EOF'
+"$(bash ci/torch_python.sh)" - "$TMP/all.keys" >"$TMP/peer" <<'EOF'
 import sys, time
 import torch
 torch.set_num_threads(1)
@@ -114,13 +114,13 @@ for k in keys:
         test_case(k)
     except AssertionError:
         failed += 1
-print(len(keys), time.perf_counter() - t0, failed)
+print(len(keys), time.perf_counter() - t0, failed, torch.__version__)
 EOF
 
 /usr/bin/python3 - "$TMP/runs" "$TMP/peer" <<'EOF'
 import sqlite3, sys
 runs = [l.split() for l in open(sys.argv[1])]
-peer_n, peer_s, peer_failed = open(sys.argv[2]).read().split()
+peer_n, peer_s, peer_failed, torch_version = open(sys.argv[2]).read().split()
 peer_us = float(peer_s) / int(peer_n) * 1e6
 one_worker = {}
 print(f"{'set':<6} {'runner':<11} {'cases':>6} {'wall/case':>10} {'first+golden':>13} {'ratio':>6}  notes")
@@ -142,5 +142,5 @@ for set_name, workers, after_first, net, wall, db in runs:
     if workers == "2" and one_worker.get(set_name):
         notes += f"; 2 workers {one_worker[set_name] / net:.2f}x 1 worker (goal >= 1.8x)"
     print(f"{set_name:<6} {runner:<11} {n:>6} {per_case:>8.0f}us {work_case:>11.0f}us {per_case / work_case:>6.2f}  {notes}")
-print(f"peer   python3-torch {int(peer_n):>6} {peer_us:>8.0f}us  (assert_close with an fp64 reference; {peer_failed} outside its tolerance)")
+print(f"peer   torch {torch_version} {int(peer_n):>6} {peer_us:>8.0f}us  (assert_close with an fp64 reference; {peer_failed} outside its tolerance)")
 EOF

@@ -2,7 +2,7 @@
 // Backend, implemented here (the plugin's through its exports): device plumbing, the dispatch key,
 // the compile path and process groups. Code outside this file asks the backend, never
 // device().is_cpu() or a library symbol (docs/architecture.md "How to add": a backend).
-#define GAUNTLET_COMPAT_C10D  // the CPU's process groups are Gloo's
+#define GAUNTLET_GLOO  // the CPU's process groups are Gloo's (Note [Gloo headers])
 #include "gauntlet/backend.h"
 
 #include <ATen/ops/as_strided_native.h>
@@ -62,7 +62,7 @@ std::unique_ptr<CompiledGraph> Backend::compile_graph(const std::shared_ptr<torc
   throw c10::NotImplementedError({__func__, __FILE__, __LINE__}, "backend " + name() + " has no compile path");
 }
 
-c10::intrusive_ptr<compat::CollectiveGroup> Backend::new_process_group(const c10::intrusive_ptr<c10d::Store>&, int, int,
+c10::intrusive_ptr<c10d::Backend> Backend::new_process_group(const c10::intrusive_ptr<c10d::Store>&, int, int,
                                                                        std::chrono::milliseconds) {
   throw c10::NotImplementedError({__func__, __FILE__, __LINE__}, "backend " + name() + " has no process group");
 }
@@ -92,11 +92,9 @@ class CpuBackend final : public Backend {
   std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph) override {
     return compile_with_torchscript(graph);
   }
-  c10::intrusive_ptr<compat::CollectiveGroup> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+  c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                                                 int world, std::chrono::milliseconds timeout) override {
-    auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
-    opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-    return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world, opts);
+    return compat::make_gloo_backend(store, rank, world, timeout);
   }
 };
 
@@ -173,13 +171,13 @@ class PluginBackend final : public Backend {
     if (!made) throw std::runtime_error("backend " + name() + ": its graph compiler refused the graph");
     return std::unique_ptr<CompiledGraph>(static_cast<CompiledGraph*>(made));
   }
-  c10::intrusive_ptr<compat::CollectiveGroup> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+  c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                                                 int world, std::chrono::milliseconds timeout) override {
     auto make = symbol<gauntlet_backend_new_process_group_t>(handle_, "gauntlet_backend_new_process_group");
     if (!make) return Backend::new_process_group(store, rank, world, timeout);
     void* pg = make(store.get(), rank, world, static_cast<int>(timeout.count()));
     if (!pg) throw std::runtime_error("backend " + name() + ": its process group factory failed");
-    return c10::intrusive_ptr<compat::CollectiveGroup>::reclaim(static_cast<compat::CollectiveGroup*>(pg));
+    return c10::intrusive_ptr<c10d::Backend>::reclaim(static_cast<c10d::Backend*>(pg));
   }
   std::optional<double> device_time_us() const override {
     if (!time_) return std::nullopt;
@@ -276,7 +274,7 @@ class Profiled final : public Backend {
   std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph) override {
     return inner_->compile_graph(graph);
   }
-  c10::intrusive_ptr<compat::CollectiveGroup> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+  c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                                                 int world, std::chrono::milliseconds timeout) override {
     return inner_->new_process_group(store, rank, world, timeout);
   }

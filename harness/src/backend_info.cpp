@@ -43,6 +43,7 @@ std::string backend_info(Backend& b, bool json) {
     nlohmann::json j = {{"backend", backend->name()},
                         {"profile", backend->profile()},
                         {"version", backend->version()},
+                        {"torch", {{"version", compat::torch_version()}, {"lib", compat::torch_lib_dir()}}},
                         {"device", backend->device().str()},
                         {"config", config},
                         {"kernels", kernels},
@@ -63,8 +64,9 @@ std::string backend_info(Backend& b, bool json) {
     }
     return j.dump(1) + "\n";
   }
-  out += fmt::format("backend  {}\nprofile  {}\nversion  {}\ndevice   {}\nconfig   {}\n", backend->name(),
-                     backend->profile(), backend->version(), backend->device().str(), config.dump());
+  out += fmt::format("backend  {}\nprofile  {}\nversion  {}\ntorch    {} ({})\ndevice   {}\nconfig   {}\n", backend->name(),
+                     backend->profile(), backend->version(), compat::torch_version(), compat::torch_lib_dir(),
+                     backend->device().str(), config.dump());
   if (kernels.empty()) {
     out += fmt::format("kernels  (the backend does not list its kernels)\n");
   } else {

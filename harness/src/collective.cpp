@@ -7,7 +7,6 @@
 //   4. runs the collective once (first_us), compares its own output with the fp64 golden of that
 //      output, computed from every rank's inputs regenerated here (Note [Collective tolerance]);
 //   5. times it (Note [Collective timing]) and answers one outcome.
-#define GAUNTLET_COMPAT_C10D
 #include "gauntlet/collective.h"
 
 #include <fmt/format.h>
@@ -18,7 +17,7 @@
 #include <cmath>
 #include <csignal>
 #include <thread>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "gauntlet/coll_spec.h"
@@ -203,7 +202,7 @@ c10d::ReduceOp to_reduce_op(const std::string& op) {
 // The buffers of one rank on the device, and the call that runs the collective on them.
 class Call {
  public:
-  Call(const CaseKey& key, int rank, Backend& backend, compat::CollectiveGroup& pg) : key_(key), rank_(rank), pg_(pg) {
+  Call(const CaseKey& key, int rank, Backend& backend, c10d::Backend& pg) : key_(key), rank_(rank), pg_(pg) {
     const auto dev = backend.device();
     const at::Tensor cpu = coll_input(key, rank);
     input_ = backend.to_device(apply_layout(cpu, key.layout));
@@ -293,7 +292,7 @@ class Call {
 
   const CaseKey& key_;
   int rank_;
-  compat::CollectiveGroup& pg_;
+  c10d::Backend& pg_;
   at::Tensor input_, fresh_, output_;
   std::vector<at::Tensor> gathered_, scattered_;
   std::vector<std::int64_t> in_splits_, out_splits_;

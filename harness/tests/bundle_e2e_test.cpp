@@ -13,7 +13,8 @@ namespace {
 
 using e2e::fs::path;
 
-constexpr const char* kPython = "/usr/bin/python3";
+// The Python of the torch environment Gauntlet was built against (cmake/torch.cmake).
+constexpr const char* kPython = GAUNTLET_PYTHON;
 
 struct Replay {
   int code = -1;
@@ -131,7 +132,7 @@ TEST_F(Bundle, OpCasesReplayInPythonWithGauntletsVerdictAndError) {
     if (!python_has_torch()) continue;
     expect_python_agrees(dir);
   }
-  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch: the bundles were written, not replayed";
+  ASSERT_TRUE(python_has_torch()) << kPython << " cannot import torch: run ci/setup.sh";
 }
 
 TEST_F(Bundle, InputsKeepTheirLayout) {
@@ -139,7 +140,7 @@ TEST_F(Bundle, InputsKeepTheirLayout) {
   const nlohmann::json in = manifest(dir)["inputs"].at(0);
   EXPECT_EQ(in["size"], nlohmann::json({17, 31}));
   EXPECT_NE(in["stride"], nlohmann::json({31, 1}));  // step2: every other element of a larger storage
-  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  ASSERT_TRUE(python_has_torch()) << kPython << " cannot import torch: run ci/setup.sh";
   const auto [code, out] =
       shell(std::string(kPython) + " -c \"import json, torch; T = torch.load('" + (dir / "tensors.pt").string() +
             "'); m = json.load(open('" + (dir / "manifest.json").string() +
@@ -162,7 +163,7 @@ TEST_F(Bundle, ModelCasesReplayTheTorchScriptModule) {
     EXPECT_TRUE(e2e::fs::exists(dir / "model.pt"));
     if (python_has_torch()) expect_python_agrees(dir);
   }
-  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  ASSERT_TRUE(python_has_torch()) << kPython << " cannot import torch: run ci/setup.sh";
 }
 
 TEST_F(Bundle, CollectiveCaseReplaysEveryRankInOneProcess) {
@@ -170,7 +171,7 @@ TEST_F(Bundle, CollectiveCaseReplaysEveryRankInOneProcess) {
   const nlohmann::json man = manifest(dir);
   EXPECT_EQ(man["inputs"].size(), 2u);
   EXPECT_FALSE(man["saved_actual"].get<bool>());
-  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  ASSERT_TRUE(python_has_torch()) << kPython << " cannot import torch: run ci/setup.sh";
   expect_python_agrees(dir);
 }
 
@@ -184,7 +185,7 @@ TEST_F(Bundle, SimFaultIsInTheSavedOutputs) {
   EXPECT_EQ(man["gauntlet"]["status"], "FAIL");
   EXPECT_EQ(man["backend"]["name"], "sim");
   EXPECT_EQ(man["environment"]["GAUNTLET_SIM_FAULTS"], "op=aten::add*,dtype=f32,kind=bias,factor=0.5");
-  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  ASSERT_TRUE(python_has_torch()) << kPython << " cannot import torch: run ci/setup.sh";
   expect_python_agrees(dir, "--from-saved");
   // Rerun on the CPU, the same case passes: the fault was the backend's.
   const auto [code, out] = shell(std::string(kPython) + " " + (dir / "repro.py").string() + " --device cpu");
@@ -196,7 +197,7 @@ TEST_F(Bundle, SimFaultIsInTheSavedOutputs) {
 TEST_F(Bundle, ReplaysOnAPluginDevice) {
   const path dir = make("model/cnn/f32/tiny/eager/train", "sim", "--backend sim");
   EXPECT_EQ(manifest(dir)["backend"]["name"], "sim");
-  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  ASSERT_TRUE(python_has_torch()) << kPython << " cannot import torch: run ci/setup.sh";
   expect_python_agrees(dir, std::string("--load ") + GAUNTLET_SIM_LIB + " --device privateuseone:0");
 }
 
@@ -213,7 +214,7 @@ TEST_F(Bundle, FromTheRecordOfAStoredRun) {
   EXPECT_EQ(man["gauntlet"]["status"], "FAIL");
   EXPECT_EQ(man["restored_from"], "run 1 of " + db);
   EXPECT_EQ(man["environment"]["GAUNTLET_SIM_FAULTS"], "op=aten::add*,dtype=f32,kind=bias,factor=0.5");
-  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  ASSERT_TRUE(python_has_torch()) << kPython << " cannot import torch: run ci/setup.sh";
   expect_python_agrees(dir, "--from-saved");
 }
 
@@ -224,7 +225,7 @@ TEST_F(Bundle, AnExpectedFailureReplaysAsItsRawFail) {
   const path dir = make("op/interpolate_bicubic/bf16/2x3x8x8/contig/eager", "xfail");
   const nlohmann::json man = manifest(dir);
   ASSERT_EQ(man["gauntlet"]["status"], "XFAIL");
-  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  ASSERT_TRUE(python_has_torch()) << kPython << " cannot import torch: run ci/setup.sh";
   const auto [code, out] = shell(std::string(kPython) + " " + (dir / "repro.py").string());
   const Replay r = parse_replay(code, out);
   EXPECT_EQ(r.verdict, "FAIL") << out;
@@ -238,7 +239,7 @@ TEST_F(Bundle, AnExpectedFailureReplaysAsItsRawFail) {
 // the C++ program judge by them, with Gauntlet's verdict and max abs error, on the CPU and from a
 // faulty simulator's saved outputs.
 TEST_F(Bundle, ModelFileCasesReplayTheirModuleJudgedByTheManifestsRules) {
-  if (!python_has_torch()) GTEST_SKIP() << kPython << " cannot import torch";
+  ASSERT_TRUE(python_has_torch()) << kPython << " cannot import torch: run ci/setup.sh";
   const path pt = dir_ / "tiny.pt";
   const auto [export_code, export_out] =
       shell(std::string(kPython) +
@@ -286,8 +287,8 @@ TEST_F(Bundle, ModelFileCasesReplayTheirModuleJudgedByTheManifestsRules) {
   // The C++ program of the faulty bundle: the saved outputs' FAIL, and the CPU's PASS with the
   // error Python measured.
   const auto [cfg_code, cfg_out] =
-      shell("cmake -S " + sim.string() + " -B " + (sim / "build").string() + " -DCMAKE_BUILD_TYPE=Release");
-  if (cfg_code != 0 && cfg_out.find("find_package") != std::string::npos) GTEST_SKIP() << cfg_out;
+      shell("cmake -S " + sim.string() + " -B " + (sim / "build").string() + " -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=" +
+            kPython);
   ASSERT_EQ(cfg_code, 0) << cfg_out;
   const auto [build_code, build_out] = shell("cmake --build " + (sim / "build").string());
   ASSERT_EQ(build_code, 0) << build_out;

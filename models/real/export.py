@@ -1,7 +1,7 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Export real model architectures as weightless TorchScript files, each with a YAML manifest.
 
-    /usr/bin/python3 models/real/export.py --out DIR [--set smoke|all] [--only NAME[,NAME...]]
+    "$(ci/torch_python.sh)" models/real/export.py --out DIR [--set smoke|all] [--only NAME[,NAME...]]
                                            [--list]
 
 For every architecture of the chosen set (the table ARCHITECTURES below) this writes
@@ -18,8 +18,8 @@ stripped, saved, then checked from the saved file (check()); a model that fails 
 the others go on. DIR/.stamp caches exports by content: while it matches this file's bytes and
 the library versions, a model whose .pt and .yaml exist is skipped.
 
-Needs Debian's Python (/usr/bin/python3) with python3-torch 1.13, python3-torchvision 0.14 and
-python3-torchaudio 0.13. Runs on one CPU thread, one model at a time.
+Needs the torch environment's Python (ci/torch_python.sh: torch 2.x with torchvision and
+torchaudio, as ci/setup.sh installs them). Runs on one CPU thread, one model at a time.
 
 Note [Weightless files]
 Every parameter and every floating buffer named running_mean or running_var is replaced by an

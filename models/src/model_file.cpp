@@ -25,6 +25,7 @@
 
 #include "gauntlet/outcome.h"
 #include "gauntlet/splitmix.h"
+#include "gauntlet/torch_compat.h"
 #include "yaml_reader.h"
 
 namespace gauntlet {
@@ -501,34 +502,48 @@ std::vector<const ModelFileSpec*> registered_model_files() {
 
 namespace {
 
-// Where Debian's python3-torchvision and python3-torchaudio put their op libraries; these load
-// without libpython. $GAUNTLET_<NAME>_LIB names another.
+// Note [Extension libraries]: torchvision's and torchaudio's op libraries are looked for beside the
+// torch this process runs (the site-packages that holds torch/lib/libc10.so: the environment
+// ci/setup.sh makes, or the user's own); $GAUNTLET_<NAME>_LIB names another. They load without
+// Python, but a wheel's library names libtorch.so and torch's CUDA libraries without a path (Python
+// has loaded them by then): those are loaded first, by path, from torch/lib.
+fs::path torch_lib_dir() {
+  const std::string dir = compat::torch_lib_dir();
+  return dir.empty() ? fs::path() : fs::weakly_canonical(dir);
+}
+
 std::string find_library(const std::string& name) {
   std::string upper = name;
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (const char* env = std::getenv(("GAUNTLET_" + upper + "_LIB").c_str()); env && *env) return env;
-  std::vector<fs::path> roots{"/usr/lib/python3/dist-packages", "/usr/local/lib/python3/dist-packages"};
+  const fs::path lib_dir = torch_lib_dir();
+  if (lib_dir.empty()) return "";
+  const fs::path pkg = lib_dir.parent_path().parent_path() / name;
   std::error_code ec;
-  for (const auto& base : {fs::path("/usr/local/lib"), fs::path("/usr/lib")}) {
-    for (const auto& e : fs::directory_iterator(base, ec)) {
-      const std::string n = e.path().filename().string();
-      if (n.rfind("python3.", 0) == 0) {
-        roots.push_back(e.path() / "dist-packages");
-        roots.push_back(e.path() / "site-packages");
-      }
-    }
+  if (!fs::is_directory(pkg, ec)) return "";
+  // torchaudio: lib/libtorchaudio.so (lib/libtorchaudio.abi3.so on its stable ABI); torchvision:
+  // _C.so, _C.<abi>.so or _C_stable.so (the stable ABI's, from 0.26 on).
+  const fs::path dir = name == "torchaudio" ? pkg / "lib" : pkg;
+  const std::string stem = name == "torchaudio" ? "libtorchaudio." : "_C";
+  std::vector<fs::path> found;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind(stem, 0) == 0 && e.path().extension() == ".so") found.push_back(e.path());
   }
-  for (const fs::path& root : roots) {
-    const fs::path pkg = root / name;
-    if (!fs::is_directory(pkg, ec)) continue;
-    if (name == "torchaudio" && fs::exists(pkg / "lib" / "libtorchaudio.so"))
-      return (pkg / "lib" / "libtorchaudio.so").string();
-    for (const auto& e : fs::directory_iterator(pkg, ec)) {
-      const std::string n = e.path().filename().string();
-      if (n.rfind("_C.", 0) == 0 && e.path().extension() == ".so") return e.path().string();
-    }
-  }
-  return "";
+  std::sort(found.begin(), found.end());
+  return found.empty() ? "" : found.front().string();
+}
+
+// libtorch.so and, through its rpath, torch's CUDA libraries: what a wheel's extension library
+// names without a path. Loaded once, only when an extension is.
+void load_torch_for_extensions() {
+  static const bool done = [] {
+    const fs::path lib = torch_lib_dir() / "libtorch.so";
+    std::error_code ec;
+    if (fs::exists(lib, ec)) ::dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    return true;
+  }();
+  (void)done;
 }
 
 }  // namespace
@@ -547,14 +562,16 @@ void load_model_libraries(const ModelFileSpec& spec) {
     if (loaded.count(lib)) continue;
     const std::string path = model_library_path(spec, lib);
     if (path.empty()) {
-      throw ModelError(fmt::format("{}: custom-op library '{}' not found (install python3-{} or set GAUNTLET_{}_LIB)",
-                                   spec.manifest, lib, lib, [&] {
+      throw ModelError(fmt::format("{}: custom-op library '{}' not found beside torch in {} (pip install {} there, or "
+                                   "set GAUNTLET_{}_LIB)",
+                                   spec.manifest, lib, torch_lib_dir().parent_path().parent_path().string(), lib, [&] {
                                      std::string u = lib;
                                      for (char& c : u)
                                        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
                                      return u;
                                    }()));
     }
+    load_torch_for_extensions();
     if (!::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
       const char* err = ::dlerror();
       throw ModelError(fmt::format("{}: cannot load custom-op library {}: {}", spec.manifest, path, err ? err : "?"));

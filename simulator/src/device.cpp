@@ -3,6 +3,7 @@
 // silently returns copies).
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
@@ -14,6 +15,9 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/impl/alloc_cpu.h>
 #include <torch/library.h>
+
+#include <algorithm>
+#include <cstring>
 
 #include "sim_torch.h"
 #include "state.h"
@@ -33,7 +37,7 @@ struct Block {
 // and peak bytes and out-of-memory errors as it would on a device.
 class DeviceAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(size_t n) const override {
+  c10::DataPtr allocate(size_t n) override {
     const c10::Device device(kDevice, 0);
     if (n == 0) return {nullptr, nullptr, &release, device};
     std::int64_t current = 0;
@@ -47,6 +51,8 @@ class DeviceAllocator final : public c10::Allocator {
     return {p, new Block{p, static_cast<std::int64_t>(n)}, &release, device};
   }
   c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+  // Device memory is host memory: a device-to-device copy of raw bytes (clone of a storage).
+  void copy_data(void* dest, const void* src, std::size_t count) const override { default_copy_data(dest, src, count); }
 
  private:
   static void release(void* ctx) {
@@ -74,6 +80,38 @@ struct GuardImpl final : public c10::impl::DeviceGuardImplInterface {
 };
 
 C10_REGISTER_GUARD_IMPL(PrivateUse1, GuardImpl);
+
+// What 2.x asks of a PrivateUse1 backend besides its guard: hooks, through which the autograd
+// engine and torch.accelerator ask whether the device exists and has a context.
+struct Hooks final : public at::PrivateUse1HooksInterface {
+  bool isBuilt() const override { return true; }
+  bool isAvailable() const override { return true; }
+  bool hasPrimaryContext(c10::DeviceIndex index) const override { return index <= 0; }
+  c10::DeviceIndex deviceCount() const override { return 1; }
+  c10::DeviceIndex getCurrentDevice() const override { return 0; }
+  c10::DeviceIndex exchangeDevice(c10::DeviceIndex) const override { return 0; }
+  c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex) const override { return 0; }
+  void setCurrentDevice(c10::DeviceIndex index) const override { GuardImpl().setDevice({kDevice, index}); }
+  at::Device getDeviceFromPtr(void*) const override { return {kDevice, 0}; }
+  // resize_ of a device storage (storage.resize_): new device memory, the old bytes copied over.
+  void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {
+    c10::DataPtr fresh = device_allocator()->allocate(newsize);
+    const size_t keep = std::min(newsize, storage.nbytes());
+    if (keep > 0) std::memcpy(fresh.get(), storage.data(), keep);
+    storage.set_data_ptr_noswap(std::move(fresh));
+    storage.set_nbytes(newsize);
+  }
+};
+
+// 2.x counts a PrivateUse1 backend as the accelerator only once its name is registered (the
+// autograd engine asks for the accelerator on every backward): the simulator keeps PyTorch's own
+// name for the key, so its device prints as privateuseone:0 as before.
+const bool hooks_registered = [] {
+  static Hooks hooks;
+  at::RegisterPrivateUse1HooksInterface(&hooks);
+  c10::register_privateuse1_backend("privateuseone");
+  return true;
+}();
 
 constexpr c10::DispatchKeySet kKeys(c10::DispatchKey::PrivateUse1);
 

@@ -717,6 +717,7 @@ void register_kernels(torch::Library& aten, torch::Library& fallback) {
     aten.impl(overload.c_str(), torch::CppFunction::makeFromBoxedFunction<&native_kernel>());
     registered().push_back(full_name(schema));
   }
+  for (const std::string& name : register_fused_cells(aten)) registered().push_back(name);
   std::sort(registered().begin(), registered().end());
   fallback.fallback(torch::CppFunction::makeFromBoxedFunction<&fallback_kernel>());
 }

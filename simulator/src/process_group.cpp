@@ -17,7 +17,7 @@
 // Faults (fault_spec.h) reach collectives by the op names c10d::<call> with rank=: segv, abort
 // and hang stop that rank at the call; bias adds to that rank's result (a wrong result on one
 // rank); slow multiplies its simulated time; sleep sleeps.
-#define GAUNTLET_COMPAT_C10D
+#define GAUNTLET_GLOO  // the transport is a Gloo backend (Note [Gloo headers])
 #include <ATen/ATen.h>
 #include <unistd.h>
 
@@ -25,7 +25,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <thread>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include "fault_spec.h"
@@ -90,10 +89,10 @@ at::Tensor as_bytes(const at::Tensor& t) {
   return t.as_strided({t.numel()}, {1}, t.storage_offset()).view(at::kByte);
 }
 
-class SimProcessGroup final : public gauntlet::compat::CollectiveGroup {
+class SimProcessGroup final : public c10d::Backend {
  public:
-  SimProcessGroup(c10::intrusive_ptr<gauntlet::compat::CollectiveGroup> transport, int rank, int size)
-      : gauntlet::compat::CollectiveGroup(rank, size), net_(std::move(transport)) {}
+  SimProcessGroup(c10::intrusive_ptr<c10d::Backend> transport, int rank, int size)
+      : c10d::Backend(rank, size), net_(std::move(transport)) {}
 
   const std::string getBackendName() const override { return "gauntlet_sim"; }
 
@@ -294,7 +293,7 @@ class SimProcessGroup final : public gauntlet::compat::CollectiveGroup {
     if (op == c10d::ReduceOp::AVG) t.div_(size_);
   }
 
-  c10::intrusive_ptr<gauntlet::compat::CollectiveGroup> net_;
+  c10::intrusive_ptr<c10d::Backend> net_;
   int tag_ = 1000;
 };
 
@@ -307,8 +306,6 @@ extern "C" __attribute__((visibility("default"))) void* gauntlet_backend_new_pro
   using namespace gauntlet::sim;
   set_process_rank(rank);
   auto s = c10::intrusive_ptr<c10d::Store>::unsafe_reclaim_from_nonowning(static_cast<c10d::Store*>(store));
-  auto opts = c10d::ProcessGroupGloo::Options::create(std::chrono::milliseconds(timeout_ms));
-  opts->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
-  auto transport = c10::make_intrusive<c10d::ProcessGroupGloo>(s, rank, world, opts);
+  auto transport = gauntlet::compat::make_gloo_backend(s, rank, world, std::chrono::milliseconds(timeout_ms));
   return c10::make_intrusive<SimProcessGroup>(std::move(transport), rank, world).release();
 }

@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 
 #include <string>
+#include <vector>
 
 namespace gauntlet::sim {
 
@@ -28,5 +29,7 @@ std::string dtype_name(at::ScalarType t);
 void register_device_ops(torch::Library& m);
 void register_lazy_bit_copies(torch::Library& conj, torch::Library& neg);  // Note [Lazy conjugation]
 void register_kernels(torch::Library& aten, torch::Library& fallback);
+// The fused LSTM/GRU cell ops (Note [Fused RNN cells]); returns their names.
+std::vector<std::string> register_fused_cells(torch::Library& aten);
 
 }  // namespace gauntlet::sim

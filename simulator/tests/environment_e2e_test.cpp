@@ -268,8 +268,8 @@ class CpuHogs {
     for (pid_t& p : pids_) {
       p = ::fork();
       if (p == 0) {
-        for (volatile unsigned long i = 0;; i = i + 1) {
-        }
+        volatile unsigned long i = 0;
+        for (;;) i = i + 1;
       }
     }
   }

@@ -1526,11 +1526,11 @@ TEST_F(SimE2E, TwoRunsOfOneRunIdAtOnceTheSecondIsRefused) {
 TEST_F(SimE2E, AUsersTracedModelWithATwoLineManifestIsQualifiedAndReproduced) {
   const fs::path pt = dir_ / "my_resnet.pt";
   const std::string export_cmd =
-      "/usr/bin/python3 -c \"import torch, torchvision; torch.manual_seed(0); m = "
+      std::string(GAUNTLET_PYTHON) + " -c \"import torch, torchvision; torch.manual_seed(0); m = "
       "torchvision.models.resnet18().eval(); "
       "torch.jit.trace(m, torch.randn(1, 3, 224, 224)).save('" +
       pt.string() + "')\" >/dev/null 2>&1";
-  ASSERT_EQ(std::system(export_cmd.c_str()), 0) << "needs Debian's python3-torchvision (ci/setup.sh installs it)";
+  ASSERT_EQ(std::system(export_cmd.c_str()), 0) << "needs torchvision beside torch (ci/setup.sh installs it)";
   std::ofstream(dir_ / "my_resnet.yaml") << "inputs:\n  - {name: x, shape: [1, 3, 224, 224]}\n";
   for (const std::string backend : {"cpu", "sim"}) {
     SCOPED_TRACE(backend);

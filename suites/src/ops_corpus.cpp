@@ -121,7 +121,7 @@ void need_torchvision() {
     }
   }();
   TORCH_CHECK_NOT_IMPLEMENTED(loaded,
-                              "torchvision's op library (python3-torchvision, or $GAUNTLET_TORCHVISION_LIB) "
+                              "torchvision's op library (torchvision beside torch, or $GAUNTLET_TORCHVISION_LIB) "
                               "is not available: torchvision:: ops cannot run");
 }
 

@@ -7,6 +7,7 @@
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -21,7 +22,10 @@ inline void step_node(const torch::jit::Node* node, GraphEnv& env) {
   const auto kind = node->kind();
   const std::size_t n = node->outputs().size();
   if (kind == torch::jit::prim::Constant) {
-    env[node->output()] = *torch::jit::toIValue(node->output());
+    // A constant without a value (a Function left behind by inlining: `prim::Constant[name="heads"]`)
+    // is never read as data; 2.x's toIValue gives nothing for it.
+    std::optional<c10::IValue> value = torch::jit::toIValue(node->output());
+    env[node->output()] = value ? std::move(*value) : c10::IValue();
     return;
   }
   torch::jit::Stack stack;

@@ -53,7 +53,7 @@ typedef void (*gauntlet_backend_kernels_t)(gauntlet_op_count_fn fn, void* ctx);
 // process group when its library exports
 //   extern "C" void* gauntlet_backend_new_process_group(void* store, int rank, int world, int timeout_ms);
 // `store` is a c10d::Store* the harness keeps alive for the group's lifetime; the function returns
-// the object that runs the collectives, a gauntlet::compat::CollectiveGroup* (torch_compat.h:
+// the object that runs the collectives, a c10d::Backend* (torch_compat.h:
 // c10d::ProcessGroup in libtorch 1.13, c10d::Backend in 2.x), whose one reference passes to the
 // caller (intrusive_ptr::release()), or
 // null. `timeout_ms` bounds every wait on another rank. Unlike the C functions above, this one

@@ -26,7 +26,9 @@ const RunReport& RunEnd::report() const {
   r.hollow = hollow;
   const std::optional<RunInfo> info = run_.store && run_.run_id > 0 ? run_.store->run(run_.run_id) : std::nullopt;
   if (!info) {
-    r.finished_at = "-";  // no run: nothing unfinished either
+    // No run: nothing unfinished either. (Assigning the literal "-" trips g++ 12's -Wrestrict false
+    // positive in C++20, GCC bug 105329.)
+    r.finished_at = std::string(1, '-');
     return r;
   }
   r.release = info->release;

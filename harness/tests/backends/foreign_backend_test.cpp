@@ -75,6 +75,34 @@ class ForeignBackend : public e2e::E2E {
     }
   }
 
+  // The ops each case ran through the fallback, as stored, are those the library warns about when
+  // the case runs alone (`repro` in a fresh process): a sample of one case per distinct fallback
+  // set (up to 30), plus passing cases with none. `device` is the name the library's warning uses.
+  void expect_fallbacks_are_the_warned_ones(const Rows& rows, const std::string& backend, const std::string& device) {
+    std::map<std::vector<std::string>, std::string> by_set;
+    std::vector<std::string> none;
+    int with_fallbacks = 0;
+    for (const auto& [key, row] : rows) {
+      if (!ran(row.status)) continue;
+      if (!row.fallback_ops.empty()) ++with_fallbacks;
+      if (row.fallback_ops.empty() && none.size() < 5) none.push_back(key);
+      if (!row.fallback_ops.empty() && by_set.size() < 30) by_set.emplace(row.fallback_ops, key);
+    }
+    EXPECT_GE(with_fallbacks, 200) << "cases that ran through the fallback";
+    std::vector<std::string> sample = none;
+    for (const auto& [set, key] : by_set) sample.push_back(key);
+    const std::regex warned("the operator '([^']+)' is not supported on " + device + " and falls back");
+    for (const std::string& key : sample) {
+      const Result r = gauntlet("repro '" + key + "' --backend " + backend + " --in-process");
+      std::set<std::string> truth;
+      for (auto it = std::sregex_iterator(r.err.begin(), r.err.end(), warned); it != std::sregex_iterator(); ++it) {
+        truth.insert((*it)[1]);
+      }
+      const std::vector<std::string>& stored = rows.at(key).fallback_ops;
+      EXPECT_EQ(std::set<std::string>(stored.begin(), stored.end()), truth) << key << "\n" << r.err;
+    }
+  }
+
   fs::path last_db_;
 };
 
@@ -124,32 +152,32 @@ TEST_F(ForeignBackend, FallbackOpsAreReadFromTheDispatcher) {
   EXPECT_NE(info.out.find("aten::add.Tensor"), std::string::npos) << info.out;
   EXPECT_NE(info.out.find("the dispatcher (no vendor ABI needed)"), std::string::npos) << info.out;
 
-  // A sample: one case per distinct fallback set (up to 30), plus passing cases with none.
-  std::map<std::vector<std::string>, std::string> by_set;
-  std::vector<std::string> none;
-  int with_fallbacks = 0;
-  for (const auto& [key, row] : rows) {
-    if (!ran(row.status)) continue;
-    if (!row.fallback_ops.empty()) ++with_fallbacks;
-    if (row.fallback_ops.empty() && none.size() < 5) none.push_back(key);
-    if (!row.fallback_ops.empty() && by_set.size() < 30) by_set.emplace(row.fallback_ops, key);
-  }
-  EXPECT_GE(with_fallbacks, 200) << "cases that ran through the fallback";
-  std::vector<std::string> sample = none;
-  for (const auto& [set, key] : by_set) sample.push_back(key);
-  const std::regex warned("the operator '([^']+)' is not supported on privateuseone and falls back");
-  for (const std::string& key : sample) {
-    const Result r = gauntlet("repro '" + key + "' --backend " + backend + " --in-process");
-    std::set<std::string> truth;
-    for (auto it = std::sregex_iterator(r.err.begin(), r.err.end(), warned); it != std::sregex_iterator(); ++it) {
-      truth.insert((*it)[1]);
-    }
-    const std::vector<std::string>& stored = rows.at(key).fallback_ops;
-    EXPECT_EQ(std::set<std::string>(stored.begin(), stored.end()), truth) << key << "\n" << r.err;
-  }
+  expect_fallbacks_are_the_warned_ones(rows, backend, "privateuseone");
   // show counts them like sim's.
   const Result show = gauntlet("show --db " + last_db_.string());
   EXPECT_NE(show.out.find("fallback: "), std::string::npos) << show.out;
+}
+
+// A 2.x library that renames PrivateUse1 (c10::register_privateuse1_backend("npu"), as torch_npu
+// does) qualifies like its unrenamed twin: the same statuses and fallbacks case by case, read from
+// the dispatcher, with its device printed by its own name.
+TEST_F(ForeignBackend, ARenamedDeviceQualifiesUnderItsOwnName) {
+  const std::string backend = "plugin:" + lib("tb_npu");
+  const Rows twin = run_suite("smoke", "plugin:" + lib("tb_fallback"));
+  const Rows rows = run_suite("smoke", backend);
+  expect_honest(rows, "tb_npu");
+  ASSERT_EQ(rows.size(), twin.size());
+  for (const auto& [key, row] : rows) {
+    ASSERT_TRUE(twin.count(key)) << key;
+    EXPECT_EQ(gauntlet::status_name(row.status), gauntlet::status_name(twin.at(key).status)) << key << ": " << row.error;
+    EXPECT_EQ(row.fallback_ops, twin.at(key).fallback_ops) << key;
+    EXPECT_EQ(row.error.find("privateuseone"), std::string::npos) << key << ": " << row.error;
+  }
+  const Result info = gauntlet("backend-info --backend " + backend);
+  ASSERT_EQ(info.code, 0) << info.err;
+  EXPECT_NE(info.out.find("device   npu:0"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("backend fallback: yes"), std::string::npos) << info.out;
+  expect_fallbacks_are_the_warned_ones(rows, backend, "npu");
 }
 
 // On sim, whose library reports its own fallbacks, the dispatcher's view agrees case by case.

@@ -12,6 +12,12 @@
 //   TB_WITH_AS_STRIDED          + a native as_strided (views that share the device memory)
 //   TB_AS_STRIDED_DROPS_OFFSET  ... that ignores the storage offset (a planted bug)
 //   TB_HOLLOW                   registers nothing at all
+//   TB_DEVICE_NAME="npu"        renames PrivateUse1 (c10::register_privateuse1_backend), as a 2.x
+//                               vendor library does: its device prints and parses as "npu:0"
+//
+// Every build but the hollow one registers a PrivateUse1HooksInterface (device count, primary
+// context, device of a pointer, storage resize) and a name for its device ("privateuseone" unless
+// renamed), as 2.x asks of a PrivateUse1 backend.
 //
 //   libtb_sparse.so    (none)             guard, allocator, empty, empty_strided, _copy_from,
 //                                         add.Tensor, mul.Tensor, relu, neg; nothing else
@@ -20,6 +26,7 @@
 //   libtb_buggy.so     FALLBACK AS_STRIDED DROPS_OFFSET    one kernel ignores storage offsets,
 //                                                          and neg crashes on bf16
 //   libtb_hollow.so    HOLLOW             an exported dummy function, no registration
+//   libtb_npu.so       FALLBACK DEVICE_NAME="npu"      tb_fallback with its device renamed to npu
 //
 // Note: these libraries all register for the one PrivateUse1 key: load at most one per process.
 
@@ -37,6 +44,7 @@ extern "C" __attribute__((visibility("default"))) const char* tb_hollow_name() {
 
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/CPUFallback.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/library.h>
@@ -45,6 +53,7 @@ extern "C" __attribute__((visibility("default"))) const char* tb_hollow_name() {
 #include <ATen/ops/as_strided_native.h>
 #endif
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -55,12 +64,17 @@ namespace tb {
 namespace {
 
 constexpr c10::DeviceType kDeviceType = c10::DeviceType::PrivateUse1;
+#if defined(TB_DEVICE_NAME)
+constexpr const char* kDeviceName = TB_DEVICE_NAME;
+#else
+constexpr const char* kDeviceName = "privateuseone";
+#endif
 constexpr c10::DispatchKeySet kKeySet(c10::DispatchKey::PrivateUse1);
 
 bool on_device(const at::Tensor& t) { return t.device().type() == kDeviceType; }
 
 void check_device_index(c10::DeviceIndex index) {
-  TORCH_CHECK(index <= 0, TB_NAME, ": there is one device (privateuseone:0); privateuseone:", static_cast<int>(index),
+  TORCH_CHECK(index <= 0, TB_NAME, ": there is one device (", kDeviceName, ":0); ", kDeviceName, ":", static_cast<int>(index),
               " does not exist");
 }
 
@@ -73,13 +87,14 @@ void device_free(void* ptr) { std::free(ptr); }
 
 class DeviceAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(size_t nbytes) const override {
+  c10::DataPtr allocate(size_t nbytes) override {
     void* ptr = nbytes == 0 ? nullptr : std::malloc(nbytes);
     TORCH_CHECK(nbytes == 0 || ptr != nullptr, TB_NAME, ": out of memory allocating ", nbytes, " bytes");
     // The context is the pointer itself, so raw_deleter() can free raw allocations too.
     return {ptr, ptr, &device_free, c10::Device(kDeviceType, 0)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &device_free; }
+  void copy_data(void* dest, const void* src, std::size_t count) const override { default_copy_data(dest, src, count); }
 };
 
 DeviceAllocator device_allocator;
@@ -131,7 +146,7 @@ at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride, c10::opti
 // Note: data_ptr() already points at the first element, storage offset included.
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking*/) {
   TORCH_CHECK((on_device(self) || self.is_cpu()) && (on_device(dst) || dst.is_cpu()), TB_NAME,
-              ": _copy_from copies between privateuseone and cpu only, not from ", self.device(), " to ", dst.device());
+              ": _copy_from copies between ", kDeviceName, " and cpu only, not from ", self.device(), " to ", dst.device());
   TORCH_CHECK(self.scalar_type() == dst.scalar_type(), TB_NAME, ": _copy_from does not convert dtypes (",
               self.scalar_type(), " to ", dst.scalar_type(), "): copy first, then convert");
   TORCH_CHECK(self.numel() == dst.numel(), TB_NAME, ": _copy_from needs the same number of elements on both ",
@@ -158,7 +173,7 @@ at::Tensor cpu_alias(const at::Tensor& t) {
 // Python passes a number, `x + 1`: a "wrapped number") as it is. Anything else is a mistake.
 at::Tensor cpu_input(const at::Tensor& t, const char* op) {
   if (on_device(t)) return cpu_alias(t);
-  TORCH_CHECK(t.is_cpu() && t.dim() == 0, TB_NAME, ": ", op, " expects privateuseone tensors or 0-dim cpu ",
+  TORCH_CHECK(t.is_cpu() && t.dim() == 0, TB_NAME, ": ", op, " expects ", kDeviceName, " tensors or 0-dim cpu ",
               "scalars, got a ", t.device(), " tensor of shape ", t.sizes());
   return t;
 }
@@ -265,17 +280,17 @@ void warn_once(const std::string& op_name) {
     std::lock_guard<std::mutex> lock(mutex);
     if (!warned.insert(op_name).second) return;
   }
-  TORCH_WARN(TB_NAME, ": the operator '", op_name, "' is not supported on privateuseone and falls back to the ",
+  TORCH_WARN(TB_NAME, ": the operator '", op_name, "' is not supported on ", kDeviceName, " and falls back to the ",
              "CPU; this may hurt performance");
 }
 
-// Note: 1.13's cpu_fallback runs a view op (view, as_strided, _reshape_alias, unfold,
+// Note: at::native::cpu_fallback runs a view op (view, as_strided, _reshape_alias, unfold,
 // view_as_real, ...) on a CPU copy and hands back another copy, with a warning only: writes
 // through the "view" are silently lost. Refuse views instead.
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const std::string name = c10::toString(op.schema().operator_name());
   TORCH_CHECK(!returns_view(op.schema()), TB_NAME, ": '", name, "' is a view operator without a kernel on ",
-              "privateuseone; the CPU fallback cannot run it (it would return a copy, not a view)");
+              kDeviceName, "; the CPU fallback cannot run it (it would return a copy, not a view)");
   warn_once(name);
   at::native::cpu_fallback(op, stack);
 }
@@ -300,6 +315,36 @@ at::Tensor as_strided(const at::Tensor& self, at::IntArrayRef size, at::IntArray
 }
 
 #endif  // TB_WITH_AS_STRIDED
+
+// ---------------------------------------------------------------------------------------------
+// What 2.x asks of a PrivateUse1 backend besides kernels: its hooks, and (optionally) its name
+// ---------------------------------------------------------------------------------------------
+
+struct Hooks final : public at::PrivateUse1HooksInterface {
+  bool isBuilt() const override { return true; }
+  bool isAvailable() const override { return true; }
+  bool hasPrimaryContext(c10::DeviceIndex index) const override { return index <= 0; }
+  c10::DeviceIndex deviceCount() const override { return 1; }
+  at::Device getDeviceFromPtr(void*) const override { return {kDeviceType, 0}; }
+  // resize_ of a device storage: new memory, the old bytes copied over.
+  void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {
+    c10::DataPtr fresh = device_allocator.allocate(newsize);
+    const size_t keep = std::min(newsize, storage.nbytes());
+    if (keep > 0) std::memcpy(fresh.get(), storage.data(), keep);
+    storage.set_data_ptr_noswap(std::move(fresh));
+    storage.set_nbytes(newsize);
+  }
+};
+
+// At load, as a vendor's library does (torch_npu, OpenReg): the hooks, then the device's name.
+const bool registered = [] {
+  static Hooks hooks;
+  at::RegisterPrivateUse1HooksInterface(&hooks);
+  // Without a registered name 2.x has no accelerator, and every backward fails ("Cannot access
+  // accelerator device when none is available").
+  c10::register_privateuse1_backend(kDeviceName);
+  return true;
+}();
 
 }  // namespace
 }  // namespace tb

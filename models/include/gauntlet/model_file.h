@@ -102,7 +102,8 @@ inline bool is_model_file_target(const std::string& target) { return target.find
 // naming a library that cannot be found or loaded.
 void load_model_libraries(const ModelFileSpec& spec);
 // Where `lib` of the model's libraries is: a path (relative to the manifest's folder), or the
-// library of python3-torchvision / -torchaudio; "" when not found.
+// op library of torchvision / torchaudio beside the torch this process runs (Note [Extension
+// libraries] in model_file.cpp); "" when not found.
 std::string model_library_path(const ModelFileSpec& spec, const std::string& lib);
 
 // The inputs of forward() under `config`: floating inputs drawn in double from a splitmix stream
