@@ -1,5 +1,6 @@
 #include "gauntlet/golden_jobs.h"
 
+#include <ATen/Parallel.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <thread>
 
 #include "gauntlet/golden.h"
+#include "gauntlet/host.h"
 #include "gauntlet/inputs.h"
 #include "gauntlet/op_impl.h"
 #include "gauntlet/splitmix.h"
@@ -48,6 +50,7 @@ GoldenBuild build_goldens(GoldenStore& store, const std::vector<CaseKey>& keys, 
   std::atomic<std::size_t> next{0}, done{0};
   std::mutex write_mutex;
   auto work = [&] {
+    at::set_num_threads(case_intra_op_threads());  // as a run's cases: Note [Intra-op threads]
     for (std::size_t i = next++; i < todo.size(); i = next++) {
       const CaseKey& key = *todo[i].first;
       const std::string& text = todo[i].second;

@@ -23,6 +23,7 @@
 #include "gauntlet/sqlite.h"
 
 #define XXH_INLINE_ALL
+#include <ATen/Context.h>
 #include <torch/version.h>
 #include <xxhash.h>
 
@@ -462,7 +463,8 @@ namespace {
 
 std::string compute_reference_identity() {
   const std::string found = loaded_blas_path();
-  std::string blas = "none";
+  // The PyPI wheels link MKL into libtorch_cpu: no BLAS library of its own is loaded then.
+  std::string blas = at::hasMKL() ? "mkl" : "none";
   if (!found.empty()) {
     const fs::path p(found);
     const std::string dir = p.parent_path().filename().string();

@@ -8,6 +8,14 @@
 
 namespace gauntlet {
 
+int case_intra_op_threads() {
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  if (env == nullptr || *env == '\0') return 1;
+  char* end = nullptr;
+  const long n = std::strtol(env, &end, 10);
+  return (*end == '\0' && n > 0 && n <= 4096) ? static_cast<int>(n) : 1;
+}
+
 std::string loaded_blas_path() {
   std::string found;
   dl_iterate_phdr(

@@ -63,7 +63,7 @@ std::unique_ptr<CompiledGraph> Backend::compile_graph(const std::shared_ptr<torc
 }
 
 c10::intrusive_ptr<c10d::Backend> Backend::new_process_group(const c10::intrusive_ptr<c10d::Store>&, int, int,
-                                                                       std::chrono::milliseconds) {
+                                                             std::chrono::milliseconds) {
   throw c10::NotImplementedError({__func__, __FILE__, __LINE__}, "backend " + name() + " has no process group");
 }
 
@@ -92,8 +92,8 @@ class CpuBackend final : public Backend {
   std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph) override {
     return compile_with_torchscript(graph);
   }
-  c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                                                int world, std::chrono::milliseconds timeout) override {
+  c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank, int world,
+                                                      std::chrono::milliseconds timeout) override {
     return compat::make_gloo_backend(store, rank, world, timeout);
   }
 };
@@ -171,8 +171,8 @@ class PluginBackend final : public Backend {
     if (!made) throw std::runtime_error("backend " + name() + ": its graph compiler refused the graph");
     return std::unique_ptr<CompiledGraph>(static_cast<CompiledGraph*>(made));
   }
-  c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                                                int world, std::chrono::milliseconds timeout) override {
+  c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank, int world,
+                                                      std::chrono::milliseconds timeout) override {
     auto make = symbol<gauntlet_backend_new_process_group_t>(handle_, "gauntlet_backend_new_process_group");
     if (!make) return Backend::new_process_group(store, rank, world, timeout);
     void* pg = make(store.get(), rank, world, static_cast<int>(timeout.count()));
@@ -274,8 +274,8 @@ class Profiled final : public Backend {
   std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph) override {
     return inner_->compile_graph(graph);
   }
-  c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                                                int world, std::chrono::milliseconds timeout) override {
+  c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank, int world,
+                                                      std::chrono::milliseconds timeout) override {
     return inner_->new_process_group(store, rank, world, timeout);
   }
 

@@ -64,9 +64,9 @@ std::string backend_info(Backend& b, bool json) {
     }
     return j.dump(1) + "\n";
   }
-  out += fmt::format("backend  {}\nprofile  {}\nversion  {}\ntorch    {} ({})\ndevice   {}\nconfig   {}\n", backend->name(),
-                     backend->profile(), backend->version(), compat::torch_version(), compat::torch_lib_dir(),
-                     backend->device().str(), config.dump());
+  out += fmt::format("backend  {}\nprofile  {}\nversion  {}\ntorch    {} ({})\ndevice   {}\nconfig   {}\n",
+                     backend->name(), backend->profile(), backend->version(), compat::torch_version(),
+                     compat::torch_lib_dir(), backend->device().str(), config.dump());
   if (kernels.empty()) {
     out += fmt::format("kernels  (the backend does not list its kernels)\n");
   } else {

@@ -455,6 +455,7 @@ void describe_options(OptionSink& s, RankOptions& o) {
 std::string rank_process(const RankOptions& o) {
   // If the launcher dies (killed at its own timeout, or the worker that ran it), so does the rank.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  prepare_process_for_cases();
   const CaseKey key = CaseKey::parse(o.key);
   const ToleranceTable tolerances = ToleranceTable::load(suites_dir_or_default(o.suites_dir) + "/tolerances.yaml");
   auto backend = make_backend(o.backend);

@@ -40,7 +40,7 @@ void describe_environment(RunInfo& info) {
   gethostname(host, sizeof host - 1);
   info.host = host;
   info.cpu = cpu_model();
-  info.threads = at::get_num_threads();
+  info.threads = case_intra_op_threads();  // what its cases run with (Note [Intra-op threads])
   info.torch_version = compat::torch_version();
   const std::string blas = loaded_blas_path();
   info.blas = blas.empty() ? "none loaded" : blas;

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "gauntlet/host.h"
 #include "gauntlet/outcome_json.h"
 #include "gauntlet/run/child_process.h"
 #include "gauntlet/run/worker_protocol.h"
@@ -252,13 +253,11 @@ class Loop {
     spec.err_file = w.err_log.string();
     spec.own_group = true;
     if (!cfg_.device_env.empty() && !w.slot.empty()) spec.env.emplace_back(cfg_.device_env, w.slot);
-    // Share the cores: N workers each running BLAS and OpenMP with every core would oversubscribe
-    // the host. A value the user set wins, and OMP_NUM_THREADS, when set, stands for the others
-    // too: libtorch takes its intra-op thread count from MKL_NUM_THREADS over OMP_NUM_THREADS, so
-    // setting only the former here would override the user's OMP_NUM_THREADS=1.
-    std::string threads =
-        std::to_string(std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(workers_.size())));
-    if (const char* user = std::getenv("OMP_NUM_THREADS"); user != nullptr) threads = user;
+    // Every worker runs its cases with the same intra-op thread count, so that a case's results do
+    // not depend on how many workers ran beside it (Note [Intra-op threads] in gauntlet/host.h):
+    // 1, or the user's OMP_NUM_THREADS, which stands for the BLAS libraries' variables too
+    // (libtorch takes its count from MKL_NUM_THREADS over OMP_NUM_THREADS).
+    const std::string threads = std::to_string(case_intra_op_threads());
     for (const char* var : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"}) {
       spec.env_defaults.emplace_back(var, threads);
     }

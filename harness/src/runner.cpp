@@ -16,6 +16,7 @@
 #include "gauntlet/compile_path.h"
 #include "gauntlet/dispatch_probe.h"
 #include "gauntlet/golden.h"
+#include "gauntlet/host.h"
 #include "gauntlet/inputs.h"
 #include "gauntlet/model_case.h"
 #include "gauntlet/model_file.h"
@@ -516,6 +517,7 @@ void prepare_process_for_cases() {
   ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
   ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
   compat::fetch_no_error_backtraces();
+  at::set_num_threads(case_intra_op_threads());  // Note [Intra-op threads] in gauntlet/host.h
 }
 
 Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, CaseDetail* detail) {

@@ -562,14 +562,14 @@ void load_model_libraries(const ModelFileSpec& spec) {
     if (loaded.count(lib)) continue;
     const std::string path = model_library_path(spec, lib);
     if (path.empty()) {
-      throw ModelError(fmt::format("{}: custom-op library '{}' not found beside torch in {} (pip install {} there, or "
-                                   "set GAUNTLET_{}_LIB)",
-                                   spec.manifest, lib, torch_lib_dir().parent_path().parent_path().string(), lib, [&] {
-                                     std::string u = lib;
-                                     for (char& c : u)
-                                       c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-                                     return u;
-                                   }()));
+      throw ModelError(
+          fmt::format("{}: custom-op library '{}' not found beside torch in {} (pip install {} there, or "
+                      "set GAUNTLET_{}_LIB)",
+                      spec.manifest, lib, torch_lib_dir().parent_path().parent_path().string(), lib, [&] {
+                        std::string u = lib;
+                        for (char& c : u) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+                        return u;
+                      }()));
     }
     load_torch_for_extensions();
     if (!::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) {

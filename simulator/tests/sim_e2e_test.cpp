@@ -1525,11 +1525,11 @@ TEST_F(SimE2E, TwoRunsOfOneRunIdAtOnceTheSecondIsRefused) {
 // reproduces the stored verdict.
 TEST_F(SimE2E, AUsersTracedModelWithATwoLineManifestIsQualifiedAndReproduced) {
   const fs::path pt = dir_ / "my_resnet.pt";
-  const std::string export_cmd =
-      std::string(GAUNTLET_PYTHON) + " -c \"import torch, torchvision; torch.manual_seed(0); m = "
-      "torchvision.models.resnet18().eval(); "
-      "torch.jit.trace(m, torch.randn(1, 3, 224, 224)).save('" +
-      pt.string() + "')\" >/dev/null 2>&1";
+  const std::string export_cmd = std::string(GAUNTLET_PYTHON) +
+                                 " -c \"import torch, torchvision; torch.manual_seed(0); m = "
+                                 "torchvision.models.resnet18().eval(); "
+                                 "torch.jit.trace(m, torch.randn(1, 3, 224, 224)).save('" +
+                                 pt.string() + "')\" >/dev/null 2>&1";
   ASSERT_EQ(std::system(export_cmd.c_str()), 0) << "needs torchvision beside torch (ci/setup.sh installs it)";
   std::ofstream(dir_ / "my_resnet.yaml") << "inputs:\n  - {name: x, shape: [1, 3, 224, 224]}\n";
   for (const std::string backend : {"cpu", "sim"}) {
@@ -1739,8 +1739,9 @@ TEST_F(SimE2E, ReleaseSuiteRunsEveryKindOfCaseInOneRunUnderOneGate) {
 // Note [Migration scenarios]: five corpus models in batch and online inference, training and
 // fine-tuning, on cpu and on sim: every case passes and stores what its scenario measures. A bias
 // in the simulator's convolutions large enough to change the predicted class (a small one leaves
-// every top-1 as it was, which is what the logits' topk rule asks) then fails the convolutional
-// models' cases, which compare flags as accuracy regressions, naming the first divergent node for
+// every top-1 as it was, which is what the logits' topk rule asks; with the torch 2.14.1 exports a
+// bias of 0.5 or 1 still leaves resnet18's class in one scenario, 2 changes it in all four) then fails the
+// convolutional models' cases, which compare flags as accuracy regressions, naming the first divergent node for
 // inference.
 TEST_F(SimE2E, FiveRealModelsInTheFourMigrationScenarios) {
   Result count = gauntlet("list --suite models_real_scenarios --count");
@@ -1774,7 +1775,7 @@ TEST_F(SimE2E, FiveRealModelsInTheFourMigrationScenarios) {
   }
   const fs::path db = dir_ / "scenarios_sim.db";
   Result b = gauntlet("run --suite models_real_scenarios --backend sim --quiet --release b --db " + db.string(),
-                      "GAUNTLET_SIM_FAULTS='op=aten::convolution*,kind=bias,factor=0.5'");
+                      "GAUNTLET_SIM_FAULTS='op=aten::convolution*,kind=bias,factor=2'");
   ASSERT_EQ(b.code, 0) << b.err;
   StoredRun run = read_stored_run(db);
   int resnet_failed = 0;

@@ -23,7 +23,7 @@ const std::vector<CollSpec>& table() {
                  false,
                  false,
                  kCollDTypes,
-                 "avg: where the backend has it (Gloo in 1.13 does not)"});
+                 "avg: where the backend has it"});
     v.push_back({"all_to_all",
                  "alltoall_base",
                  {},
@@ -41,7 +41,7 @@ const std::vector<CollSpec>& table() {
                  false,
                  false,
                  kCollDTypes,
-                 "chunk r of the reduction to rank r (Gloo in 1.13 does not have it)"});
+                 "chunk r of the reduction to rank r"});
     v.push_back({"send_recv",
                  "send/recv",
                  {},

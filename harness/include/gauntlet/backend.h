@@ -82,9 +82,8 @@ class Backend {
   // A c10d process group of `world` ranks for collective cases: Gloo on `cpu`; a plugin's
   // gauntlet_backend_new_process_group (Note [Plugin process groups] in plugin_abi.h). Throws
   // c10::NotImplementedError when the backend has none.
-  virtual c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store,
-                                                                        int rank, int world,
-                                                                        std::chrono::milliseconds timeout);
+  virtual c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank,
+                                                              int world, std::chrono::milliseconds timeout);
 };
 
 // Note [Case peak memory]: a case's peak device memory is the peak above what the device held

@@ -7,6 +7,7 @@ import argparse
 import json
 import os
 import sys
+import types
 
 import torch
 
@@ -88,6 +89,27 @@ def run_model(man, T, dev):
         grads = torch.autograd.grad([loss], [x for _, x in leaves], allow_unused=True)
         named += [("grad." + n, g if g is not None else torch.zeros_like(x)) for (n, x), g in zip(leaves, grads)]
     return named
+
+
+def add_device_module():
+    # A PrivateUse1 library names its device in C++ (c10::register_privateuse1_backend), and torch
+    # 2.x's Python then looks for a module torch.<name> when the device is first used; a vendor's
+    # Python package registers one. A library loaded on its own gets an empty module.
+    name = torch._C._get_privateuse1_backend_name()
+    if not hasattr(torch, name):
+        torch._register_device_module(name, types.ModuleType("torch." + name))
+
+
+def load_tensors(path):
+    # tensors.pt is a typed Dict[str, Tensor] pickled by libtorch, which names the harmless
+    # torch.jit._pickle.restore_type_tag: allowed explicitly, so the load stays weights_only (the
+    # default since torch 2.6). A torch without safe_globals (< 2.5) loads it as it always did.
+    try:
+        from torch.jit._pickle import restore_type_tag
+        with torch.serialization.safe_globals([restore_type_tag]):
+            return torch.load(path, weights_only=True)
+    except AttributeError:
+        return torch.load(path)
 
 
 def run_model_file(man, T, dev):
@@ -275,8 +297,10 @@ def main():
     args = ap.parse_args()
     for lib in args.load:
         torch.ops.load_library(lib)
+    if args.load:
+        add_device_module()
     man = json.load(open(os.path.join(HERE, "manifest.json")))
-    T = torch.load(os.path.join(HERE, "tensors.pt"))
+    T = load_tensors(os.path.join(HERE, "tensors.pt"))
     torch.set_num_threads(man["replay"]["num_threads"])
     print("case     %s" % man["key"])
     if args.from_saved:

@@ -104,6 +104,7 @@ int repro(const ReproOptions& given) {
   RunnerConfig cfg = runner_config(tolerances, expectations, o.timing, golden_store.get(), false, true,
                                    golden_store ? o.golden_release : "");
   enable_collectives(cfg, o.backend, dir, o.collective_timeout);
+  prepare_process_for_cases();  // as a worker would run the case (Note [Intra-op threads])
   CaseDetail detail;
   detail.keep_tensors = !o.bundle.empty();
   Outcome out = run_case(key, *backend, cfg, &detail);

@@ -169,7 +169,8 @@ TEST_F(ForeignBackend, ARenamedDeviceQualifiesUnderItsOwnName) {
   ASSERT_EQ(rows.size(), twin.size());
   for (const auto& [key, row] : rows) {
     ASSERT_TRUE(twin.count(key)) << key;
-    EXPECT_EQ(gauntlet::status_name(row.status), gauntlet::status_name(twin.at(key).status)) << key << ": " << row.error;
+    EXPECT_EQ(gauntlet::status_name(row.status), gauntlet::status_name(twin.at(key).status))
+        << key << ": " << row.error;
     EXPECT_EQ(row.fallback_ops, twin.at(key).fallback_ops) << key;
     EXPECT_EQ(row.error.find("privateuseone"), std::string::npos) << key << ": " << row.error;
   }

@@ -74,8 +74,8 @@ constexpr c10::DispatchKeySet kKeySet(c10::DispatchKey::PrivateUse1);
 bool on_device(const at::Tensor& t) { return t.device().type() == kDeviceType; }
 
 void check_device_index(c10::DeviceIndex index) {
-  TORCH_CHECK(index <= 0, TB_NAME, ": there is one device (", kDeviceName, ":0); ", kDeviceName, ":", static_cast<int>(index),
-              " does not exist");
+  TORCH_CHECK(index <= 0, TB_NAME, ": there is one device (", kDeviceName, ":0); ", kDeviceName, ":",
+              static_cast<int>(index), " does not exist");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -146,7 +146,8 @@ at::Tensor empty_strided(at::IntArrayRef size, at::IntArrayRef stride, c10::opti
 // Note: data_ptr() already points at the first element, storage offset included.
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking*/) {
   TORCH_CHECK((on_device(self) || self.is_cpu()) && (on_device(dst) || dst.is_cpu()), TB_NAME,
-              ": _copy_from copies between ", kDeviceName, " and cpu only, not from ", self.device(), " to ", dst.device());
+              ": _copy_from copies between ", kDeviceName, " and cpu only, not from ", self.device(), " to ",
+              dst.device());
   TORCH_CHECK(self.scalar_type() == dst.scalar_type(), TB_NAME, ": _copy_from does not convert dtypes (",
               self.scalar_type(), " to ", dst.scalar_type(), "): copy first, then convert");
   TORCH_CHECK(self.numel() == dst.numel(), TB_NAME, ": _copy_from needs the same number of elements on both ",
