@@ -4,7 +4,7 @@
 # (torch, torchvision and torchaudio: ci/setup.sh installs them; ci/torch_python.sh). Cached by content: a
 # model already exported by the same export.py and library versions is not exported again.
 #   ci/export_models.sh          # the CI subset (models_real_smoke, models_real_scenarios): 7 models, ~20 s
-#   ci/export_models.sh all      # every architecture (suite models_real): 66 models, ~13 min on 2 cores
+#   ci/export_models.sh all      # every architecture (suite models_real): 66 models, ~21 min on 2 cores
 # Environment: GAUNTLET_REAL_MODELS (default models/real/exported), the folder to write.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
