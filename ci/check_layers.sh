@@ -4,12 +4,21 @@
 #     only in the store target (harness/store/), so that the schema has one owner and a new field
 #     or migration touches one folder. Tests, benchmarks and ci/ scripts, which look at a database
 #     from outside, are exempt.
-#  2. Note [Closed backend interface] (harness/src/backend.cpp): no `is_cpu()` test of a device
+#  2. Note [Closed backend interface] (harness/core/backend.cpp): no `is_cpu()` test of a device
 #     and no library symbol looked up outside backend.cpp; what differs between backends is a
 #     virtual of Backend. Tests are exempt.
 #  3. The torch-free targets (harness/base, harness/store, harness/analysis) include no torch
 #     header: they build without the torch precompiled header, and the analysis commands need no
 #     libtorch.
+#  4. Folders follow targets (docs/architecture.md "Folders"): every harness folder but tests/, bench/
+#     and fuzz/ (which hold several test, benchmark or fuzz programs) and include/ has a
+#     CMakeLists.txt declaring exactly one target, from sources in that folder; every
+#     include/gauntlet/ holds folders only, each named after its target's folder (harness/X ->
+#     include/gauntlet/X/, golden -> include/gauntlet/golden/, ...; plugin/ is gauntlet_plugin, the
+#     vendor contract, headers only).
+#  5. The simulator includes from the harness only the vendor contract (gauntlet/plugin/) and
+#     gauntlet/base/error.h, as a vendor's library would.
+#  6. No two source files (C++, CMake templates, Python, shell, the site) share a name.
 # Prints each violation as file:line and exits 1; 0 when clean. Runs in a second.
 #   ci/check_layers.sh [SOURCE_DIR]
 set -euo pipefail
@@ -22,7 +31,7 @@ sql=$(sources harness simulator golden models suites |
   grep -v -E '^harness/(store|tests|bench|fuzz)/|^simulator/tests/|^golden/tests/|^models/tests/|^suites/tests/' |
   xargs -r grep -Hn -i -E '\b(from|into|update|join)[[:space:]]+(results|runs|cases)\b' || true)
 if [ -n "$sql" ]; then
-  echo "ci/check_layers.sh: SQL on the results database outside harness/store/ (Note [No stray SQL]; use gauntlet/store_reader.h or gauntlet/store.h):" >&2
+  echo "ci/check_layers.sh: SQL on the results database outside harness/store/ (Note [No stray SQL]; use gauntlet/store/store_reader.h or gauntlet/store/store.h):" >&2
   echo "$sql" >&2
   status=1
 fi
@@ -35,11 +44,61 @@ if [ -n "$torch" ]; then
   status=1
 fi
 
-closed=$(sources harness | grep -v -E '^harness/(src/backend\.cpp|tests/|bench/|fuzz/)' |
+closed=$(sources harness | grep -v -E '^harness/(core/backend\.cpp|tests/|bench/|fuzz/)' |
   xargs -r grep -Hn -E 'is_cpu\(\)|dlsym\(|plugin_symbol' || true)
 if [ -n "$closed" ]; then
-  echo "ci/check_layers.sh: a backend told apart outside harness/src/backend.cpp (Note [Closed backend interface]; add a virtual to Backend):" >&2
+  echo "ci/check_layers.sh: a backend told apart outside harness/core/backend.cpp (Note [Closed backend interface]; add a virtual to Backend):" >&2
   echo "$closed" >&2
+  status=1
+fi
+
+folders=""
+for dir in harness/*/; do
+  dir=${dir%/}
+  case $dir in harness/include|harness/tests|harness/bench|harness/fuzz) continue ;; esac
+  if [ ! -f "$dir/CMakeLists.txt" ]; then
+    folders+="$dir: no CMakeLists.txt (each harness folder builds one target)"$'\n'
+    continue
+  fi
+  n=$(grep -c -E '^[[:space:]]*add_(library|executable)\(' "$dir/CMakeLists.txt" || true)
+  [ "$n" -eq 1 ] || folders+="$dir/CMakeLists.txt: $n targets (one per folder)"$'\n'
+  if grep -n -E '\.\./|\$\{PROJECT_SOURCE_DIR\}/[^ )]*\.(cpp|h)([^a-z]|$)' "$dir/CMakeLists.txt" >/dev/null; then
+    folders+="$dir/CMakeLists.txt: a source from another folder"$'\n'
+  fi
+done
+for root in harness/include/gauntlet golden/include/gauntlet suites/include/gauntlet models/include/gauntlet; do
+  for f in "$root"/*; do
+    [ -e "$f" ] || continue
+    name=$(basename "$f")
+    if [ ! -d "$f" ]; then
+      folders+="$f: a header at the top of include/gauntlet/ (headers go in the folder of their target)"$'\n'
+    elif [ "$root" = harness/include/gauntlet ]; then
+      [ "$name" = plugin ] || [ -f "harness/$name/CMakeLists.txt" ] ||
+        folders+="$f/: no folder harness/$name/ builds these headers"$'\n'
+    else
+      [ "$name" = "${root%%/*}" ] || folders+="$f/: headers of ${root%%/*}/ go in include/gauntlet/${root%%/*}/"$'\n'
+    fi
+  done
+done
+if [ -n "$folders" ]; then
+  echo "ci/check_layers.sh: folders do not follow targets (docs/architecture.md \"Folders\"):" >&2
+  printf '%s' "$folders" >&2
+  status=1
+fi
+
+sim=$(sources simulator/src | xargs -r grep -Hn -E '#[[:space:]]*include[[:space:]]*"gauntlet/' |
+  grep -v -E '"gauntlet/(plugin/[a-z_]+\.h|base/error\.h)"' || true)
+if [ -n "$sim" ]; then
+  echo "ci/check_layers.sh: the simulator includes the harness beyond the vendor contract (gauntlet/plugin/, gauntlet/base/error.h):" >&2
+  echo "$sim" >&2
+  status=1
+fi
+
+dups=$(git ls-files 2>/dev/null | grep -E '\.(cpp|h|in|py|sh|cmake|js|css|html)$' | grep -v '^dashboards/node_modules/' |
+  awk -F/ '{ n = $NF; seen[n] = seen[n] " " $0; count[n]++ } END { for (n in count) if (count[n] > 1) print n ":" seen[n] }' | sort)
+if [ -n "$dups" ]; then
+  echo "ci/check_layers.sh: two source files share a name (rename one):" >&2
+  echo "$dups" >&2
   status=1
 fi
 

@@ -1,7 +1,7 @@
 # Writes a C++ source holding files as byte arrays: the dashboard's page and assets, so that the
 # gauntlet binary writes the site with no file beside it to find (docs/dashboard.md).
 #   cmake -DOUT=<file.cpp> -DFILES="<name>=<path>|..." -P embed_files.cmake
-# Defines gauntlet::cli::kDashboardAssets[] and kDashboardAssetCount (harness/src/cli/dashboard_assets.h).
+# Defines gauntlet::cli::kDashboardAssets[] and kDashboardAssetCount (harness/cli_torch/dashboard_assets.h).
 string(REPLACE "|" ";" FILES "${FILES}")
 set(body "")
 set(table "")

@@ -1,6 +1,6 @@
-#include "gauntlet/golden.h"
+#include "gauntlet/golden/golden.h"
 
-#include "gauntlet/inputs.h"
+#include "gauntlet/golden/inputs.h"
 
 namespace gauntlet {
 

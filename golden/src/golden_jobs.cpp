@@ -1,4 +1,4 @@
-#include "gauntlet/golden_jobs.h"
+#include "gauntlet/golden/golden_jobs.h"
 
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
@@ -11,11 +11,11 @@
 #include <stdexcept>
 #include <thread>
 
-#include "gauntlet/golden.h"
-#include "gauntlet/host.h"
-#include "gauntlet/inputs.h"
-#include "gauntlet/op_impl.h"
-#include "gauntlet/splitmix.h"
+#include "gauntlet/base/host.h"
+#include "gauntlet/base/splitmix.h"
+#include "gauntlet/golden/golden.h"
+#include "gauntlet/golden/inputs.h"
+#include "gauntlet/suites/op_impl.h"
 
 namespace gauntlet {
 

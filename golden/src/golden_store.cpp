@@ -11,7 +11,7 @@
 // The header does not name the case key: objects are content-addressed, so two cases with
 // identical goldens (same method, reference, output names, dtypes, shapes and bytes) share one
 // object (docs/golden.md). The entry row and the manifest name the key.
-#include "gauntlet/golden_store.h"
+#include "gauntlet/golden/golden_store.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -19,8 +19,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "gauntlet/host.h"
-#include "gauntlet/sqlite.h"
+#include "gauntlet/base/host.h"
+#include "gauntlet/base/sqlite.h"
 
 #define XXH_INLINE_ALL
 #include <ATen/Context.h>
@@ -47,7 +47,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "gauntlet/case_key.h"
+#include "gauntlet/base/case_key.h"
 
 namespace gauntlet {
 
@@ -105,7 +105,7 @@ CREATE INDEX manifest_entries_by_object ON manifest_entries(object);
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kLayoutVersion),
               "one migration step per layout version");
 
-// ---- Errors and SQLite helpers (gauntlet/sqlite.h), raising GoldenStoreError
+// ---- Errors and SQLite helpers (gauntlet/base/sqlite.h), raising GoldenStoreError
 
 void raise(const std::string& message, int exit_code = kExitBadInput) { throw GoldenStoreError(message, exit_code); }
 

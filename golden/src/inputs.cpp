@@ -1,4 +1,4 @@
-#include "gauntlet/inputs.h"
+#include "gauntlet/golden/inputs.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "gauntlet/op_impl.h"
+#include "gauntlet/suites/op_impl.h"
 
 namespace gauntlet {
 

@@ -1,4 +1,4 @@
-#include "gauntlet/compare_console.h"
+#include "gauntlet/analysis/compare_console.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "gauntlet/dates.h"
+#include "gauntlet/analysis/dates.h"
 
 #include <fmt/format.h>
 

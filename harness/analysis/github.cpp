@@ -1,4 +1,4 @@
-#include "gauntlet/github.h"
+#include "gauntlet/analysis/github.h"
 
 #include <fmt/format.h>
 
@@ -6,6 +6,8 @@
 #include <map>
 #include <string>
 #include <vector>
+
+#include "gauntlet/base/text.h"
 
 namespace gauntlet {
 
@@ -37,8 +39,6 @@ std::string escape(std::string_view s, bool property) {
   }
   return out;
 }
-
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 bool asked(const std::vector<Gate>& gates, Gate g) { return std::find(gates.begin(), gates.end(), g) != gates.end(); }
 

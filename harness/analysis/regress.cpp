@@ -1,4 +1,4 @@
-#include "gauntlet/regress.h"
+#include "gauntlet/analysis/regress.h"
 
 #include <fmt/format.h>
 
@@ -15,8 +15,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "gauntlet/samples.h"
-#include "gauntlet/store_reader.h"
+#include "gauntlet/base/samples.h"
+#include "gauntlet/store/store_reader.h"
 
 namespace gauntlet {
 
@@ -38,7 +38,7 @@ struct Row {
   std::int32_t graph_breaks = -1, recompiles = -1;  // -1: not recorded
   Status status = Status::Pass;
   std::string_view fallback_ops = "[]";  // JSON text, "[]" for none; in the run's TextArena
-  std::string_view samples;              // gauntlet/samples.h; in the run's TextArena
+  std::string_view samples;              // gauntlet/base/samples.h; in the run's TextArena
 };
 
 // The texts a run's rows point into, in chunks that never move (Note [Reading a million
@@ -128,40 +128,37 @@ class CompareDb {
   // Note [Reading a million results]: compare reads two whole runs (and the history's); two runs
   // of 1,000,000 results took 7.5 s and 1,208 MiB end to end, now 1.5 s and 410 MiB
   // (ci/compare_bench.sh; run by the binary without libtorch, Note [Two binaries] in
-  // harness/src/cli/front.cpp), with the same findings and reports:
+  // harness/cli_front/front.cpp), with the same findings and reports:
   //  - a run's results are read in the order they lie in the table, through SQLite's page cache
   //    (Note [One reader of results] in harness/store/store_reader.cpp), then sorted by case id,
   //    unsigned, for the merge join;
   //  - the two runs are read side by side, each on a connection of its own;
-  //  - only the columns a detector needs;
+  //  - the facts a detector needs (Note [Result facts]), the samples with them;
   //  - a row is a fixed record (120 bytes); its texts (fallback ops when not "[]", the samples)
   //    go to the run's TextArena, and a host-timed case's samples are unpacked only when it is
   //    judged, into one reused buffer.
   RunRows rows(std::int64_t run) {
     RunRows out;
-    ResultScan scan;
+    FactScan scan;
     scan.runs = {run};
-    scan.columns = {"status",       "max_abs_err", "atol",           "first_us",     "median_us",
-                    "sim_time_us",  "compile_ms",  "peak_mem_bytes", "graph_breaks", "recompiles",
-                    "fallback_ops", "samples",     "work_items"};
+    scan.samples = true;
     scan.on_size = [&](std::int64_t n) { out.rows.reserve(static_cast<std::size_t>(n)); };
-    reader_.scan(scan, [&](ResultRow& q) {
+    reader_.scan_facts(scan, [&](const ResultFacts& q) {
       Row& r = out.rows.emplace_back();
-      r.case_id = q.case_id();
-      r.status = q.status();
-      r.max_abs_err = q.real();
-      r.atol = q.real();
-      r.first_us = q.real();
-      r.median_us = q.real();
-      r.sim_time_us = q.real();
-      r.compile_ms = q.real();
-      r.peak_mem = q.int64();
-      const double breaks = q.real(), recompiles = q.real();
-      r.graph_breaks = std::isnan(breaks) ? -1 : static_cast<std::int32_t>(breaks);
-      r.recompiles = std::isnan(recompiles) ? -1 : static_cast<std::int32_t>(recompiles);
-      if (const std::string_view ops = q.text(); ops != "[]") r.fallback_ops = out.texts.add(ops);
-      r.samples = out.texts.add(q.blob());
-      if (const double w = q.real(); w > 0) r.work_items = static_cast<std::int64_t>(w);
+      r.case_id = q.case_id;
+      r.status = q.status;
+      r.max_abs_err = q.max_abs_err;
+      r.atol = q.atol;
+      r.first_us = q.first_us;
+      r.median_us = q.median_us;
+      r.sim_time_us = q.sim_time_us;
+      r.compile_ms = q.compile_ms;
+      r.peak_mem = q.peak_mem_bytes;
+      r.graph_breaks = std::isnan(q.graph_breaks) ? -1 : static_cast<std::int32_t>(q.graph_breaks);
+      r.recompiles = std::isnan(q.recompiles) ? -1 : static_cast<std::int32_t>(q.recompiles);
+      if (q.fallback_ops != "[]") r.fallback_ops = out.texts.add(q.fallback_ops);
+      r.samples = out.texts.add(q.samples);
+      if (q.work_items > 0) r.work_items = static_cast<std::int64_t>(q.work_items);
     });
     std::sort(out.rows.begin(), out.rows.end(), [](const Row& a, const Row& b) { return a.case_id < b.case_id; });
     return out;
@@ -673,6 +670,7 @@ void Comparer::coverage(const Row& b, const Row& k) {
     if (!added.empty()) {
       add(k.case_id, Change::NewFallback, static_cast<double>(before.size()), static_cast<double>(now.size()), 0, -1,
           fmt::format("falls back to the CPU: {}", fmt::join(added, ", ")));
+      found_.back().f.new_fallback_ops = std::move(added);
     }
   }
   if (b.graph_breaks >= 0 && k.graph_breaks > b.graph_breaks) {

@@ -7,8 +7,8 @@
 #include <iterator>
 #include <sstream>
 
-#include "gauntlet/error.h"
-#include "gauntlet/regress.h"
+#include "gauntlet/analysis/regress.h"
+#include "gauntlet/base/error.h"
 
 namespace gauntlet {
 

@@ -1,4 +1,4 @@
-#include "gauntlet/reports.h"
+#include "gauntlet/analysis/reports.h"
 
 #include <fmt/format.h>
 
@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gauntlet/base/text.h"
 #include "markdown.h"
 
 namespace gauntlet {
@@ -20,12 +21,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;  // keys in the order written: the report reads top-down
 
-// status_name is defined in gauntlet_core (harness/src/outcome.cpp), which this library does
-// not link; the same spellings, indexed by Status.
-constexpr std::string_view kStatusNames[] = {"PASS",        "FAIL", "ERROR", "CRASH", "TIMEOUT",
-                                             "UNSUPPORTED", "SKIP", "XFAIL", "XPASS"};
-static_assert(std::size(kStatusNames) == std::size(kAllStatuses));
-std::string_view status_text(Status s) { return kStatusNames[static_cast<unsigned>(s)]; }
+std::string_view status_text(Status s) { return status_name(s); }
 
 constexpr Change kAllChanges[] = {Change::StatusChange, Change::ErrorGrowth, Change::XPass,       Change::NewFallback,
                                   Change::GraphBreaks,  Change::Recompiles,  Change::CompileTime, Change::FirstRun,
@@ -42,147 +38,6 @@ std::vector<Change> changes_by_gate() {
     }
   }
   return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Text: UTF-8, Markdown, XML, shell.
-
-constexpr char32_t kReplacement = 0xFFFD;
-
-// Calls f(code point) for each code point of UTF-8 text. A byte that does not start a valid
-// sequence (stray continuation, overlong form, surrogate, above U+10FFFF, truncated) gives one
-// U+FFFD, and decoding resumes at the next byte.
-template <class F>
-void for_each_code_point(std::string_view s, F&& f) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const auto b0 = static_cast<unsigned char>(s[i]);
-    if (b0 < 0x80) {
-      f(static_cast<char32_t>(b0));
-      ++i;
-      continue;
-    }
-    std::size_t len = 0;
-    char32_t cp = 0, min = 0;
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-      len = 2, cp = b0 & 0x1Fu, min = 0x80;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-      len = 3, cp = b0 & 0x0Fu, min = 0x800;
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-      len = 4, cp = b0 & 0x07u, min = 0x10000;
-    }
-    bool ok = len > 0 && i + len <= s.size();
-    for (std::size_t k = 1; ok && k < len; ++k) {
-      const auto b = static_cast<unsigned char>(s[i + k]);
-      ok = (b & 0xC0u) == 0x80u;
-      cp = (cp << 6) | (b & 0x3Fu);
-    }
-    ok = ok && cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
-    f(ok ? cp : kReplacement);
-    i += ok ? len : 1;
-  }
-}
-
-void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
-// Markdown lines are one line each: tab, newline and carriage return become spaces, other
-// control characters U+FFFD.
-char32_t md_clean(char32_t cp) {
-  if (cp == '\t' || cp == '\n' || cp == '\r') return ' ';
-  if (cp < 0x20 || cp == 0x7F) return kReplacement;
-  return cp;
-}
-
-// Text in a Markdown paragraph or table cell, shown as written: `|` would end a cell, `\`, `` ` ``
-// and `*` start escapes, code and emphasis, `<` and `&` raw HTML and entities (a key or an error
-// message with "<script>" is shown, never interpreted). `_` is left alone: GitHub does not
-// emphasise inside words, and keys and details are full of snake_case.
-std::string md_text(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for_each_code_point(s, [&out](char32_t cp) {
-    cp = md_clean(cp);
-    switch (cp) {
-      case '\\':
-      case '|':
-      case '`':
-      case '*':
-        out += '\\';
-        out += static_cast<char>(cp);
-        return;
-      case '<':
-        out += "&lt;";
-        return;
-      case '&':
-        out += "&amp;";
-        return;
-      default:
-        append_utf8(out, cp);
-    }
-  });
-  return out;
-}
-
-// A code span that may sit in a table cell. Inside code spans nothing is an escape, except that
-// GitHub splits table cells on `|` before parsing spans and honours `\|` there. A key holding
-// backticks gets a fence one longer than its longest run of them, padded with spaces (which
-// CommonMark strips).
-std::string md_code(std::string_view s) {
-  if (s.empty()) return "";
-  std::string body;
-  std::size_t run = 0, longest = 0;
-  for_each_code_point(s, [&](char32_t cp) {
-    cp = md_clean(cp);
-    run = cp == '`' ? run + 1 : 0;
-    longest = std::max(longest, run);
-    if (cp == '|') {
-      body += "\\|";
-    } else {
-      append_utf8(body, cp);
-    }
-  });
-  if (body.empty()) return "(empty)";
-  const std::string fence(longest + 1, '`');
-  const bool pad = longest > 0 || (body.front() == ' ' && body.back() == ' ');
-  return pad ? fence + " " + body + " " + fence : fence + body + fence;
-}
-
-// A word for a POSIX shell: as is when it holds only characters no shell treats specially,
-// else single-quoted (a ' inside becomes '\'').
-std::string shell_quote(std::string_view s) {
-  std::string out = "'";
-  for (char ch : s) {
-    if (ch == '\'') {
-      out += "'\\''";
-    } else {
-      out += ch;
-    }
-  }
-  return out + "'";
-}
-
-std::string shell_word(std::string_view s) {
-  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) {
-    const auto u = static_cast<unsigned char>(ch);
-    return std::isalnum(u) || std::string_view("_-.,/:=+@%").find(ch) != std::string_view::npos;
-  });
-  return plain ? std::string(s) : shell_quote(s);
 }
 
 std::string plural(std::int64_t n, std::string_view noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
@@ -333,7 +188,7 @@ std::string gate_list(const std::vector<Gate>& gates) {
 std::string run_title(const RunRef& r) { return r.release.empty() ? fmt::format("run {}", r.id) : r.release; }
 
 std::string show_command(const ReportOptions& o, std::int64_t run) {
-  return fmt::format("gauntlet show --db {} --run {}", shell_word(o.db_path), run);
+  return fmt::format("gauntlet show --db {} --run {}", shell_argument(o.db_path), run);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -347,33 +202,33 @@ void md_regressions(std::string& out, const RunComparison& c, const Rows& rows, 
       "| Case | Change | Detail | Baseline → Candidate | Ratio | p | Waiver | Repro |\n"
       "|---|---|---|---|--:|--:|---|---|\n";
   md_table(out, kHeader, rows, top, kSeeJson, [&c](const Finding& f) {
-    return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", md_code(f.key), change_name(f.change),
-                       md_text(f.detail), values_text(f), ratio_text(f.ratio), p_text(f.p_value),
-                       f.waiver ? md_text(waiver_text(*f.waiver)) : "", md_code(repro_command(c, f)));
+    return fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", markdown_code(f.key), change_name(f.change),
+                       markdown_text(f.detail), values_text(f), ratio_text(f.ratio), p_text(f.p_value),
+                       f.waiver ? markdown_text(waiver_text(*f.waiver)) : "", markdown_code(repro_command(c, f)));
   });
 }
 
 void md_header(std::string& out, const RunComparison& c, const ReportOptions& o) {
   const RunRef &b = c.baseline, &k = c.candidate;
-  out += fmt::format("# gauntlet compare: {} vs {} ({}, {})\n\n", md_text(run_title(k)), md_text(run_title(b)),
-                     md_text(k.backend), md_text(k.suite));
+  out += fmt::format("# gauntlet compare: {} vs {} ({}, {})\n\n", markdown_text(run_title(k)),
+                     markdown_text(run_title(b)), markdown_text(k.backend), markdown_text(k.suite));
   out += "| | Baseline | Candidate |\n|---|---|---|\n";
   auto row = [&out](std::string_view what, const std::string& x, const std::string& y) {
     out += fmt::format("| {} | {} | {} |\n", what, x, y);
   };
-  row("Release", md_text(b.release), md_text(k.release));
+  row("Release", markdown_text(b.release), markdown_text(k.release));
   row("Run", std::to_string(b.id), std::to_string(k.id));
   auto backend = [](const RunRef& r) {
-    return md_code(r.backend) + (r.backend_version.empty() ? "" : " " + md_text(r.backend_version));
+    return markdown_code(r.backend) + (r.backend_version.empty() ? "" : " " + markdown_text(r.backend_version));
   };
   row("Backend", backend(b), backend(k));
-  row("Suite", md_text(b.suite), md_text(k.suite));
-  row("Started", md_text(b.started_at), md_text(k.started_at));
+  row("Suite", markdown_text(b.suite), markdown_text(k.suite));
+  row("Started", markdown_text(b.started_at), markdown_text(k.started_at));
   row("Cases", std::to_string(c.baseline_cases), std::to_string(c.candidate_cases));
   out += fmt::format("\n{} in both runs.", plural(c.common_cases, "case"));
   if (!o.db_path.empty()) {
-    out += fmt::format(" Database {}: {}, {}.", md_code(o.db_path), md_code(show_command(o, b.id)),
-                       md_code(show_command(o, k.id)));
+    out += fmt::format(" Database {}: {}, {}.", markdown_code(o.db_path), markdown_code(show_command(o, b.id)),
+                       markdown_code(show_command(o, k.id)));
   }
   out += "\n\n";
 }
@@ -416,7 +271,7 @@ void md_counts(std::string& out, const RunComparison& c, const std::vector<Gate>
 void md_speed(std::string& out, const SpeedSummary& s) {
   out += "## Speed\n\n";
   const stats::Interval& g = s.geomean;
-  const std::string metric = s.metric.empty() ? "unknown" : md_text(s.metric);
+  const std::string metric = s.metric.empty() ? "unknown" : markdown_text(s.metric);
   if (s.compared == 0 || !std::isfinite(g.estimate)) {
     out += fmt::format("Metric: {} time. No case was timed by both runs: no geomean.", metric);
   } else {
@@ -445,7 +300,8 @@ void md_speed(std::string& out, const SpeedSummary& s) {
   }
   out += "| Release | Index | |\n|---|--:|---|\n";
   for (const SpeedSummary::Point& p : s.history) {
-    out += fmt::format("| {} | {:.3f} | {} |\n", md_text(p.release), p.index, p.change_point ? "**change point**" : "");
+    out += fmt::format("| {} | {:.3f} | {} |\n", markdown_text(p.release), p.index,
+                       p.change_point ? "**change point**" : "");
   }
   out +=
       "\nIndex: the chained geomean of release-to-release ratios, the oldest release = 1; a change "
@@ -492,56 +348,10 @@ void md_throughput(std::string& out, const RunComparison& c) {
 // ---------------------------------------------------------------------------------------------
 // Public.
 
-std::string xml_escape(std::string_view s, bool attribute) {
-  std::string out;
-  out.reserve(s.size());
-  for_each_code_point(s, [&](char32_t cp) {
-    switch (cp) {
-      case '&':
-        out += "&amp;";
-        return;
-      case '<':
-        out += "&lt;";
-        return;
-      case '>':
-        out += "&gt;";
-        return;
-      case '"':
-        out += attribute ? "&quot;" : "\"";
-        return;
-      case '\'':
-        out += attribute ? "&apos;" : "'";
-        return;
-      case '\r':
-        out += "&#13;";
-        return;
-      case '\t':
-      case '\n':
-        if (attribute) {
-          out += fmt::format("&#{};", static_cast<unsigned>(cp));
-        } else {
-          out += static_cast<char>(cp);
-        }
-        return;
-      default:
-        break;
-    }
-    // XML 1.0 Char: #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF];
-    // the decoder already excludes surrogates and values above U+10FFFF.
-    if (cp < 0x20 || cp == 0xFFFE || cp == 0xFFFF) cp = kReplacement;
-    append_utf8(out, cp);
-  });
-  return out;
-}
-
-std::string markdown_text(std::string_view s) { return md_text(s); }
-std::string markdown_code(std::string_view s) { return md_code(s); }
-std::string shell_argument(std::string_view s) { return shell_word(s); }
-
 std::string repro_command(std::string_view key, std::string_view db_path, std::int64_t run, std::string_view backend) {
-  std::string cmd = "gauntlet repro " + shell_quote(key);
-  if (!db_path.empty() && run > 0) return cmd + " --db " + shell_word(db_path) + " --run " + std::to_string(run);
-  if (!backend.empty()) cmd += " --backend " + shell_word(backend);
+  std::string cmd = "gauntlet repro " + shell_quoted(key);
+  if (!db_path.empty() && run > 0) return cmd + " --db " + shell_argument(db_path) + " --run " + std::to_string(run);
+  if (!backend.empty()) cmd += " --backend " + shell_argument(backend);
   return cmd;
 }
 
@@ -591,7 +401,7 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
 
   const GateVerdict verdict = gate_verdict(c, gates);
   out += fmt::format("**{}** (exit code {}): {}\n\n", verdict.exit_code ? "FAIL" : "PASS", verdict.exit_code,
-                     md_text(verdict.summary));
+                     markdown_text(verdict.summary));
 
   md_counts(out, c, gates);
   md_speed(out, c.speed);
@@ -651,15 +461,15 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
         "| Case | Baseline | Candidate | Detail | Repro |\n|---|---|---|---|---|\n",
         o.db_path.empty()
             ? ""
-            : fmt::format(" Each: {}.",
-                          md_code(fmt::format("gauntlet show --db {} --run {} --status FAIL,ERROR,CRASH,TIMEOUT,XPASS",
-                                              shell_word(o.db_path), c.candidate.id))));
+            : fmt::format(" Each: {}.", markdown_code(fmt::format(
+                                            "gauntlet show --db {} --run {} --status FAIL,ERROR,CRASH,TIMEOUT,XPASS",
+                                            shell_argument(o.db_path), c.candidate.id))));
     const std::size_t shown = std::min(c.known_failures.size(), static_cast<std::size_t>(std::max(o.top, 0)));
     for (std::size_t i = 0; i < shown; ++i) {
       const KnownFailure& k = c.known_failures[i];
-      out +=
-          fmt::format("| {} | {} | {} | {} | {} |\n", md_code(k.key), status_text(k.baseline), status_text(k.candidate),
-                      md_text(k.detail), md_code(repro_command(k.key, c.db_path, c.candidate.id, c.candidate.backend)));
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", markdown_code(k.key), status_text(k.baseline),
+                         status_text(k.candidate), markdown_text(k.detail),
+                         markdown_code(repro_command(k.key, c.db_path, c.candidate.id, c.candidate.backend)));
     }
     if (shown < c.known_failures.size()) {
       out += fmt::format("\n... and {} more (see the JSON report)\n", c.known_failures.size() - shown);
@@ -698,8 +508,8 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
       "|---|---|---|---|--:|--:|\n";
   // A row of the tables of findings that are not regressions (no waiver, no repro column).
   const auto plain_row = [](const Finding& f) {
-    return fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_code(f.key), change_name(f.change), md_text(f.detail),
-                       values_text(f), ratio_text(f.ratio), p_text(f.p_value));
+    return fmt::format("| {} | {} | {} | {} | {} | {} |\n", markdown_code(f.key), change_name(f.change),
+                       markdown_text(f.detail), values_text(f), ratio_text(f.ratio), p_text(f.p_value));
   };
   md_table(out, kShiftsHeader, shifts, o.top, kSeeJson, plain_row);
 
@@ -717,7 +527,7 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
   md_table(out, kOthersHeader, others, o.top, kSeeJson, plain_row);
 
   out += fmt::format("---\ngauntlet {} · json_schema_version {}\n",
-                     o.gauntlet_version.empty() ? "(unknown version)" : md_text(o.gauntlet_version),
+                     o.gauntlet_version.empty() ? "(unknown version)" : markdown_text(o.gauntlet_version),
                      c.json_schema_version);
   return out;
 }

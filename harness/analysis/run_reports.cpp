@@ -1,4 +1,4 @@
-#include "gauntlet/run_reports.h"
+#include "gauntlet/analysis/run_reports.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "gauntlet/reports.h"
+#include "gauntlet/analysis/reports.h"
+#include "gauntlet/base/text.h"
 #include "markdown.h"
 
 namespace gauntlet {
@@ -18,8 +19,6 @@ namespace {
 constexpr std::string_view kStderrMark = "\nlast lines of its stderr:\n";
 
 std::string plural(std::int64_t n, std::string_view noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
-
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 // The error without its stderr tail (that goes to <system-err> or its own block).
 std::string error_head(const std::string& error) {

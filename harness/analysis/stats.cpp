@@ -1,4 +1,4 @@
-#include "gauntlet/stats.h"
+#include "gauntlet/analysis/stats.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "gauntlet/waivers.h"
+#include "gauntlet/analysis/waivers.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -17,9 +17,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "gauntlet/glob.h"
-#include "gauntlet/host.h"
-#include "gauntlet/strict_yaml.h"
+#include "gauntlet/base/glob.h"
+#include "gauntlet/base/host.h"
+#include "gauntlet/base/yaml_reader.h"
 
 namespace gauntlet {
 namespace {
@@ -96,17 +96,13 @@ std::string accepted_changes() {
 constexpr const char* kFields[] = {"case", "change", "reason", "owner", "expires"};
 constexpr const char* kRequired[] = {"case", "reason", "owner", "expires"};
 
-// Turns YAML nodes into waivers, reporting every problem as "<name>:<line>: <field>: <problem>".
-class Reader {
+// Turns YAML nodes into waivers (gauntlet/base/yaml_reader.h), reporting every problem as
+// "<name>:<line>: <field>: <problem>".
+class Reader : public YamlReader<WaiverError> {
  public:
-  explicit Reader(const std::string& name) : name_(name) {}
+  explicit Reader(const std::string& name) : YamlReader(name, /*with_column=*/false) {}
 
-  [[noreturn]] void fail(const YAML::Mark& at, const std::string& what) const {
-    if (at.is_null()) throw WaiverError(fmt::format("{}: {}", name_, what));
-    throw WaiverError(fmt::format("{}:{}: {}", name_, at.line + 1, what));
-  }
-
-  std::string where(const YAML::Mark& at) const { return fmt::format("{}:{}", name_, at.line + 1); }
+  std::string where(const YAML::Mark& at) const { return fmt::format("{}:{}", file(), at.line + 1); }
 
   // A field's value: one non-empty scalar. Errors point at the key, because a missing value's
   // node is marked on the line after it.
@@ -172,8 +168,6 @@ class Reader {
     }
     fail(key.Mark(), fmt::format("change: '{}' is not a gate or a change (one of: {})", v, accepted_changes()));
   }
-
-  const std::string& name_;
 };
 
 bool all_digits(std::string_view s) {
@@ -215,17 +209,7 @@ Waivers Waivers::load(const std::string& path) {
 
 Waivers Waivers::parse(const std::string& text, const std::string& name) {
   const Reader r(name);
-  YAML::Node root;
-  try {
-    root = strict_yaml::parse(text);  // Note [Strict YAML]
-  } catch (const strict_yaml::Problem& p) {
-    YAML::Mark m = YAML::Mark::null_mark();
-    if (p.line > 0) {
-      m.line = static_cast<int>(p.line) - 1;
-      m.column = static_cast<int>(p.column) - 1;
-    }
-    r.fail(m, p.what);
-  }
+  const YAML::Node root = r.parse(text);  // Note [Strict YAML]
   Waivers out;
   if (root.IsNull()) return out;  // an empty file, or only comments
 

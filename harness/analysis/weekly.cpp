@@ -1,4 +1,4 @@
-#include "gauntlet/weekly.h"
+#include "gauntlet/analysis/weekly.h"
 
 #include <fmt/format.h>
 
@@ -9,10 +9,11 @@
 #include <set>
 #include <tuple>
 
-#include "gauntlet/dates.h"
-#include "gauntlet/reports.h"
-#include "gauntlet/stats.h"
-#include "gauntlet/store_reader.h"
+#include "gauntlet/analysis/dates.h"
+#include "gauntlet/analysis/reports.h"
+#include "gauntlet/analysis/stats.h"
+#include "gauntlet/base/text.h"
+#include "gauntlet/store/store_reader.h"
 
 namespace gauntlet {
 

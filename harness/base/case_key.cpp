@@ -1,4 +1,4 @@
-#include "gauntlet/case_key.h"
+#include "gauntlet/base/case_key.h"
 
 #include <xxhash.h>
 

@@ -1,4 +1,4 @@
-#include "gauntlet/command_line.h"
+#include "gauntlet/base/command_line.h"
 
 namespace gauntlet {
 

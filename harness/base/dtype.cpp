@@ -1,4 +1,4 @@
-#include "gauntlet/dtype.h"
+#include "gauntlet/base/dtype.h"
 
 namespace gauntlet {
 

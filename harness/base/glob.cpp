@@ -1,9 +1,9 @@
-#include "gauntlet/glob.h"
+#include "gauntlet/base/glob.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "gauntlet/strings.h"
+#include "gauntlet/base/strings.h"
 
 namespace gauntlet {
 

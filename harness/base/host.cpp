@@ -1,4 +1,4 @@
-#include "gauntlet/host.h"
+#include "gauntlet/base/host.h"
 
 #include <link.h>
 

@@ -1,4 +1,4 @@
-#include "gauntlet/outcome.h"
+#include "gauntlet/base/outcome.h"
 
 #include <algorithm>
 #include <cctype>

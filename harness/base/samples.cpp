@@ -1,4 +1,4 @@
-#include "gauntlet/samples.h"
+#include "gauntlet/base/samples.h"
 
 #include <cstdint>
 #include <cstring>

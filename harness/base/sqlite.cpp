@@ -1,4 +1,4 @@
-#include "gauntlet/sqlite.h"
+#include "gauntlet/base/sqlite.h"
 
 #include <sqlite3.h>
 

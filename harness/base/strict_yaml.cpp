@@ -1,4 +1,4 @@
-#include "gauntlet/strict_yaml.h"
+#include "gauntlet/base/strict_yaml.h"
 
 #include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>

@@ -1,4 +1,4 @@
-#include "gauntlet/strings.h"
+#include "gauntlet/base/strings.h"
 
 #include <algorithm>
 

@@ -15,15 +15,15 @@
 #include <string>
 #include <vector>
 
-#include "gauntlet/catalog.h"
-#include "gauntlet/compare.h"
-#include "gauntlet/glob.h"
-#include "gauntlet/outcome_json.h"
-#include "gauntlet/regress.h"
-#include "gauntlet/reports.h"
+#include "gauntlet/analysis/regress.h"
+#include "gauntlet/analysis/reports.h"
+#include "gauntlet/base/glob.h"
+#include "gauntlet/core/catalog.h"
+#include "gauntlet/core/compare.h"
+#include "gauntlet/core/runner.h"
+#include "gauntlet/run/outcome_json.h"
 #include "gauntlet/run/worker_protocol.h"
-#include "gauntlet/runner.h"
-#include "gauntlet/store.h"
+#include "gauntlet/store/store.h"
 
 namespace gauntlet {
 namespace {

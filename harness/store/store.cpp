@@ -1,4 +1,4 @@
-#include "gauntlet/store.h"
+#include "gauntlet/store/store.h"
 
 #include <sqlite3.h>
 
@@ -15,10 +15,10 @@
 #include <type_traits>
 #include <utility>
 
-#include "gauntlet/outcome_fields.h"
-#include "gauntlet/samples.h"
-#include "gauntlet/sqlite.h"
-#include "gauntlet/store_reader.h"
+#include "gauntlet/base/outcome_fields.h"
+#include "gauntlet/base/samples.h"
+#include "gauntlet/base/sqlite.h"
+#include "gauntlet/store/store_reader.h"
 
 namespace gauntlet {
 
@@ -140,7 +140,7 @@ ALTER TABLE results ADD COLUMN work_items INTEGER;
 ALTER TABLE results ADD COLUMN cv REAL;
 ALTER TABLE runs ADD COLUMN price_per_device_hour REAL;
 )sql",
-    // 7 -> 8: the ops a model case executed (Note [Executed ops] in gauntlet/model_file.h).
+    // 7 -> 8: the ops a model case executed (Note [Executed ops] in gauntlet/models/model_file.h).
     R"sql(
 ALTER TABLE results ADD COLUMN executed_ops TEXT NOT NULL DEFAULT '[]';
 )sql",
@@ -188,7 +188,7 @@ std::string run_columns(std::string_view suffix = "") {
 // follow the same order.
 constexpr std::string_view kCaseColumns = "id, key, kind, target, dtype, mode, layout, shapes, args";
 // The columns of `results`: the run and the case, then each stored field of the field table
-// (Note [One field table] in gauntlet/outcome_fields.h; result_column_names in store_reader.cpp).
+// (Note [One field table] in gauntlet/base/outcome_fields.h; result_column_names in store_reader.cpp).
 const std::string& result_columns() {
   static const std::string columns = [] {
     std::string out;
@@ -201,7 +201,7 @@ const std::string& result_columns() {
   return columns;
 }
 
-// ---- Errors and SQLite helpers (gauntlet/sqlite.h), raising StoreError
+// ---- Errors and SQLite helpers (gauntlet/base/sqlite.h), raising StoreError
 
 void raise(const std::string& message, int exit_code = kExitBadInput) { throw StoreError(message, exit_code); }
 
@@ -240,7 +240,7 @@ std::string insert_sql(std::string_view verb, std::string_view table, std::strin
 int user_version(sqlite3* db, const std::string& path) { return sqlite::user_version(raise, db, path); }
 
 static_assert(kSchemaVersion == sqlite::kResultsSchemaVersion,
-              "one schema version: gauntlet/sqlite.h's is the readers'");
+              "one schema version: gauntlet/base/sqlite.h's is the readers'");
 
 void check_not_newer(const std::string& path, int version) {
   sqlite::check_not_newer(raise, path, version, kSchemaVersion, "database schema");

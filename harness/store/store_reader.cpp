@@ -1,11 +1,11 @@
-#include "gauntlet/store_reader.h"
+#include "gauntlet/store/store_reader.h"
 
 #include <fmt/format.h>
 #include <sqlite3.h>
 
 #include <algorithm>
 
-#include "gauntlet/outcome_fields.h"
+#include "gauntlet/base/outcome_fields.h"
 
 namespace gauntlet {
 
@@ -238,6 +238,43 @@ void StoreReader::scan(const ResultScan& scan, const std::function<void(ResultRo
     row.case_ = sqlite::as_unsigned(q.int64());
     on_row(row);
   }
+}
+
+StoreReader::TimedCounts StoreReader::timed_counts(std::int64_t run) {
+  const std::vector<std::int64_t> n = counts_set(run, {"sim_time_us", "median_us"});
+  return {n[0], n[1]};
+}
+
+void StoreReader::scan_facts(const FactScan& facts, const std::function<void(const ResultFacts&)>& on_result) {
+  ResultScan scan;
+  scan.runs = facts.runs;
+  scan.on_size = facts.on_size;
+  scan.columns = {"status",     "max_abs_err",    "max_rel_err", "atol",         "first_us",
+                  "median_us",  "sim_time_us",    "compile_ms",  "graph_breaks", "recompiles",
+                  "work_items", "peak_mem_bytes", "fallback_ops"};
+  if (facts.samples) scan.columns.push_back("samples");
+  if (facts.errors) scan.columns.push_back("error");
+  ResultFacts f;
+  this->scan(scan, [&](ResultRow& q) {
+    f.run_id = q.run_id();
+    f.case_id = q.case_id();
+    f.status = q.status();
+    f.max_abs_err = q.real();
+    f.max_rel_err = q.real();
+    f.atol = q.real();
+    f.first_us = q.real();
+    f.median_us = q.real();
+    f.sim_time_us = q.real();
+    f.compile_ms = q.real();
+    f.graph_breaks = q.real();
+    f.recompiles = q.real();
+    f.work_items = q.real();
+    f.peak_mem_bytes = q.int64();
+    f.fallback_ops = q.text();
+    f.samples = facts.samples ? q.blob() : std::string_view();
+    f.error = facts.errors ? q.text() : std::string_view();
+    on_result(f);
+  });
 }
 
 }  // namespace gauntlet

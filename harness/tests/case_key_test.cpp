@@ -1,5 +1,5 @@
 // The case key grammar: canonical printing, parsing, ids and error positions.
-#include "gauntlet/case_key.h"
+#include "gauntlet/base/case_key.h"
 
 #include <gtest/gtest.h>
 

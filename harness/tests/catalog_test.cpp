@@ -1,5 +1,5 @@
 // Catalog expansion from suite files, expectations and tolerance rules, and the real suites.
-#include "gauntlet/catalog.h"
+#include "gauntlet/core/catalog.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,8 +14,8 @@
 #include <set>
 #include <string>
 
-#include "gauntlet/coll_spec.h"
-#include "gauntlet/op_spec.h"
+#include "gauntlet/suites/coll_spec.h"
+#include "gauntlet/suites/op_spec.h"
 
 namespace gauntlet {
 namespace {

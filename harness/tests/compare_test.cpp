@@ -1,5 +1,5 @@
 // Comparison with the golden: tolerance table, metrics, ULP distance and rounding.
-#include "gauntlet/compare.h"
+#include "gauntlet/core/compare.h"
 
 #include <gtest/gtest.h>
 

@@ -13,9 +13,9 @@
 #include <filesystem>
 #include <set>
 
-#include "gauntlet/regress.h"
-#include "gauntlet/splitmix.h"
-#include "gauntlet/store.h"
+#include "gauntlet/analysis/regress.h"
+#include "gauntlet/base/splitmix.h"
+#include "gauntlet/store/store.h"
 
 namespace gauntlet {
 namespace {

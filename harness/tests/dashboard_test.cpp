@@ -1,7 +1,7 @@
-// The dashboard's data (gauntlet/dashboard.h, dashboards/FORMAT.md) from a database written
+// The dashboard's data (gauntlet/analysis/dashboard.h, dashboards/FORMAT.md) from a database written
 // through the Store: six weekly releases of `sim` (r4 makes every mm case 30% slower, r5 sends an
 // add to the CPU, r6 fails two adds with an error text holding markup) and two of `cpu`.
-#include "gauntlet/dashboard.h"
+#include "gauntlet/analysis/dashboard.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "gauntlet/store.h"
+#include "gauntlet/store/store.h"
 
 namespace gauntlet {
 namespace {
@@ -307,6 +307,39 @@ TEST_F(DashboardTest, BadInputIsOneLineNamingIt) {
   const std::string text = (dir_ / "text.db").string();
   std::ofstream(text) << "not a database";
   EXPECT_NE(error(text, {}).find(text + ": "), std::string::npos);
+}
+
+// Note [Output folders]: a folder of the user's is refused and left as it was; a folder the
+// dashboard wrote, or an empty one, is written; `/` is refused.
+TEST_F(DashboardTest, AFolderOfOtherFilesIsRefusedAndLeftUntouched) {
+  const fs::path theirs = dir_ / "theirs";
+  fs::create_directories(theirs / "data");
+  std::ofstream(theirs / "notes.txt") << "mine";
+  std::ofstream(theirs / "data" / "keep.csv") << "1,2";
+  try {
+    write_dashboard_data(db_, theirs.string(), {});
+    ADD_FAILURE() << "a folder of other files was written";
+  } catch (const DashboardError& e) {
+    EXPECT_EQ(std::string(e.what()), theirs.string() +
+                                         ": the folder holds files Gauntlet did not write (no .gauntlet-dashboard in "
+                                         "it); name a new or empty folder");
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+  }
+  EXPECT_TRUE(fs::exists(theirs / "notes.txt"));
+  EXPECT_TRUE(fs::exists(theirs / "data" / "keep.csv"));
+  EXPECT_FALSE(fs::exists(theirs / "data" / "overview.js"));
+  EXPECT_FALSE(fs::exists(theirs / ".gauntlet-dashboard"));
+
+  EXPECT_THROW(write_dashboard_data(db_, "/", {}), DashboardError);
+
+  const fs::path empty = dir_ / "empty";
+  fs::create_directories(empty);
+  write_dashboard_data(db_, empty.string(), {});
+  EXPECT_TRUE(fs::exists(empty / ".gauntlet-dashboard"));
+  EXPECT_TRUE(fs::exists(empty / "data" / "overview.js"));
+  std::ofstream(empty / "data" / "stale.js") << "old";
+  write_dashboard_data(db_, empty.string(), {});  // ours: replaced again
+  EXPECT_FALSE(fs::exists(empty / "data" / "stale.js"));
 }
 
 TEST(DashboardScript, EscapesMarkupAndLineSeparators) {

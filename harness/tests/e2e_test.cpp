@@ -10,15 +10,15 @@
 #include <sstream>
 
 #include "e2e_support.h"
-#include "gauntlet/case_key.h"
-#include "gauntlet/collective.h"
-#include "gauntlet/golden.h"
-#include "gauntlet/golden_store.h"
-#include "gauntlet/inputs.h"
-#include "gauntlet/op_spec.h"
-#include "gauntlet/outcome.h"
-#include "gauntlet/outcome_json.h"
-#include "gauntlet/store.h"
+#include "gauntlet/base/case_key.h"
+#include "gauntlet/base/outcome.h"
+#include "gauntlet/core/collective.h"
+#include "gauntlet/golden/golden.h"
+#include "gauntlet/golden/golden_store.h"
+#include "gauntlet/golden/inputs.h"
+#include "gauntlet/run/outcome_json.h"
+#include "gauntlet/store/store.h"
+#include "gauntlet/suites/op_spec.h"
 
 namespace fs = std::filesystem;
 using e2e::E2E;
@@ -138,7 +138,7 @@ TEST_F(E2E, ShowSummarizesByStatusWithReproCommands) {
   EXPECT_GT(j.at("results").size(), 5u);
 }
 
-// Note [Two binaries] (harness/src/cli/front.cpp): `gauntlet` loads no libtorch, runs the commands
+// Note [Two binaries] (harness/cli_front/front.cpp): `gauntlet` loads no libtorch, runs the commands
 // that read stored runs itself, and hands every other one to gauntlet-torch beside it.
 TEST_F(E2E, TheFrontBinaryLoadsNoTorchAndHandsTheOtherCommandsOver) {
   // What the dynamic loader would load for it (what ldd prints).

@@ -1,7 +1,7 @@
-// GitHub Actions output (gauntlet/github.h): workflow command escaping, annotation lines and their
+// GitHub Actions output (gauntlet/analysis/github.h): workflow command escaping, annotation lines and their
 // cap, which findings of a run and of a comparison become annotations, and compare's step summary
 // (approval test, approval.h).
-#include "gauntlet/github.h"
+#include "gauntlet/analysis/github.h"
 
 #include <gtest/gtest.h>
 

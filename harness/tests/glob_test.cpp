@@ -1,5 +1,5 @@
 // Globs and gtest-style filters on case keys.
-#include "gauntlet/glob.h"
+#include "gauntlet/base/glob.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "gauntlet/strings.h"
+#include "gauntlet/base/strings.h"
 
 namespace gauntlet {
 namespace {

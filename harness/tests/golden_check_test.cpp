@@ -3,7 +3,7 @@
 // every backend, or need an xfail per backend. This computes every case's golden as a run does:
 //   - op cases: make_inputs + compute_golden (what the runner and `golden build` do);
 //   - model cases: the fp64 forward (and, for train, the gradients of the fixed-weight loss) of
-//     make_golden in harness/src/model_case.cpp, for the case's batch size and every batch size
+//     make_golden in harness/core/model_case.cpp, for the case's batch size and every batch size
 //     of its shape sequence (Note [Shape sequences]);
 //   - collective cases: coll_golden of every rank (a rank process computes its own from every
 //     rank's regenerated inputs, without any device or process group).
@@ -23,19 +23,18 @@
 #include <thread>
 #include <vector>
 
-#include "gauntlet/catalog.h"
-#include "gauntlet/collective.h"
-#include "gauntlet/golden.h"
-#include "gauntlet/inputs.h"
-#include "gauntlet/models.h"
-#include "gauntlet/op_impl.h"
+#include "gauntlet/base/text.h"
+#include "gauntlet/core/catalog.h"
+#include "gauntlet/core/collective.h"
+#include "gauntlet/golden/golden.h"
+#include "gauntlet/golden/inputs.h"
+#include "gauntlet/models/models.h"
+#include "gauntlet/suites/op_impl.h"
 
 namespace gauntlet {
 namespace {
 
 const std::string kSuitesDir = std::string(GAUNTLET_SOURCE_DIR) + "/suites/yaml";
-
-std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
 void op_golden(const CaseKey& key) {
   const OpDef* def = find_op_def(key.target);

@@ -1,6 +1,6 @@
 // The golden store: bit-exact round trips, content addressing, versioning, corruption detection,
 // frozen releases, gc, read-only use and concurrent readers.
-#include "gauntlet/golden_store.h"
+#include "gauntlet/golden/golden_store.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -18,10 +18,10 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "gauntlet/case_key.h"
-#include "gauntlet/golden.h"
-#include "gauntlet/inputs.h"
-#include "gauntlet/op_impl.h"
+#include "gauntlet/base/case_key.h"
+#include "gauntlet/golden/golden.h"
+#include "gauntlet/golden/inputs.h"
+#include "gauntlet/suites/op_impl.h"
 
 namespace gauntlet {
 namespace {

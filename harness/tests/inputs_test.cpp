@@ -1,11 +1,11 @@
 // Deterministic inputs: same key, same values; domains respected; layouts keep values.
-#include "gauntlet/inputs.h"
+#include "gauntlet/golden/inputs.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "gauntlet/op_impl.h"
+#include "gauntlet/suites/op_impl.h"
 
 namespace gauntlet {
 namespace {

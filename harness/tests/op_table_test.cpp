@@ -3,8 +3,8 @@
 
 #include <map>
 
-#include "gauntlet/catalog.h"
-#include "gauntlet/op_impl.h"
+#include "gauntlet/core/catalog.h"
+#include "gauntlet/suites/op_impl.h"
 
 namespace gauntlet {
 namespace {

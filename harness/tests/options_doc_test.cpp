@@ -1,4 +1,4 @@
-// Note [Options beside their fields] (gauntlet/command_line.h): every command's options, as the
+// Note [Options beside their fields] (gauntlet/base/command_line.h): every command's options, as the
 // library describes them, are documented in docs/cli.md, in the command's own section.
 #include <gtest/gtest.h>
 
@@ -10,22 +10,22 @@
 #include <string>
 #include <vector>
 
-#include "gauntlet/backend.h"
-#include "gauntlet/backend_info.h"
-#include "gauntlet/dashboard.h"
-#include "gauntlet/golden_command.h"
-#include "gauntlet/listing.h"
-#include "gauntlet/ops_from_models.h"
-#include "gauntlet/plan.h"
-#include "gauntlet/rank_process.h"
-#include "gauntlet/repro.h"
-#include "gauntlet/run/bench_run.h"
+#include "gauntlet/analysis/dashboard.h"
+#include "gauntlet/core/backend.h"
+#include "gauntlet/core/backend_info.h"
+#include "gauntlet/core/bench_run.h"
+#include "gauntlet/core/golden_command.h"
+#include "gauntlet/core/listing.h"
+#include "gauntlet/core/ops_from_models.h"
+#include "gauntlet/core/plan.h"
+#include "gauntlet/core/rank_process.h"
+#include "gauntlet/core/repro.h"
+#include "gauntlet/core/run_request.h"
+#include "gauntlet/core/worker_loop.h"
 #include "gauntlet/run/compare_command.h"
 #include "gauntlet/run/merge.h"
-#include "gauntlet/run/run_request.h"
 #include "gauntlet/run/run_summary.h"
 #include "gauntlet/run/weekly_command.h"
-#include "gauntlet/run/worker_loop.h"
 
 namespace gauntlet {
 namespace {

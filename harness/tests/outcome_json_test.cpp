@@ -1,5 +1,5 @@
 // The worker's fast JSON writer (to_json_text) against the JSON library's (to_json).
-#include "gauntlet/outcome_json.h"
+#include "gauntlet/run/outcome_json.h"
 
 #include <gtest/gtest.h>
 

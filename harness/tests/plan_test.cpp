@@ -1,4 +1,4 @@
-#include "gauntlet/plan.h"
+#include "gauntlet/core/plan.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

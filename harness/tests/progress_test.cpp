@@ -1,5 +1,5 @@
 // Note [Progress model]: the ETA against synthetic clocks.
-#include "gauntlet/progress.h"
+#include "gauntlet/run/progress.h"
 
 #include <gtest/gtest.h>
 

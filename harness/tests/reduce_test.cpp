@@ -1,6 +1,6 @@
 // Failing-shape reduction (reduce.h) against scripted runners: which candidates a case has, what
 // "fails the same way" means, and where the greedy descent ends.
-#include "gauntlet/reduce.h"
+#include "gauntlet/core/reduce.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <functional>
 #include <set>
 
-#include "gauntlet/op_spec.h"
+#include "gauntlet/suites/op_spec.h"
 
 namespace gauntlet {
 namespace {

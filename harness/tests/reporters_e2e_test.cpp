@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "e2e_support.h"
-#include "gauntlet/outcome.h"
+#include "gauntlet/base/outcome.h"
 
 namespace fs = std::filesystem;
 using e2e::E2E;

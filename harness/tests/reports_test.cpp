@@ -11,7 +11,7 @@
 //
 // The JUnit report is validated against harness/tests/junit.xsd with xmllint (Debian's
 // libxml2-utils, installed by ci/setup.sh); without xmllint that test fails.
-#include "gauntlet/reports.h"
+#include "gauntlet/analysis/reports.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "approval.h"
+#include "gauntlet/base/text.h"
 
 namespace gauntlet {
 namespace {

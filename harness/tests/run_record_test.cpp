@@ -8,13 +8,13 @@
 #include <fstream>
 #include <memory>
 
-#include "gauntlet/catalog.h"
-#include "gauntlet/error.h"
+#include "gauntlet/base/error.h"
+#include "gauntlet/core/catalog.h"
 #include "gauntlet/run/restore.h"
 #include "gauntlet/run/run_config.h"
 #include "gauntlet/run/run_summary.h"
 #include "gauntlet/run/selection.h"
-#include "gauntlet/store.h"
+#include "gauntlet/store/store.h"
 
 namespace fs = std::filesystem;
 using namespace gauntlet;

@@ -1,7 +1,7 @@
-// The reports of `gauntlet run` (gauntlet/run_reports.h): JUnit XML, Markdown, the step summary and
+// The reports of `gauntlet run` (gauntlet/analysis/run_reports.h): JUnit XML, Markdown, the step summary and
 // the verdict. Approval tests (approval.h): each report of a fixed RunReport is compared with its
 // approved copy in harness/tests/approved/; the JUnit report is validated against junit.xsd.
-#include "gauntlet/run_reports.h"
+#include "gauntlet/analysis/run_reports.h"
 
 #include <gtest/gtest.h>
 

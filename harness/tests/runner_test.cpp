@@ -1,5 +1,5 @@
 // run_case on the built-in cpu backend: classification, expectations, tolerances, determinism.
-#include "gauntlet/runner.h"
+#include "gauntlet/core/runner.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "gauntlet/torch_compat.h"
+#include "gauntlet/plugin/torch_compat.h"
 
 namespace gauntlet {
 namespace {

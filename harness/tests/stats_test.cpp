@@ -1,5 +1,5 @@
 // Statistics: order statistics, Mann-Whitney U, bootstrap, noise bands, E-Divisive.
-#include "gauntlet/stats.h"
+#include "gauntlet/analysis/stats.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "gauntlet/store.h"
+#include "gauntlet/store/store.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -14,10 +14,10 @@
 #include <sstream>
 #include <tuple>
 
-#include "gauntlet/outcome_fields.h"
-#include "gauntlet/outcome_json.h"
+#include "gauntlet/base/outcome_fields.h"
+#include "gauntlet/run/outcome_json.h"
 #include "gauntlet/run/worker_protocol.h"
-#include "gauntlet/store_reader.h"
+#include "gauntlet/store/store_reader.h"
 
 namespace gauntlet {
 namespace {
@@ -430,7 +430,7 @@ TEST_F(StoreTest, ResultsAreOrderedByKeyAndScopedToTheirRun) {
   EXPECT_TRUE(store->results(second + 1).empty());
 }
 
-// Note [One reader of results]: the analysis commands' reader (gauntlet/store_reader.h).
+// Note [One reader of results]: the analysis commands' reader (gauntlet/store/store_reader.h).
 void throw_error(const std::string& message, int exit_code) { throw Error(message, exit_code); }
 
 TEST_F(StoreTest, TheReaderScansNamedColumnsOfOneOrSeveralRunsInStorageOrder) {

@@ -29,9 +29,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "gauntlet/dates.h"
-#include "gauntlet/sqlite.h"
-#include "gauntlet/store.h"
+#include "gauntlet/analysis/dates.h"
+#include "gauntlet/base/sqlite.h"
+#include "gauntlet/store/store.h"
 
 namespace {
 

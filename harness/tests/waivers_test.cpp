@@ -1,5 +1,5 @@
 // Waiver files: parsing, error messages with their file:line, matching, expiry, today's date.
-#include "gauntlet/waivers.h"
+#include "gauntlet/analysis/waivers.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
-// gauntlet report --weekly (gauntlet/weekly.h) on a database written through the Store: ten daily
+// gauntlet report --weekly (gauntlet/analysis/weekly.h) on a database written through the Store: ten daily
 // releases of `sim`, where r7 makes every mm case 30% slower, r8 sends an add to the CPU and r9
 // fails two add cases; a re-run, a run after the window and another backend around them.
-#include "gauntlet/weekly.h"
+#include "gauntlet/analysis/weekly.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "gauntlet/store.h"
+#include "gauntlet/store/store.h"
 
 namespace gauntlet {
 namespace {

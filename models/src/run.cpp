@@ -8,7 +8,7 @@
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/jit.h>
 
-#include "gauntlet/models.h"
+#include "gauntlet/models/models.h"
 
 namespace gauntlet {
 

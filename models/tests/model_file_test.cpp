@@ -1,7 +1,7 @@
 // Model files (Note [Model files]): manifests and their errors, the weightless refill, moving a
 // module slot by slot, flattening results and flagging fixed devices and dtypes. The modules are
 // built here with TorchScript's C++ API and saved as a user's torch.jit.save would.
-#include "gauntlet/model_file.h"
+#include "gauntlet/models/model_file.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

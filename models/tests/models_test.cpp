@@ -1,6 +1,6 @@
 // The model zoo: the catalog and its errors, size expressions, inputs, and every model's compile,
 // forward, backward, executor modes and op claims (Note [Model zoo]).
-#include "gauntlet/models.h"
+#include "gauntlet/models/models.h"
 
 #include <ATen/Parallel.h>
 #include <fmt/format.h>

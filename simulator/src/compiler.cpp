@@ -35,8 +35,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "gauntlet/compile_abi.h"
-#include "gauntlet/graph_step.h"
+#include "gauntlet/plugin/compile_abi.h"
+#include "gauntlet/plugin/graph_step.h"
 #include "sim_torch.h"
 #include "state.h"
 #include "trn2_constants.h"

@@ -17,7 +17,7 @@
 #include <system_error>
 #include <utility>
 
-#include "gauntlet/error.h"  // one_line: a rule's text echoed in an error stays one line
+#include "gauntlet/base/error.h"  // one_line: a rule's text echoed in an error stays one line
 
 namespace gauntlet::sim {
 namespace {

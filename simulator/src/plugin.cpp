@@ -1,10 +1,10 @@
 // The library's entry points: registration when loaded, and the plugin ABI the harness reads
-// between cases (Note [Plugin ABI] in harness/include/gauntlet/plugin_abi.h).
+// between cases (Note [Plugin ABI] in harness/include/gauntlet/plugin/plugin_abi.h).
 #include <torch/library.h>
 
 #include <stdexcept>
 
-#include "gauntlet/plugin_abi.h"
+#include "gauntlet/plugin/plugin_abi.h"
 #include "sim_torch.h"
 #include "state.h"
 

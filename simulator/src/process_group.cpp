@@ -28,7 +28,7 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include "fault_spec.h"
-#include "gauntlet/torch_compat.h"
+#include "gauntlet/plugin/torch_compat.h"
 #include "state.h"
 #include "trn2_constants.h"
 

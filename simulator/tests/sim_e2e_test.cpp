@@ -21,8 +21,8 @@
 #include <thread>
 
 #include "e2e_support.h"
-#include "gauntlet/outcome.h"
-#include "gauntlet/store.h"
+#include "gauntlet/base/outcome.h"
+#include "gauntlet/store/store.h"
 
 namespace {
 
@@ -121,7 +121,7 @@ bool same_metrics(const Outcome& a, const Outcome& b) { return same_values(a, b)
 
 TEST_F(SimE2E, HarnessDoesNotLinkTheSimulator) {
   // The binary that runs cases is gauntlet-torch, beside gauntlet (Note [Two binaries] in
-  // harness/src/cli/front.cpp); gauntlet itself links no torch at all.
+  // harness/cli_front/front.cpp); gauntlet itself links no torch at all.
   const fs::path out = dir_ / "ldd";
   const std::string runner = (fs::path(GAUNTLET_BIN).parent_path() / "gauntlet-torch").string();
   ASSERT_EQ(std::system(("ldd " + runner + " > " + out.string()).c_str()), 0);
@@ -1251,7 +1251,7 @@ TEST_F(SimE2E, ThroughputAndCostFollowSimulatedTimeAndEachRunsPrice) {
 
 namespace {
 
-// Note [Confirmation] (harness/src/cli/confirm.cpp): compare --confirm re-measures host-time
+// Note [Confirmation] (harness/run/confirm.cpp): compare --confirm re-measures host-time
 // findings in fresh worker processes of both releases and keeps only those the processes confirm.
 TEST_F(SimE2E, ConfirmKeepsARealHostSlowdownAndNothingElse) {
   const fs::path db = dir_ / "confirm.db";

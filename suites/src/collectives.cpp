@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "gauntlet/coll_spec.h"
+#include "gauntlet/suites/coll_spec.h"
 
 namespace gauntlet {
 

@@ -20,8 +20,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "gauntlet/model_file.h"
-#include "gauntlet/op_impl.h"
+#include "gauntlet/models/model_file.h"
+#include "gauntlet/suites/op_impl.h"
 
 namespace gauntlet {
 

@@ -1,5 +1,5 @@
 // Op table: elementwise math (unary, binary, ternary), activations, comparisons, logic, bits.
-#include "gauntlet/op_impl.h"
+#include "gauntlet/suites/op_impl.h"
 
 namespace gauntlet {
 

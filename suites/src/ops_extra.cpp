@@ -5,7 +5,7 @@
 // Conventions as in the other families: inputs stay inside each function's domain (poles and
 // branch cuts avoided), the dtypes are those CPU libtorch 1.13 computes (the `cpu` backend runs
 // the case dtype), and ops returning indices of ties return comparable values instead.
-#include "gauntlet/op_impl.h"
+#include "gauntlet/suites/op_impl.h"
 
 namespace gauntlet {
 

@@ -10,7 +10,7 @@
 #include <cmath>
 #include <limits>
 
-#include "gauntlet/op_impl.h"
+#include "gauntlet/suites/op_impl.h"
 
 namespace gauntlet {
 

@@ -10,7 +10,7 @@
 //  - Backward of max.dim/min.dim/median/cummax routes the gradient to the chosen index, so tied
 //    inputs (likely in f16/bf16) may legitimately give a different gradient: use f32/f64 for
 //    eager-bwd of those ops.
-#include "gauntlet/op_impl.h"
+#include "gauntlet/suites/op_impl.h"
 
 namespace gauntlet {
 

@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "gauntlet/op_impl.h"
+#include "gauntlet/suites/op_impl.h"
 
 namespace gauntlet {
 

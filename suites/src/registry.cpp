@@ -5,10 +5,10 @@
 #include <charconv>
 #include <mutex>
 
-#include "gauntlet/coll_spec.h"
-#include "gauntlet/models.h"
-#include "gauntlet/op_impl.h"
-#include "gauntlet/strings.h"
+#include "gauntlet/base/strings.h"
+#include "gauntlet/models/models.h"
+#include "gauntlet/suites/coll_spec.h"
+#include "gauntlet/suites/op_impl.h"
 
 namespace gauntlet {
 

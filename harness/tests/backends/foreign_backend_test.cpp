@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "e2e_support.h"
-#include "gauntlet/case_key.h"
-#include "gauntlet/outcome.h"
-#include "gauntlet/store.h"
+#include "gauntlet/base/case_key.h"
+#include "gauntlet/base/outcome.h"
+#include "gauntlet/store/store.h"
 
 namespace {
 

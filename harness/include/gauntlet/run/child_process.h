@@ -1,4 +1,4 @@
-// A child process of the harness (Note [Child processes] in harness/src/run/child_process.cpp): the
+// A child process of the harness (Note [Child processes] in harness/run/child_process.cpp): the
 // one way workers (run's orchestrator, reduce, compare --confirm), a collective case's ranks and
 // repro's child are started, watched, killed and reaped.
 #pragma once
@@ -63,7 +63,7 @@ class ChildProcess {
 };
 
 // Runs `spec` with its stderr passed through to ours as it comes (err_pipe is set here), keeping
-// its last `keep` lines (Note [Crash-safe repro] in harness/src/cli/repro.cpp); waits for it.
+// its last `keep` lines (Note [Crash-safe repro] in harness/cli_torch/repro_command.cpp); waits for it.
 struct PassedThrough {
   int status = 0;  // as waitpid gives it
   std::deque<std::string> tail;

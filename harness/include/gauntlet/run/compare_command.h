@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gauntlet/command_line.h"
+#include "gauntlet/base/command_line.h"
 #include "gauntlet/run/run_summary.h"
 #include "gauntlet/run/worker_protocol.h"
 
@@ -30,7 +30,7 @@ struct CompareRequest {
   std::string markdown, junit, json;                                   // report files ("-": stdout)
   int top = 50;
   bool quiet = false;
-  bool github = false;  // --github (also when GITHUB_ACTIONS=true): Note [GitHub Actions] (src/run/github_reporter.cpp)
+  bool github = false;  // --github (also when GITHUB_ACTIONS=true): Note [GitHub Actions] (run/github_reporter.cpp)
   // --confirm (Note [Confirmation] in confirm.cpp)
   bool confirm = false;
   std::string baseline_backend, candidate_backend;  // default: the runs' backends

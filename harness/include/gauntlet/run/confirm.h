@@ -1,11 +1,11 @@
-// compare --confirm (Note [Confirmation] in harness/src/run/confirm.cpp): flagged host-time speed
+// compare --confirm (Note [Confirmation] in harness/run/confirm.cpp): flagged host-time speed
 // changes re-measured A B B A ... in fresh worker processes of both releases. No torch here.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "gauntlet/regress.h"
+#include "gauntlet/analysis/regress.h"
 #include "gauntlet/run/worker_protocol.h"
 
 namespace gauntlet {

@@ -15,7 +15,7 @@
 //                      retired); not when the database could not be written (Note [Stopped by the
 //                      environment]: the run's reports wait for its resume)
 // Listeners are called in the order they were added, on the thread that runs the cases. The store
-// itself is not a listener: the run commits each result (Committer in run/session.cpp) and then tells
+// itself is not a listener: the run commits each result (Committer in core/session.cpp) and then tells
 // the listeners. Anchors: Catch2's IEventListener and MultiReporter, Google Benchmark's display and
 // file reporters. docs/architecture.md "How to add": a run reporter.
 #pragma once
@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "gauntlet/run_reports.h"
+#include "gauntlet/analysis/run_reports.h"
 
 namespace gauntlet {
 

@@ -1,4 +1,4 @@
-// `gauntlet merge` (Note [Merging shards] in harness/src/run/merge.cpp): the shard databases of
+// `gauntlet merge` (Note [Merging shards] in harness/run/merge.cpp): the shard databases of
 // one run into one database. No torch here.
 #pragma once
 
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "gauntlet/command_line.h"
-#include "gauntlet/store.h"
+#include "gauntlet/base/command_line.h"
+#include "gauntlet/store/store.h"
 
 namespace gauntlet {
 

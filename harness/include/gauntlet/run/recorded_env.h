@@ -1,4 +1,4 @@
-// Note [Recorded environment] (harness/src/run/recorded_env.cpp): the environment variables a run
+// Note [Recorded environment] (harness/run/recorded_env.cpp): the environment variables a run
 // records with its configuration, so that --resume and `repro --db` can set them again.
 #pragma once
 

@@ -1,6 +1,6 @@
 // Note [Run reporters]: what `gauntlet run` writes besides its database, for CI systems and
 // people. Each is a run listener (Note [Run listeners] in gauntlet/run/listener.h) in a file of its
-// own under harness/src/run/, registered once in reporters.cpp's table with the option that names
+// own under harness/run/, registered once in reporters.cpp's table with the option that names
 // its file; `gauntlet run` offers one `--<flag> FILE` per registered reporter.
 //   --json-lines FILE  one JSON object per result (outcome_json.h's fields, plus "run", "repro" and
 //                      "json_schema_version"), written as results are committed: a line is queued
@@ -8,7 +8,7 @@
 //                      the database, so a killed run's file holds what its database holds (at most
 //                      the last quarter second less). A resumed run rewrites the file from the
 //                      run's stored results first: the file covers the whole run, each case once.
-//   --junit FILE       JUnit XML of every result of the run (gauntlet/run_reports.h has the mapping
+//   --junit FILE       JUnit XML of every result of the run (gauntlet/analysis/run_reports.h has the mapping
 //   --markdown FILE    of statuses), and Markdown; both read back from the database when the run
 //                      ends or stops, so a resumed run's reports are exact and complete.
 //   --failed-keys FILE the keys of the run's failing cases, one a line, for `run --keys-file`.
@@ -23,7 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "gauntlet/reports.h"
+#include "gauntlet/analysis/reports.h"
+#include "gauntlet/base/case_key.h"
 #include "gauntlet/run/listener.h"
 
 namespace gauntlet {
@@ -44,7 +45,7 @@ const std::vector<RunReporterEntry>& run_reporters();
 void add_run_reporters(const std::map<std::string, std::string>& paths, RunListeners& to);
 void check_run_reporter_paths(const std::map<std::string, std::string>& paths);
 
-// The registered reporters' factories, one file each under harness/src/run/.
+// The registered reporters' factories, one file each under harness/run/.
 std::unique_ptr<RunListener> json_lines_reporter(const std::string& path);
 std::unique_ptr<RunListener> junit_reporter(const std::string& path);
 std::unique_ptr<RunListener> markdown_reporter(const std::string& path);
@@ -75,7 +76,9 @@ std::string repository_path(const std::string& file);
 std::unique_ptr<RunListener> github_run_reporter();
 
 // The progress display: on a terminal one live line (done/total, cases/s, ETA, counts) with
-// failing keys printed above it as they come; otherwise a plain line every 10 s, on stderr.
-std::unique_ptr<RunListener> progress_display();
+// failing keys printed above it as they come; otherwise a plain line every 10 s, on stderr. The
+// remaining time weighs each case by `expected_case_us` (the plan's estimate: estimated_case_us in
+// gauntlet/core/plan.h, which this torch-free library cannot call itself).
+std::unique_ptr<RunListener> progress_display(std::function<double(const CaseKey&)> expected_case_us);
 
 }  // namespace gauntlet

@@ -1,5 +1,5 @@
 // How one case is judged outside the run that stored it (Note [Repro from the record] in
-// harness/src/run/restore.cpp): what `repro` and `reduce` take back from a stored run, and the one
+// harness/run/restore.cpp): what `repro` and `reduce` take back from a stored run, and the one
 // form of the command that reruns a case without the database. No torch here.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gauntlet/run/worker_protocol.h"
-#include "gauntlet/store.h"
+#include "gauntlet/store/store.h"
 
 namespace gauntlet {
 

@@ -1,5 +1,5 @@
 // A run's configuration as its record keeps it (runs.config_json; Note [Run record] in
-// harness/src/run/run_config.cpp): written once when a run begins, read back by `run --resume`,
+// harness/run/run_config.cpp): written once when a run begins, read back by `run --resume`,
 // `repro --db`, `reduce`, `merge`, the gate and the run reporters. One type, one reader, one writer.
 #pragma once
 

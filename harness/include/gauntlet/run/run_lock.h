@@ -1,4 +1,4 @@
-// Note [One orchestrator per run] (harness/src/run/run_lock.cpp): one process at a time runs a
+// Note [One orchestrator per run] (harness/run/run_lock.cpp): one process at a time runs a
 // stored run's missing cases.
 #pragma once
 

@@ -1,5 +1,5 @@
 // What `show` and the end of `run` say about a stored run: its counts, its fallbacks, its
-// throughput, and its failures grouped (Note [Grouped failures] in harness/src/run/run_summary.cpp),
+// throughput, and its failures grouped (Note [Grouped failures] in harness/run/run_summary.cpp),
 // each with the command that reproduces it; and Note [Hollow runs], the gate's floor. A value
 // read from the store, then text: summarize_run reads, the *_text functions only format.
 #pragma once
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "gauntlet/command_line.h"
-#include "gauntlet/store.h"
+#include "gauntlet/base/command_line.h"
+#include "gauntlet/store/store.h"
 
 namespace gauntlet {
 
@@ -29,7 +29,7 @@ struct RunSummary {
   // each op by how many cases, most first.
   std::int64_t ran = 0, fell_back = 0;
   std::vector<std::pair<std::string, int>> fallback_ops;
-  // Note [Throughput and cost] (gauntlet/regress.h): the geometric mean per unit (samples for
+  // Note [Throughput and cost] (gauntlet/analysis/regress.h): the geometric mean per unit (samples for
   // models, elements for the rest) over the cases that ran to the end.
   struct Throughput {
     std::string unit;
@@ -38,13 +38,14 @@ struct RunSummary {
   };
   std::vector<Throughput> throughput;
   bool simulated = false;  // throughput in simulated time
-  // The results of the statuses asked for, grouped by status and first line of error (or reason).
+  // The results of the statuses asked for, grouped by status and failure signature of the error (or
+  // reason): its first line with numbers blanked (Note [Failure signature] in base/text.cpp).
   struct Member {
     std::string key, models;  // models: the models an op case was cut from ("" for none)
   };
   struct Group {
     std::string status, why;
-    bool by_error = true;  // `why` is the error's first line, else the reason
+    bool by_error = true;  // `why` is the first member's error's first line, else its reason
     std::vector<Member> members;
   };
   std::vector<Group> groups;

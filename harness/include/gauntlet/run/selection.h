@@ -1,5 +1,5 @@
 // Which of a suite's cases one invocation runs: --filter, --shard i/N and --keys-file (Note [Filters
-// at scale] in gauntlet/glob.h, Note [Empty shards] in harness/src/run/selection.cpp). Shared by
+// at scale] in gauntlet/base/glob.h, Note [Empty shards] in harness/run/selection.cpp). Shared by
 // run, list, golden, bench and reduce. Every bad input is a gauntlet::Error naming it (exit 2).
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "gauntlet/catalog.h"
+#include "gauntlet/run/suite.h"
 
 namespace gauntlet {
 

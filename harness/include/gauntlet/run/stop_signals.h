@@ -1,4 +1,4 @@
-// How signals stop a run (harness/src/run/stop_signals.cpp): SIGINT and SIGTERM ask it to stop
+// How signals stop a run (harness/run/stop_signals.cpp): SIGINT and SIGTERM ask it to stop
 // after the cases in flight (stored results stay; it resumes), and a bus error ends it in one line
 // (Note [Bus errors]).
 #pragma once

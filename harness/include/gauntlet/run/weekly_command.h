@@ -1,10 +1,10 @@
 // `gauntlet report --weekly` (docs/regressions.md#a-weekly-report): a database's releases of the
-// last 7 days, per backend and suite (gauntlet/weekly.h). It reads only and gates nothing. No torch.
+// last 7 days, per backend and suite (gauntlet/analysis/weekly.h). It reads only and gates nothing. No torch.
 #pragma once
 
 #include <string>
 
-#include "gauntlet/command_line.h"
+#include "gauntlet/base/command_line.h"
 
 namespace gauntlet {
 

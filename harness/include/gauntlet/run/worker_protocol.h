@@ -1,4 +1,4 @@
-// The worker protocol (Note [Worker protocol] in harness/src/run/worker_protocol.cpp): how a worker
+// The worker protocol (Note [Worker protocol] in harness/run/worker_protocol.cpp): how a worker
 // is started (its settings, written as its command line in one place), the lines it answers with,
 // written and read here. `run`'s orchestrator, `reduce` and `compare --confirm` start workers;
 // `gauntlet worker` is one.
@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "gauntlet/command_line.h"
-#include "gauntlet/outcome.h"
+#include "gauntlet/base/command_line.h"
+#include "gauntlet/base/outcome.h"
 
 namespace gauntlet {
 

@@ -1,0 +1,174 @@
+// gauntlet repro: one case in-process, explained: inputs, golden vs actual, the worst elements,
+// the tolerance and the verdict. --json prints the outcome fields the store keeps.
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "gauntlet/analysis/reports.h"
+#include "gauntlet/base/text.h"
+#include "gauntlet/cli/cli.h"
+#include "gauntlet/core/backend.h"
+#include "gauntlet/core/bundle.h"
+#include "gauntlet/core/case_report.h"
+#include "gauntlet/core/catalog.h"
+#include "gauntlet/core/run_setup.h"
+#include "gauntlet/core/runner.h"
+#include "gauntlet/golden/golden_store.h"
+#include "gauntlet/run/child_process.h"
+#include "gauntlet/run/outcome_json.h"
+#include "gauntlet/run/recorded_env.h"
+#include "gauntlet/run/restore.h"
+
+namespace gauntlet::cli {
+
+namespace {
+
+// Note [Crash-safe repro]: a case that crashes the backend (SIGSEGV in a kernel, abort in its
+// allocator) would end `repro` with a bare "free(): invalid pointer". So repro prints the header,
+// then runs the case in a child (this binary, `repro ... --child`) whose output passes through;
+// the parent keeps the child's last stderr lines and, when it dies by a signal, says which, shows
+// them and prints the command that runs the case under gdb.
+int repro_in_child(const ReproOptions& o, const Restored* restored) {
+  ChildSpec spec;
+  spec.exe = self_exe();
+  spec.args = o.argv;
+  spec.args.push_back("--child");
+  spec.pipes = false;  // its stdout is ours
+  std::fflush(stdout);
+  const auto [status, tail] = run_passing_stderr(spec, 12);
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  const char* abbrev = sigabbrev_np(sig);
+  fmt::print("verdict  CRASH: the case killed its process with SIG{} (signal {}: {})\n", abbrev ? abbrev : "?", sig,
+             strsignal(sig));
+  if (!tail.empty()) {
+    fmt::print("last stderr lines:\n");
+    for (const auto& l : tail) fmt::print("  | {}\n", l);
+  }
+  std::string debug = "gdb --args " + shell_argument(spec.exe);
+  for (std::size_t i = 0; i + 1 < spec.args.size(); ++i) debug += " " + shell_argument(spec.args[i]);
+  fmt::print("debug it: {} --in-process\n", debug);
+  if (!o.bundle.empty())
+    fmt::print("bundle   NOT written: the case killed its process before it had outputs to save\n");
+  if (restored) fmt::print("{}", reproduced_line(*restored, Status::Crash));
+  std::fflush(stdout);
+  return 1;
+}
+
+}  // namespace
+
+int repro(const ReproOptions& given) {
+  ReproOptions o = given;
+  const CaseKey key = CaseKey::parse(o.key);
+  // Validated after the restore: a model file's case is known through the recorded environment
+  // ($GAUNTLET_MODEL_FILES, Note [Model file registry]).
+  const std::optional<Restored> restored = restore_run(o, o.db, o.run, key.str());
+  if (auto problem = validate_key(key)) throw UsageError(*problem);
+  if (o.backend.empty()) o.backend = "cpu";
+  if (!o.in_process && !o.child) {
+    if (!o.json) {
+      if (restored) fmt::print("{}", restored_text(*restored, o.db));
+      // Before anything runs, even when the case then kills the process: the case, what it runs,
+      // on which backend, and its inputs (made on the CPU: no backend code).
+      fmt::print("{}{}", case_title_text(key, o.backend), case_inputs_text(key));
+      std::fflush(stdout);
+    }
+    const int rc = repro_in_child(o, restored ? &*restored : nullptr);
+    return rc;
+  }
+  if (restored && !o.child && !o.json) {
+    fmt::print("{}", restored_text(*restored, o.db));
+    std::fflush(stdout);
+  }
+  const std::string dir = suites_dir_or_default(o.suites_dir);
+  const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
+  const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
+  auto backend = make_backend(o.backend);
+  if (restored && !o.json) {
+    for (const std::string& w :
+         backend_differences(*restored, backend->name(), backend->version(), backend->config_json()))
+      fmt::print("warning  {}\n", w);
+  }
+  std::unique_ptr<GoldenStore> golden_store;
+  if (!o.golden_store.empty()) {
+    golden_store = GoldenStore::open(o.golden_store, GoldenStore::Mode::ReadOnly);
+  } else if (!o.golden_release.empty()) {
+    throw UsageError("--golden-release needs --golden-store DIR");
+  }
+  // One case: show the stored golden when there is one (golden_always).
+  RunnerConfig cfg = runner_config(tolerances, expectations, o.timing, golden_store.get(), false, true,
+                                   golden_store ? o.golden_release : "");
+  enable_collectives(cfg, o.backend, dir, o.collective_timeout);
+  prepare_process_for_cases();  // as a worker would run the case (Note [Intra-op threads])
+  CaseDetail detail;
+  detail.keep_tensors = !o.bundle.empty();
+  Outcome out = run_case(key, *backend, cfg, &detail);
+  const int rc = is_failure(out.status) ? 1 : 0;
+  std::optional<BundleWritten> bundle;
+  std::string bundle_error;
+  if (!o.bundle.empty()) {
+    BundleSource src;
+    src.key = key;
+    src.outcome = out;
+    src.detail = &detail;
+    src.tolerances = &tolerances;
+    src.backend = backend->name();
+    src.backend_version = backend->version();
+    src.profile = backend->profile();
+    src.environment = recorded_environment(record_env_patterns({}));
+    src.command = "gauntlet";
+    for (const std::string& a : o.argv) {
+      if (a != "--child") src.command += " " + shell_argument(a);
+    }
+    if (restored) src.restored_from = fmt::format("run {} of {}", restored->info.id, o.db);
+    try {
+      bundle = write_bundle(o.bundle, src);
+    } catch (const std::exception& e) {
+      bundle_error = e.what();
+    }
+  }
+
+  if (o.json) {
+    nlohmann::json j = case_explanation_json(key, out, detail, backend->name());
+    if (restored) {
+      j["restored_from"] = {{"db", o.db},
+                            {"run", restored->info.id},
+                            {"backend", restored->info.backend},
+                            {"backend_version", restored->info.backend_version},
+                            {"standalone", restored->standalone}};
+      j["stored_status"] =
+          restored->stored ? nlohmann::json(status_name(restored->stored->status)) : nlohmann::json(nullptr);
+      j["backend_version"] = backend->version();
+    }
+    if (bundle) j["bundle"] = {{"dir", o.bundle}, {"files", bundle->files}, {"bytes", bundle->bytes}};
+    if (!bundle_error.empty()) j["bundle"] = {{"dir", o.bundle}, {"error", bundle_error}};
+    std::cout << j.dump(1) << "\n";
+    return bundle_error.empty() ? rc : 2;
+  }
+
+  // The child's parent printed the case and its inputs (Note [Crash-safe repro]).
+  const std::string backend_text = fmt::format("{} ({})", backend->name(), backend->version());
+  if (o.child) {
+    fmt::print("backend  {}\n", backend_text);
+  } else {
+    fmt::print("{}", case_title_text(key, backend_text));
+  }
+  fmt::print("{}", case_explanation_text(out, detail, !o.child));
+  if (restored) fmt::print("{}", reproduced_line(*restored, out.status));
+  if (bundle) {
+    fmt::print("bundle   {} ({} files, {:.1f} KiB): replay with python3 {}/repro.py --device cpu\n", o.bundle,
+               bundle->files.size(), static_cast<double>(bundle->bytes) / 1024, o.bundle);
+  } else if (!bundle_error.empty()) {
+    fmt::print("bundle   NOT written: {}\n", bundle_error);
+    return 2;
+  }
+  return rc;
+}
+
+}  // namespace gauntlet::cli

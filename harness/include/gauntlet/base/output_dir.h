@@ -1,0 +1,23 @@
+// Note [Output folders]: Gauntlet deletes or overwrites only what it wrote itself. A command that
+// writes a folder (dashboard --out, repro --bundle) claims it first: a folder that does not exist
+// yet, or an empty one, is created and marked with a file of its own (".gauntlet-<what>"); a folder
+// holding that marker was written by the same command before and may be replaced; any other
+// folder with contents is refused with one line naming it, and so are "/" and the home folder,
+// whatever they hold. Nothing is written or removed before the claim succeeds.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gauntlet {
+
+// Claims `dir` for the command `what` ("dashboard", "bundle"): creates it when missing and writes
+// its marker. `ours_too`: names (relative to `dir`) that, all present, show a folder this command
+// wrote before markers existed (a site's index.html and data/overview.js), which is claimed too.
+// Throws UsageError ("<dir>: ..." on one line) when the folder cannot be claimed.
+void claim_output_dir(const std::string& dir, const std::string& what, const std::vector<std::string>& ours_too = {});
+
+// The marker's file name for `what`: ".gauntlet-<what>".
+std::string output_dir_marker(const std::string& what);
+
+}  // namespace gauntlet
