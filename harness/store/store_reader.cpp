@@ -252,8 +252,8 @@ void StoreReader::scan_facts(const FactScan& facts, const std::function<void(con
   scan.columns = {"status",     "max_abs_err",    "max_rel_err", "atol",         "first_us",
                   "median_us",  "sim_time_us",    "compile_ms",  "graph_breaks", "recompiles",
                   "work_items", "peak_mem_bytes", "fallback_ops"};
-  if (facts.samples) scan.columns.push_back("samples");
-  if (facts.errors) scan.columns.push_back("error");
+  if (facts.samples) scan.columns.emplace_back("samples");
+  if (facts.errors) scan.columns.emplace_back("error");
   ResultFacts f;
   this->scan(scan, [&](ResultRow& q) {
     f.run_id = q.run_id();

@@ -1,7 +1,7 @@
 // Model files: manifests, the registry, loading, refilling and moving TorchScript modules
 // (Note [Model files] in include/gauntlet/model_file.h).
 #define XXH_INLINE_ALL
-#include "gauntlet/model_file.h"
+#include "gauntlet/models/model_file.h"
 
 #include <ATen/record_function.h>
 #include <caffe2/serialize/inline_container.h>
@@ -23,10 +23,10 @@
 #include <set>
 #include <unordered_map>
 
-#include "gauntlet/outcome.h"
-#include "gauntlet/splitmix.h"
-#include "gauntlet/torch_compat.h"
-#include "yaml_reader.h"
+#include "gauntlet/base/outcome.h"
+#include "gauntlet/base/splitmix.h"
+#include "gauntlet/plugin/torch_compat.h"
+#include "model_yaml.h"
 
 namespace gauntlet {
 
@@ -90,8 +90,9 @@ namespace {
 
 // A model's identity: the XXH64 of every record of its TorchScript archive (names and bytes, in
 // name order) but the *.debug_pkl ones, which hold the source ranges of the exporting process,
-// Python call stacks with absolute paths included: the same model exported from two checkouts is
-// one case history. A file that is not a TorchScript archive is hashed whole (torch::jit::load
+// Python call stacks with absolute paths included, and .data/serialization_id, which PyTorch 2.x
+// draws anew at every save: the same model exported twice, or from two checkouts, is one case
+// history. A file that is not a TorchScript archive is hashed whole (torch::jit::load
 // then names the problem).
 std::string hash_file(const std::string& path, std::int64_t& bytes) {
   std::error_code ec;
@@ -106,6 +107,7 @@ std::string hash_file(const std::string& path, std::int64_t& bytes) {
     std::sort(names.begin(), names.end());
     for (const std::string& name : names) {
       if (name.size() >= 10 && name.compare(name.size() - 10, 10, ".debug_pkl") == 0) continue;
+      if (name.size() >= 16 && name.compare(name.size() - 16, 16, "serialization_id") == 0) continue;
       auto [data, size] = reader.getRecord(name);
       XXH64_update(st, name.data(), name.size() + 1);
       XXH64_update(st, data.get(), size);
