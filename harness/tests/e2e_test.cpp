@@ -294,6 +294,9 @@ std::vector<BadInput> bad_inputs(const fs::path& dir, const std::string& db, con
       {run + " --run-id 99999999999999999999", "", "--run-id: '99999999999999999999' is not an integer"},
       {run + " --run-id 9007199254740993", "", "--run-id"},
       {"run --resume 0 --db " + db, "", "--resume"},
+      // A report that could not be written is refused before the first case (Note [Run reporters]).
+      {run + " --junit /dev/null", "", "--junit /dev/null: not a regular file"},
+      {run + " --markdown " + dir.string(), "", "not a file in an existing folder"},
       {run + " --reps -1", "", "--reps"},
       {run + " --warmup -1", "", "--warmup"},
       {run + " --min-time -1", "", "--min-time"},
