@@ -71,6 +71,20 @@ CLI::Validator not_empty() {
                         "NOT EMPTY");
 }
 
+// Text that is printed on one line and stored (a release name): no newline, tab or other
+// control character, which would split a summary line or a report's row.
+CLI::Validator one_line_text() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        for (const char c : text) {
+          const auto u = static_cast<unsigned char>(c);
+          if (u < 0x20 || u == 0x7f) return "must be one line, without control characters";
+        }
+        return "";
+      },
+      "ONE LINE");
+}
+
 void visit(CLI::App& app, const std::function<void(CLI::App&)>& f) {
   f(app);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) visit(*sub, f);
@@ -138,6 +152,13 @@ void add_value_checks(CLI::App& app) {
       if (!opt) continue;
       // golden build's --workers are threads, reduce's always processes: at least one.
       opt->check((n == "build" || n == "reduce") && std::string(name) == "--workers" ? integer_at_least(1) : check);
+    }
+    if (CLI::Option* opt = sub.get_option_no_throw("--release")) opt->check(one_line_text());
+    // Options that take a value in these commands (a flag elsewhere): an empty value means nothing.
+    if (n == "compare" || n == "report") {
+      for (const char* name : {"--gate", "--json"}) {
+        if (CLI::Option* opt = sub.get_option_no_throw(name)) opt->check(not_empty());
+      }
     }
     // Options whose meaning differs between subcommands (compare's --history is a count, plan's a
     // database; bench's --min-time is seconds, run's milliseconds).
