@@ -82,7 +82,7 @@ std::string run_bench(const BenchOptions& o) {
   const std::string dir = suites_dir_or_default(o.suites_dir);
   const Suite suite = load_suite(o.suite, dir);
   const std::vector<const Case*> cases = select_cases(suite, o.filter, o.shard);
-  if (cases.empty()) return "";  // Note [Empty shards] (common.cpp): said, nothing written
+  if (cases.empty()) return "";  // Note [Empty shards] (selection.cpp): said, nothing written
   const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
   const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
   std::unique_ptr<Backend> backend = make_backend(o.backend);

@@ -69,7 +69,7 @@ class ToleranceTable {
 
 // Loads a suite by name (DIR/NAME.yaml) or by path (anything ending in .yaml).
 Suite load_suite(const std::string& name_or_path, const std::string& suites_dir);
-// Note [Model file suites] (catalog.cpp): the suite of the model files at `path` (a .pt, a
+// Note [Model file suites] (catalog_models.cpp): the suite of the model files at `path` (a .pt, a
 // manifest or a folder); load_suite takes such paths too (a .pt, or "model:PATH").
 Suite model_file_suite(const std::string& path);
 bool is_model_file_path(const std::string& name_or_path);
