@@ -14,7 +14,7 @@ PACKAGES=(
   # and is the interpreter a worker embeds (never a Python built without --enable-shared).
   python3 python3-venv python3-dev
   # Gloo's headers, for the one translation unit that creates a Gloo process group: the torch wheel
-  # ships none (Note [Gloo headers] in harness/include/gauntlet/plugin/torch_compat.h). Nothing links libgloo.
+  # ships none (Note [Gloo headers] in harness/plugin/include/gauntlet/plugin/torch_compat.h). Nothing links libgloo.
   libgloo-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libsqlite3-dev sqlite3

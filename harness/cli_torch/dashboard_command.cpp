@@ -10,7 +10,7 @@
 #include "dashboard_assets.h"
 #include "gauntlet/analysis/dashboard.h"
 #include "gauntlet/cli/cli.h"
-#include "gauntlet/core/environment.h"
+#include "gauntlet/core/backend/environment.h"
 #include "gauntlet/suites/op_spec.h"
 
 namespace gauntlet::cli {

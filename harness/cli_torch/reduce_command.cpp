@@ -1,5 +1,5 @@
 // gauntlet reduce: the smallest case of the same op, dtype, layout, mode and arguments that still
-// fails the same way (Note [Failing-shape reduction] in harness/core/reduce.cpp). Every case,
+// fails the same way (Note [Failing-shape reduction] in harness/core/reduce/reduce.cpp). Every case,
 // the given one first, runs in worker processes (Note [Worker protocol]), so that a case that
 // crashes its process reduces too. Stores nothing. No torch here.
 #include <fmt/format.h>
@@ -11,8 +11,8 @@
 #include <iostream>
 
 #include "gauntlet/cli/cli.h"
-#include "gauntlet/core/reduce.h"
-#include "gauntlet/core/reduce_report.h"
+#include "gauntlet/core/reduce/reduce.h"
+#include "gauntlet/core/reduce/reduce_report.h"
 #include "gauntlet/run/outcome_json.h"
 #include "gauntlet/run/recorded_env.h"
 #include "gauntlet/run/restore.h"

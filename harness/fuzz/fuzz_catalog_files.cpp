@@ -1,9 +1,9 @@
-// The catalog's YAML files (gauntlet/core/catalog.h): a suite, expectations.yaml and tolerances.yaml
+// The catalog's YAML files (gauntlet/core/catalog/catalog.h): a suite, expectations.yaml and tolerances.yaml
 // load or throw CatalogError, one line naming the file (read from a file, as the harness does).
 #include <cstdlib>
 
 #include "fuzz_target.h"
-#include "gauntlet/core/catalog.h"
+#include "gauntlet/core/catalog/catalog.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Note [Worker protocol]: the orchestrator writes case keys to the worker's stdin, one a line;
 // the worker answers on stdout with JSON lines, each flushed before the worker waits or runs a
 // case (a result may share a write with the next `start`, Note [One write per case] in
-// core/worker_loop.cpp):
+// core/session/worker_loop.cpp):
 //   {"type":"hello","protocol":1,"pid":...,"backend":...,"backend_version":...}   once, ready
 //   {"type":"start","key":K}                                                      before a case
 //   {"type":"result","key":K,"outcome":{...}}                                     after it

@@ -1,4 +1,4 @@
-// Repro bundles end to end (Note [Bundles] in harness/core/bundle.cpp, docs/repro.md "Bundles"):
+// Repro bundles end to end (Note [Bundles] in harness/core/bundle/bundle.cpp, docs/repro.md "Bundles"):
 // the real gauntlet binary writes bundles; /usr/bin/python3 and a C++ build of the bundle's
 // program replay them without Gauntlet and must reach Gauntlet's verdict and max abs error.
 #include <cmath>

@@ -1,5 +1,5 @@
 // Catalog expansion from suite files, expectations and tolerance rules, and the real suites.
-#include "gauntlet/core/catalog.h"
+#include "gauntlet/core/catalog/catalog.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

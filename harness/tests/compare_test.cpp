@@ -1,5 +1,5 @@
 // Comparison with the golden: tolerance table, metrics, ULP distance and rounding.
-#include "gauntlet/core/compare.h"
+#include "gauntlet/core/cases/compare.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // every backend, or need an xfail per backend. This computes every case's golden as a run does:
 //   - op cases: make_inputs + compute_golden (what the runner and `golden build` do);
 //   - model cases: the fp64 forward (and, for train, the gradients of the fixed-weight loss) of
-//     make_golden in harness/core/model_case.cpp, for the case's batch size and every batch size
+//     make_golden in harness/core/cases/model_case.cpp, for the case's batch size and every batch size
 //     of its shape sequence (Note [Shape sequences]);
 //   - collective cases: coll_golden of every rank (a rank process computes its own from every
 //     rank's regenerated inputs, without any device or process group).
@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "gauntlet/base/text.h"
-#include "gauntlet/core/catalog.h"
-#include "gauntlet/core/collective.h"
+#include "gauntlet/core/catalog/catalog.h"
+#include "gauntlet/core/collective/collective.h"
 #include "gauntlet/golden/golden.h"
 #include "gauntlet/golden/inputs.h"
 #include "gauntlet/models/models.h"

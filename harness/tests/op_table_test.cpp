@@ -3,7 +3,7 @@
 
 #include <map>
 
-#include "gauntlet/core/catalog.h"
+#include "gauntlet/core/catalog/catalog.h"
 #include "gauntlet/suites/op_impl.h"
 
 namespace gauntlet {

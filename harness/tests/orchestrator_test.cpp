@@ -1,6 +1,6 @@
 // The orchestrator against a scripted worker (a shell script speaking the worker protocol), so
 // that crashes, hangs, retries, flaky cases and device binding are tested exactly and fast.
-#include "gauntlet/core/orchestrator.h"
+#include "gauntlet/core/session/orchestrator.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

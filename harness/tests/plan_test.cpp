@@ -1,4 +1,4 @@
-#include "gauntlet/core/plan.h"
+#include "gauntlet/core/session/plan.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // Failing-shape reduction (reduce.h) against scripted runners: which candidates a case has, what
 // "fails the same way" means, and where the greedy descent ends.
-#include "gauntlet/core/reduce.h"
+#include "gauntlet/core/reduce/reduce.h"
 
 #include <gtest/gtest.h>
 

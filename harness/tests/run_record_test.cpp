@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "gauntlet/base/error.h"
-#include "gauntlet/core/catalog.h"
+#include "gauntlet/core/catalog/catalog.h"
 #include "gauntlet/run/restore.h"
 #include "gauntlet/run/run_config.h"
 #include "gauntlet/run/run_summary.h"

@@ -1,5 +1,5 @@
 // run_case on the built-in cpu backend: classification, expectations, tolerances, determinism.
-#include "gauntlet/core/runner.h"
+#include "gauntlet/core/cases/runner.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
-// The worker's loop (gauntlet/core/worker_loop.h): Note [Worker protocol]'s order of messages and
+// The worker's loop (gauntlet/core/session/worker_loop.h): Note [Worker protocol]'s order of messages and
 // Note [One write per case]'s writes, on streams.
-#include "gauntlet/core/worker_loop.h"
+#include "gauntlet/core/session/worker_loop.h"
 
 #include <gtest/gtest.h>
 

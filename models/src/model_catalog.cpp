@@ -538,7 +538,7 @@ std::optional<std::string> validate_model_key(const CaseKey& key) {
                          fmt::join(file->dtypes, ","));
     if (key.exec != "eager")
       return fmt::format("model {}: model files run eager (the compile path takes zoo models)", file->name);
-    // Note [Migration scenarios] (harness/core/model_file_case.cpp)
+    // Note [Migration scenarios] (harness/core/cases/model_file_case.cpp)
     for (const auto& [name, value] : key.args) {
       if (name != "scenario")
         return fmt::format("model {}: unknown argument '{}' (model file cases take only scenario=)", file->name, name);

@@ -1,5 +1,5 @@
 // The library's entry points: registration when loaded, and the plugin ABI the harness reads
-// between cases (Note [Plugin ABI] in harness/include/gauntlet/plugin/plugin_abi.h).
+// between cases (Note [Plugin ABI] in harness/plugin/include/gauntlet/plugin/plugin_abi.h).
 #include <torch/library.h>
 
 #include <stdexcept>

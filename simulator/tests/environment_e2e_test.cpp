@@ -1,4 +1,4 @@
-// The machine failing a run, end to end (Note [Stopped by the environment] in core/session.cpp): the
+// The machine failing a run, end to end (Note [Stopped by the environment] in core/session/session.cpp): the
 // real binary on the simulator, a real SQLite file, real worker processes. A lock held past the
 // busy timeout and a full disk each stop the run with exit 4, a one-line error, what is stored and
 // the resume command; an orchestrator killed outright leaves no worker behind. Each time the resume

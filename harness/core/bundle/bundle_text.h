@@ -1,4 +1,4 @@
-// The fixed text of a bundle's programs (Note [Bundles] in harness/core/bundle.cpp), embedded at
+// The fixed text of a bundle's programs (Note [Bundles] in harness/core/bundle/bundle.cpp), embedded at
 // configure time from harness/core/bundle/ (bundle_text.cpp.in): {{CALL}}, {{DATA}} and {{KEY}}
 // mark what write_bundle fills in.
 #pragma once

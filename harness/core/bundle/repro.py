@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Replays one Gauntlet case without Gauntlet (Note [Bundles] in harness/core/bundle.cpp): loads the
+# Replays one Gauntlet case without Gauntlet (Note [Bundles] in harness/core/bundle/bundle.cpp): loads the
 # case's tensors (tensors.pt, torch.load), runs the case on --device, compares the outputs with the
 # saved golden by Gauntlet's rule and prints the verdict. --from-saved judges the device outputs
 # Gauntlet saved instead of running anything.

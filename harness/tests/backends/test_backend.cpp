@@ -4,7 +4,7 @@
 //
 // Gauntlet builds this one file several times (CMakeLists.txt beside it) as test backends that are
 // deliberately *not* written for Gauntlet: no gauntlet_backend_* exports, nothing from
-// harness/include. A harness has to cope with such libraries as they are. Compile definitions
+// the harness's headers. A harness has to cope with such libraries as they are. Compile definitions
 // choose what a build registers:
 //
 //   TB_NAME                     the library's name, used in messages ("tb_sparse")

@@ -2,7 +2,7 @@
 // or scripted nn.Module) and a manifest beside it (<stem>.yaml, docs/models.md "Qualify your own
 // model"): the inputs of forward() by name with shapes in named sizes, the size configs, the
 // dtypes it runs in, the golden's dtype, the custom-op libraries it needs and, per output, how to
-// compare it (Note [Output quality] in harness/core/model_file_case.cpp).
+// compare it (Note [Output quality] in harness/core/cases/model_file_case.cpp).
 //
 // A model file's cases are keyed model/<name>.<hash>/<dtype>/<config>/eager/infer: <hash> is the
 // first 8 hex digits of the XXH64 of the .pt archive's records but its debug info (which holds

@@ -1,6 +1,6 @@
 // Note [Collective table]: the collectives the harness runs as cases (kind "coll", Note
 // [Collective keys] in case_key.cpp), what each takes and promises, without torch. How a rank
-// runs one lives in harness/core/collective.cpp.
+// runs one lives in harness/core/collective/collective.cpp.
 //
 // Sizes follow nccl-tests: the key's one shape is the element count of the largest buffer a rank
 // holds: the buffer of all_reduce and broadcast, the gathered output of all_gather, the input of

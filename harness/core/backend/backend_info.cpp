@@ -1,0 +1,111 @@
+// What a backend says about itself (its release, configuration and native kernels) and what the
+// dispatcher knows of it without its help (its PrivateUse1 kernels, its CPU fallback, autograd,
+// and the ops the harness needs): `gauntlet backend-info`.
+#include "gauntlet/core/backend/backend_info.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "gauntlet/core/backend/backend.h"
+#include "gauntlet/core/cases/dispatch_probe.h"
+
+namespace gauntlet {
+
+std::string backends_listing(bool json) {
+  if (json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const BackendEntry& e : registered_backends()) {
+      list.push_back({{"name", e.name}, {"usage", e.usage}, {"description", e.description}});
+    }
+    return list.dump(1) + "\n";
+  }
+  std::size_t width = 0;
+  for (const BackendEntry& e : registered_backends()) width = std::max(width, e.usage.size());
+  std::string out;
+  for (const BackendEntry& e : registered_backends()) out += fmt::format("{:<{}}  {}\n", e.usage, width, e.description);
+  return out;
+}
+
+std::string backend_info(Backend& b, bool json) {
+  Backend* backend = &b;
+  std::string out;
+  const std::vector<std::string> kernels = backend->kernels();
+  const nlohmann::json config = nlohmann::json::parse(backend->config_json(), nullptr, false);
+  const MemoryStats mem = backend->memory();
+  // A device of its own (not the `cpu` reference): what the dispatcher can tell of it.
+  const std::optional<c10::DispatchKey> own_key = backend->dispatch_key();
+  const bool device = own_key.has_value();
+  const c10::DispatchKey key = own_key.value_or(c10::DispatchKey::CPU);
+  const Capabilities caps = device ? probe_capabilities(key) : Capabilities{};
+  if (json) {
+    nlohmann::json j = {{"backend", backend->name()},
+                        {"profile", backend->profile()},
+                        {"version", backend->version()},
+                        {"torch", {{"version", compat::torch_version()}, {"lib", compat::torch_lib_dir()}}},
+                        {"device", backend->device().str()},
+                        {"config", config},
+                        {"kernels", kernels},
+                        {"memory_current_bytes", mem.current_bytes}};
+    if (device) {
+      nlohmann::json req = nlohmann::json::array();
+      for (const Requirement& r : caps.requirements) {
+        req.push_back({{"op", r.op}, {"needed_for", r.needed_for}, {"required", r.required}, {"present", r.present}});
+      }
+      j["dispatcher"] = {{"dispatch_key", c10::toString(key)},
+                         {"native_kernels", caps.native},
+                         {"backend_fallback", caps.backend_fallback},
+                         {"autograd_kernels", caps.autograd_native},
+                         {"autograd_fallback", caps.autograd_fallback},
+                         {"fallbacks_reported_by", backend->reports_fallbacks() ? "backend" : "dispatcher"},
+                         {"harness_needs", req},
+                         {"can_take_inputs", caps.can_take_inputs()}};
+    }
+    return j.dump(1) + "\n";
+  }
+  out += fmt::format("backend  {}\nprofile  {}\nversion  {}\ntorch    {} ({})\ndevice   {}\nconfig   {}\n",
+                     backend->name(), backend->profile(), backend->version(), compat::torch_version(),
+                     compat::torch_lib_dir(), backend->device().str(), config.dump());
+  if (kernels.empty()) {
+    out += fmt::format("kernels  (the backend does not list its kernels)\n");
+  } else {
+    out += fmt::format("kernels  {} native ops:\n", kernels.size());
+    for (const auto& k : kernels) out += fmt::format("  {}\n", k);
+  }
+  if (!device) return out;
+  // Read from the dispatcher: true of any library, whatever it exports.
+  out +=
+      fmt::format("\ndispatcher ({}), read from the dispatcher with no help from the library:\n", c10::toString(key));
+  out += fmt::format("  backend fallback: {}\n",
+                     caps.backend_fallback ? "yes (ops without a kernel run through it)" : "no");
+  out += fmt::format("  fallbacks recorded from: {}\n", backend->reports_fallbacks()
+                                                            ? "the backend's own report (plugin ABI)"
+                                                            : "the dispatcher (no vendor ABI needed)");
+  out += fmt::format("  autograd: {} ops with a kernel of their own for {}, fallback {}\n", caps.autograd_native.size(),
+                     c10::toString(c10::getAutogradKeyFromBackend(c10::toBackendComponent(key))),
+                     caps.autograd_fallback ? "yes" : "no (the Autograd alias kernels serve it)");
+  out += fmt::format("  what the harness needs:\n");
+  for (const Requirement& r : caps.requirements) {
+    out += fmt::format("    {:<8} {:<30} {}{}\n", r.present ? "present" : "MISSING", r.op, r.needed_for,
+                       r.required ? " (required)" : "");
+  }
+  if (!caps.can_take_inputs()) {
+    out += fmt::format("  => `run` cannot take even contiguous inputs on this backend\n");
+  }
+  out += fmt::format("  native kernels: {}\n", caps.native.size());
+  for (const auto& k : caps.native) out += fmt::format("    {}\n", k);
+  return out;
+}
+
+void describe_options(OptionSink& s, BackendInfoOptions& o) {
+  describe_backend(s, o.backend).show_default();
+  s.flag("--json", o.json, "print JSON");
+  s.flag("--list", o.list, "list the backends --backend can name, with a line on each");
+}
+
+std::string backend_info(const BackendInfoOptions& o) {
+  return o.list ? backends_listing(o.json) : backend_info(*make_backend(o.backend), o.json);
+}
+
+}  // namespace gauntlet
