@@ -1,6 +1,7 @@
 #include "gauntlet/base/output_dir.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -54,6 +55,36 @@ void claim_output_dir(const std::string& dir, const std::string& what, const std
   out << "Written by gauntlet " << what << ": it may replace this folder's contents (Note [Output folders]).\n";
   out.close();
   if (!out) throw Error(fmt::format("{}: cannot write", marker.string()));
+}
+
+void check_output_file(const std::string& flag, const std::string& path) {
+  const auto parent = fs::path(path).parent_path();
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (fs::is_directory(st)) throw Error(fmt::format("{} {}: a folder, not a file", flag, path));
+  if (!parent.empty() && !fs::is_directory(parent, ec)) {
+    throw Error(fmt::format("{} {}: no folder {} (create it first)", flag, path, parent.string()));
+  }
+  // An existing file must be a regular file we may write (not a FIFO or a device, which would
+  // block or swallow what is written); a new one must go in a folder we may write.
+  if (fs::exists(st)) {
+    if (!fs::is_regular_file(st)) throw Error(fmt::format("{} {}: not a regular file", flag, path));
+    if (::access(path.c_str(), W_OK) != 0) throw Error(fmt::format("{} {}: not writable", flag, path));
+  } else if (::access(parent.empty() ? "." : parent.c_str(), W_OK | X_OK) != 0) {
+    throw Error(
+        fmt::format("{} {}: the folder {} is not writable", flag, path, parent.empty() ? "." : parent.string()));
+  }
+}
+
+void check_database_path(const std::string& path) {
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (fs::is_directory(st)) throw Error(fmt::format("--db {}: a folder, not a database file", path));
+  if (fs::exists(st) && !fs::is_regular_file(st)) throw Error(fmt::format("--db {}: not a regular file", path));
+  if (const auto parent = fs::path(path).parent_path(); !parent.empty()) {
+    fs::create_directories(parent, ec);
+    if (ec) throw Error(fmt::format("cannot create the folder of {}: {}", path, ec.message()));
+  }
 }
 
 }  // namespace gauntlet

@@ -33,8 +33,27 @@ void fail(Fail raise, const std::string& path, const std::string& what, int exit
   std::abort();  // a Fail never returns
 }
 
+// Note [Damage named as damage]: whatever a command was doing when SQLite found the file damaged
+// (a page that does not parse, a header that is not SQLite's), the user reads that the database is
+// damaged and how to recover, never "not a Gauntlet database" or the step it failed in alone.
+constexpr const char* kRecover = "restore it from a copy, or recover what it holds with sqlite3's .recover";
+constexpr const char* kNotSqlite = "not a SQLite database";
+constexpr const char* kHeader = ", or one whose header is damaged (if it held data, restore it from a copy)";
+
 void fail(Fail f, sqlite3* db, const std::string& path, const std::string& what) {
-  fail(f, path, what + ": " + sqlite3_errmsg(db), exit_code_of(sqlite3_extended_errcode(db)));
+  const int rc = sqlite3_extended_errcode(db);
+  if ((rc & 0xff) == SQLITE_CORRUPT) {
+    fail(f, path, "damaged database (" + what + ": " + sqlite3_errmsg(db) + "); " + kRecover);
+  }
+  if ((rc & 0xff) == SQLITE_NOTADB) fail(f, path, std::string(kNotSqlite) + kHeader);
+  fail(f, path, what + ": " + sqlite3_errmsg(db), exit_code_of(rc));
+}
+
+// The first read of the schema is where SQLite notices a file is not a database, or a damaged one.
+void check_readable(Fail f, sqlite3* db, const std::string& path, const std::string& not_sqlite) {
+  if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) == SQLITE_OK) return;
+  if ((sqlite3_extended_errcode(db) & 0xff) == SQLITE_NOTADB) fail(f, path, not_sqlite + kHeader);
+  fail(f, db, path, "cannot read the schema");
 }
 
 void exec(Fail f, sqlite3* db, const std::string& path, const std::string& sql) {
@@ -151,6 +170,14 @@ sqlite3* open_results_readonly(Fail fail_with, const std::string& path) {
   sqlite3_busy_timeout(db, 10000);
   // Reading every row of many runs through read() spends a third of the time copying pages.
   sqlite3_exec(db, "PRAGMA mmap_size = 4294967296", nullptr, nullptr, nullptr);
+  if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) != SQLITE_OK) {
+    const int rc = sqlite3_extended_errcode(db);
+    const std::string why = sqlite3_errmsg(db);
+    sqlite3_close(db);
+    if ((rc & 0xff) == SQLITE_NOTADB) fail(fail_with, path, std::string(kNotSqlite) + kHeader);
+    if ((rc & 0xff) == SQLITE_CORRUPT) fail(fail_with, path, "damaged database (" + why + "); " + kRecover);
+    fail(fail_with, path, "cannot read the schema: " + why, exit_code_of(rc));
+  }
   if (application_of(db) != "gauntlet") {
     sqlite3_close(db);
     fail(fail_with, path, "not a Gauntlet database");
@@ -192,10 +219,7 @@ void check_not_newer(Fail f, const std::string& path, int version, int target, c
 }
 
 bool is_empty(Fail f, sqlite3* db, const std::string& path, const std::string& not_sqlite) {
-  // The first read of the schema is where SQLite notices a file is not a database.
-  const int rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
-  if (rc == SQLITE_NOTADB) fail(f, path, not_sqlite);
-  if (rc != SQLITE_OK) fail(f, db, path, "cannot read the schema");
+  check_readable(f, db, path, not_sqlite);
   Stmt objects(f, db, path, "SELECT count(*) FROM sqlite_master");
   objects.step();
   return objects.int64() == 0 && user_version(f, db, path) == 0;

@@ -57,11 +57,25 @@ Problem at(const YAML::Mark& m, std::string what) {
   return Problem{static_cast<std::size_t>(m.line) + 1, static_cast<std::size_t>(m.column) + 1, std::move(what)};
 }
 
+// Note [Printable text]: a control character other than a tab or a line break (an escape sequence
+// typed as "\e[31m", a stray NUL) never reaches the terminal or a report from a YAML file: the
+// file is refused at the scalar that holds it, raw or escaped.
+void check_text(const YAML::Node& n) {
+  for (const char c : n.Scalar()) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7f) {
+      throw at(n.Mark(), fmt::format("a control character (0x{:02x}) in a value: use printable text", u));
+    }
+  }
+}
+
 void check_keys(const YAML::Node& n) {
+  if (n.IsScalar()) check_text(n);
   if (n.IsMap()) {
     std::map<std::string, YAML::Mark> seen;
     for (const auto& kv : n) {
       if (kv.first.IsScalar()) {
+        check_text(kv.first);
         const auto [it, fresh] = seen.emplace(kv.first.Scalar(), kv.first.Mark());
         if (!fresh) {
           throw at(kv.first.Mark(), fmt::format("{}: given twice (first at line {}): a key appears once in a map",

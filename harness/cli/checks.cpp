@@ -85,6 +85,20 @@ CLI::Validator one_line_text() {
       "ONE LINE");
 }
 
+// A --filter: gtest-style globs, POS1:POS2:-NEG1:NEG2. One with no pattern at all ("", ":", "-")
+// would select every case of the suite, which nobody typing a filter meant.
+CLI::Validator filter_patterns() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.empty()) return "must not be empty (leave --filter out to run every case)";
+        for (const char c : text) {
+          if (c != ':' && c != '-') return "";
+        }
+        return fmt::format("'{}' holds no pattern (gtest-style globs: POS1:POS2:-NEG1:NEG2)", text);
+      },
+      "FILTER");
+}
+
 void visit(CLI::App& app, const std::function<void(CLI::App&)>& f) {
   f(app);
   for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) visit(*sub, f);
@@ -153,7 +167,10 @@ void add_value_checks(CLI::App& app) {
       // golden build's --workers are threads, reduce's always processes: at least one.
       opt->check((n == "build" || n == "reduce") && std::string(name) == "--workers" ? integer_at_least(1) : check);
     }
-    if (CLI::Option* opt = sub.get_option_no_throw("--release")) opt->check(one_line_text());
+    for (const char* name : {"--release", "--build-id"}) {
+      if (CLI::Option* opt = sub.get_option_no_throw(name)) opt->check(one_line_text());
+    }
+    if (CLI::Option* opt = sub.get_option_no_throw("--filter")) opt->check(filter_patterns());
     // Options that take a value in these commands (a flag elsewhere): an empty value means nothing.
     if (n == "compare" || n == "report") {
       for (const char* name : {"--gate", "--json"}) {
@@ -182,11 +199,11 @@ void add_value_checks(CLI::App& app) {
   });
 }
 
-void check_profile_name(const std::string& profile) {
+void check_profile_name(const std::string& profile, const std::string& where) {
   const bool ok = !profile.empty() && std::all_of(profile.begin(), profile.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
   });
-  if (!ok) throw UsageError("--profile '" + profile + "': use letters, digits, '_', '-' and '.' only");
+  if (!ok) throw UsageError(where + " '" + one_line(profile) + "': use letters, digits, '_', '-' and '.' only");
 }
 
 }  // namespace gauntlet::cli

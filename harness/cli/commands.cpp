@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -97,6 +98,9 @@ int run_command(const Command& command, const std::string& profile) {
     if (!profile.empty()) {
       check_profile_name(profile);
       setenv("GAUNTLET_PROFILE", profile.c_str(), 1);
+    } else if (const char* env = std::getenv("GAUNTLET_PROFILE");
+               env && *env && command.app->get_option_no_throw("--profile") != nullptr) {
+      check_profile_name(env, "$GAUNTLET_PROFILE");  // as the option is, where it applies (Note [Option values])
     }
     return command.action();
   } catch (const Error& e) {

@@ -11,6 +11,8 @@
 #include <iostream>
 
 #include "gauntlet/cli/cli.h"
+#include "gauntlet/core/backend/backend.h"
+#include "gauntlet/core/cases/dispatch_probe.h"
 #include "gauntlet/core/reduce/reduce.h"
 #include "gauntlet/core/reduce/reduce_report.h"
 #include "gauntlet/run/outcome_json.h"
@@ -53,6 +55,10 @@ int reduce(const ReduceOptions& given) {
   if (auto problem = validate_key(key)) throw UsageError(*problem);
   if (key.kind == "coll")
     throw UsageError("collective cases are not reduced (only op and model cases): reduce needs shapes to shrink");
+  // A library that is not a backend is refused as `run` refuses it, before any worker starts.
+  if (const CapabilityCheck c = check_capabilities(*make_backend(o.backend), {}); !c.cannot_run.empty()) {
+    throw UsageError(c.cannot_run);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   ScratchDir logs;

@@ -16,6 +16,7 @@
 #include "gauntlet/core/backend/backend.h"
 #include "gauntlet/core/bundle/bundle.h"
 #include "gauntlet/core/bundle/case_report.h"
+#include "gauntlet/core/cases/dispatch_probe.h"
 #include "gauntlet/core/cases/runner.h"
 #include "gauntlet/core/catalog/catalog.h"
 #include "gauntlet/core/session/run_setup.h"
@@ -90,6 +91,8 @@ int repro(const ReproOptions& given) {
   const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
   const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
   auto backend = make_backend(o.backend);
+  // A library that is not a backend is refused as `run` refuses it (exit 2), not run into an ERROR.
+  if (const CapabilityCheck c = check_capabilities(*backend, {}); !c.cannot_run.empty()) throw UsageError(c.cannot_run);
   if (restored && !o.json) {
     for (const std::string& w :
          backend_differences(*restored, backend->name(), backend->version(), backend->config_json()))

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "gauntlet/base/error.h"
+#include "gauntlet/base/output_dir.h"
 
 namespace gauntlet {
 
@@ -35,22 +36,7 @@ void check_run_reporter_paths(const std::map<std::string, std::string>& paths) {
       if (!e.allows_stdout) throw Error(fmt::format("--{} needs a file (stdout carries the run's summary)", e.flag));
       continue;
     }
-    const auto parent = std::filesystem::path(path).parent_path();
-    if (std::filesystem::is_directory(path) || (!parent.empty() && !std::filesystem::is_directory(parent))) {
-      throw Error(fmt::format("--{} {}: not a file in an existing folder", e.flag, path));
-    }
-    // Writable before the first case (Note [Run reporters]): an existing file must be a regular
-    // file we may write (not a FIFO or a device, which would block or swallow the report), a new
-    // one must go in a folder we may write.
-    std::error_code ec;
-    const auto st = std::filesystem::status(path, ec);
-    if (std::filesystem::exists(st)) {
-      if (!std::filesystem::is_regular_file(st)) throw Error(fmt::format("--{} {}: not a regular file", e.flag, path));
-      if (::access(path.c_str(), W_OK) != 0) throw Error(fmt::format("--{} {}: not writable", e.flag, path));
-    } else if (::access(parent.empty() ? "." : parent.c_str(), W_OK | X_OK) != 0) {
-      throw Error(
-          fmt::format("--{} {}: the folder {} is not writable", e.flag, path, parent.empty() ? "." : parent.string()));
-    }
+    check_output_file("--" + e.flag, path);  // writable before the first case (Note [Output files])
   }
   for (const auto& [flag, path] : paths) {
     bool known = false;

@@ -260,6 +260,15 @@ void write_damaged_copies(const fs::path& dir, const std::string& db) {
     f.seekp((page - 1) * page_size);
     f.put('\x55');
   }
+  // A header overwritten (the first bytes SQLite checks), and a file cut short mid-page.
+  const std::string header = (dir / "header.db").string(), truncated = (dir / "truncated.db").string();
+  fs::copy_file(db, header);
+  {
+    std::fstream f(header, std::ios::in | std::ios::out | std::ios::binary);
+    f << "garbage-header!!";
+  }
+  fs::copy_file(db, truncated);
+  fs::resize_file(truncated, 5000);
 }
 
 // A command line (with environment) that must be refused, and the text its one-line error holds.
@@ -275,6 +284,7 @@ std::vector<BadInput> bad_inputs(const fs::path& dir, const std::string& db, con
                                  const std::string& one) {
   const std::string schema99 = (dir / "s99.db").string(), schema3 = (dir / "s3.db").string();
   const std::string damaged = (dir / "damaged.db").string(), flipped = (dir / "flipped.db").string();
+  const std::string header = (dir / "header.db").string(), truncated = (dir / "truncated.db").string();
   const std::string small = " --filter 'op/exp/f32/_/contig/eager' --quiet";
   const std::string run = "run --suite smoke --db " + db + small;
   const std::string in = " --suites-dir " + files.string() + " --db " + db + " --quiet";
@@ -296,7 +306,21 @@ std::vector<BadInput> bad_inputs(const fs::path& dir, const std::string& db, con
       {"run --resume 0 --db " + db, "", "--resume"},
       // A report that could not be written is refused before the first case (Note [Run reporters]).
       {run + " --junit /dev/null", "", "--junit /dev/null: not a regular file"},
-      {run + " --markdown " + dir.string(), "", "not a file in an existing folder"},
+      {run + " --markdown " + dir.string(), "", "a folder, not a file"},
+      {run + " --json-lines " + (dir / "nofolder" / "r.jsonl").string(), "", "nofolder/r.jsonl: no folder"},
+      {"bench --suite smoke --db " + db + small + " --out " + dir.string(), "", "--out " + dir.string() + ": a folder"},
+      {"bench --suite smoke --db " + db + small + " --out " + (dir / "nofolder" / "b.json").string(), "", "no folder"},
+      {"run --suite smoke --db " + dir.string() + small, "", "a folder, not a database file"},
+      // Values that mean nothing, and environment variables checked as their options are.
+      {"run --suite smoke --db " + db + " --filter ':' --quiet", "", "--filter: ':' holds no pattern"},
+      {"run --suite smoke --db " + db + " --filter '' --quiet", "", "--filter: must not be empty"},
+      {"list --suite smoke --filter ':-'", "", "--filter: ':-' holds no pattern"},
+      {run + " --build-id \"$(printf 'b\\033[31m')\"", "", "--build-id: must be one line, without control"},
+      {run, "GAUNTLET_PROFILE='bad name!'", "$GAUNTLET_PROFILE 'bad name!': use letters"},
+      {run, "GAUNTLET_FALLBACKS=bogus", "$GAUNTLET_FALLBACKS='bogus': use auto, backend or dispatcher"},
+      {"bench --suite smoke --db " + db + small, "GAUNTLET_FALLBACKS=bogus", "$GAUNTLET_FALLBACKS='bogus'"},
+      {run, "GAUNTLET_PRICE_PER_DEVICE_HOUR=-1", "GAUNTLET_PRICE_PER_DEVICE_HOUR '-1': not a positive number"},
+      {run + " --backend sim", "GAUNTLET_SIM_FAULTS_FILE=/dev/null", "/dev/null: not a regular file"},
       {run + " --reps -1", "", "--reps"},
       {run + " --warmup -1", "", "--warmup"},
       {run + " --min-time -1", "", "--min-time"},
@@ -391,6 +415,21 @@ std::vector<BadInput> bad_inputs(const fs::path& dir, const std::string& db, con
       {"run --suite smoke --db " + flipped + small, "", "flipped.db: damaged database (SQLite's quick_check: "},
       {"run --suite smoke --db " + flipped + small + " --run-id 3", "", "flipped.db: damaged database"},
       {"merge " + one + " --into " + flipped, "", "flipped.db: damaged database"},
+      // Note [Damage named as damage]: every command names a damaged file damaged.
+      {"show --db " + header, "", "header.db: not a SQLite database, or one whose header is damaged"},
+      {"compare --db " + header, "", "header.db: not a SQLite database, or one whose header is damaged"},
+      {"report --weekly --db " + header, "", "header.db: not a SQLite database, or one whose header"},
+      {"dashboard --db " + header + " --out " + (dir / "site-h").string(), "", "header.db: not a SQLite database, or"},
+      {"run --suite smoke --db " + header + small, "", "header.db: not a SQLite database, or one whose header"},
+      {"repro 'op/exp/f32/4/contig/eager' --db " + header, "", "header.db: not a SQLite database, or"},
+      {"merge " + header + " --into " + (dir / "m.db").string(), "", "header.db: not a SQLite database, or"},
+      {"show --db " + truncated, "", "truncated.db: damaged database ("},
+      {"compare --db " + truncated, "", "truncated.db: damaged database ("},
+      {"report --weekly --db " + truncated, "", "truncated.db: damaged database ("},
+      {"dashboard --db " + truncated + " --out " + (dir / "site-t").string(), "", "truncated.db: damaged database ("},
+      {"run --suite smoke --db " + truncated + small, "", "truncated.db: damaged database ("},
+      {"repro 'op/exp/f32/4/contig/eager' --db " + truncated, "", "truncated.db: damaged database ("},
+      {"merge " + truncated + " --into " + (dir / "m.db").string(), "", "truncated.db: damaged database ("},
       // Suite and tolerance files.
       {"run --suite big" + in, "", "big.yaml:6:36: inputs must be an integer from 1 to 16"},
       {"run --suite neg" + in, "", "neg.yaml:6:36: inputs must be an integer from 1 to 16"},
@@ -401,6 +440,9 @@ std::vector<BadInput> bad_inputs(const fs::path& dir, const std::string& db, con
       {"run --suite timeout0" + in, "", "timeout0.yaml:3:10: timeout must be more than 0 seconds"},
       {"run --suite comma" + in, "", "comma.yaml:1:2: malformed YAML: "},
       {"run --suite newline" + in, "", "newline.yaml:3:1: a\\x0ab: given twice (first at line 2)"},
+      {"run --suite escape" + in, "", "escape.yaml:2:14: a control character (0x1b) in a value"},
+      {"list --suite escape" + in.substr(0, in.find(" --db")), "", "escape.yaml:2:14: a control character (0x1b)"},
+      {"run --suite inf" + in, "", "inf.yaml:3:10: timeout must be a finite number of seconds"},
       {"run --suite smoke --suites-dir " + bad_tol.string() + " --db " + db + small, "",
        "rtol must be a finite number >= 0"},
       // The simulator's configuration.
@@ -440,6 +482,12 @@ TEST_F(E2E, EveryBadInputIsRefusedInOneLineAndTheDatabaseStaysAsItWas) {
       {"comma.yaml", " , "},
       // A key with a newline in it: the error stays one line.
       {"newline.yaml", "suite: s\n\"a\\nb\": 1\n\"a\\nb\": 2\n"},
+      // An escape sequence typed in a description: refused, never printed (Note [Printable text]).
+      {"escape.yaml",
+       "suite: s\ndescription: \"x\\e[31mred\"\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n"
+       "    shapes: [\"4\"]\n"},
+      {"inf.yaml",
+       "suite: s\ndescription: x\ntimeout: .inf\ngroups:\n  - ops: [exp]\n    dtypes: [f32]\n    shapes: [\"4\"]\n"},
   });
   const fs::path bad_tol = dir_ / "badtol";
   fs::create_directories(bad_tol);

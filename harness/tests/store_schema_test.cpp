@@ -199,13 +199,16 @@ TEST_F(StoreTest, AFileThatIsNotSqliteIsRejectedAndLeftUntouched) {
   }
   write_bytes(path, bytes);
 
-  EXPECT_EQ(open_error(path, Mode::ReadWrite), path + ": not a SQLite database");
-  EXPECT_EQ(open_error(path, Mode::ReadOnly), path + ": not a SQLite database");
+  // Note [Damage named as damage]: a SQLite file whose header was overwritten reads the same.
+  const std::string not_sqlite =
+      ": not a SQLite database, or one whose header is damaged (if it held data, restore it from a copy)";
+  EXPECT_EQ(open_error(path, Mode::ReadWrite), path + not_sqlite);
+  EXPECT_EQ(open_error(path, Mode::ReadOnly), path + not_sqlite);
   EXPECT_EQ(read_bytes(path), bytes);
 
   const std::string tiny = file("tiny.db");
   write_bytes(tiny, "hi\n");
-  EXPECT_EQ(open_error(tiny, Mode::ReadWrite), tiny + ": not a SQLite database");
+  EXPECT_EQ(open_error(tiny, Mode::ReadWrite), tiny + not_sqlite);
   EXPECT_EQ(read_bytes(tiny), "hi\n");
 }
 

@@ -291,10 +291,15 @@ FaultSpec parse_fault_spec(std::string_view text, std::string_view origin) {
 
 FaultSpec parse_fault_file(const std::string& path) {
   // A directory opens fine as a stream but reads as empty; it must not pass for a file with no rules.
+  // A FIFO would block the open until someone writes it: checked before opening. (An empty file,
+  // or one of comments only, is a spec with no rules: rules commented out.)
   struct stat st {};
-  std::ifstream in(path);
-  if (!in || ::stat(path.c_str(), &st) != 0 || S_ISDIR(st.st_mode))
+  if (::stat(path.c_str(), &st) != 0 || S_ISDIR(st.st_mode))
     throw std::invalid_argument(path + ": cannot read fault file");
+  if (!S_ISREG(st.st_mode))
+    throw std::invalid_argument(path + ": not a regular file (a fault file is one rule a line)");
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument(path + ": cannot read fault file");
   FaultSpec spec;
   std::string line;
   for (std::size_t lineno = 1; std::getline(in, line); ++lineno) {

@@ -451,6 +451,7 @@ Suite load_suite_including(const std::string& name_or_path, const std::string& d
       r.fail(root["timeout"], "timeout is a number of seconds");
     }
     if (!(s.timeout_s > 0)) r.fail(root["timeout"], "timeout must be more than 0 seconds");
+    if (std::isinf(s.timeout_s)) r.fail(root["timeout"], "timeout must be a finite number of seconds");
   }
   if (root["groups"]) {
     if (!root["groups"].IsSequence()) r.fail(root["groups"], "field 'groups' must be a list");

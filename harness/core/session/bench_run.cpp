@@ -19,8 +19,10 @@
 
 #include "gauntlet/base/error.h"
 #include "gauntlet/base/host.h"
+#include "gauntlet/base/output_dir.h"
 #include "gauntlet/core/backend/backend.h"
 #include "gauntlet/core/backend/environment.h"
+#include "gauntlet/core/cases/dispatch_probe.h"
 #include "gauntlet/core/cases/runner.h"
 #include "gauntlet/core/catalog/catalog.h"
 #include "gauntlet/core/session/run_setup.h"
@@ -79,6 +81,9 @@ std::string run_bench(const BenchOptions& o) {
   if (o.repetitions < 2) throw Error("--repetitions must be >= 2 (each repetition is one sample)");
   if (!(o.min_time_s > 0)) throw Error("--min-time must be > 0 (seconds per repetition)");
   const std::optional<double> price = price_per_device_hour(o.price);
+  fallback_source_from_env();
+  check_database_path(o.db);
+  if (!o.out.empty()) check_output_file("--out", o.out);  // before the first case (Note [Run reporters])
   const std::string dir = suites_dir_or_default(o.suites_dir);
   const Suite suite = load_suite(o.suite, dir);
   const std::vector<const Case*> cases = select_cases(suite, o.filter, o.shard);
@@ -86,6 +91,8 @@ std::string run_bench(const BenchOptions& o) {
   const Expectations expectations = Expectations::load(dir + "/expectations.yaml");
   const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
   std::unique_ptr<Backend> backend = make_backend(o.backend);
+  // A library that is not a backend is refused as `run` refuses it, before the run is recorded.
+  if (const CapabilityCheck c = check_capabilities(*backend, cases); !c.cannot_run.empty()) throw Error(c.cannot_run);
   auto store = Store::open(o.db, Store::write_mode(o.skip_db_check));
 
   RunInfo info = new_run_info(*backend, suite, o.release, o.build_id, o.filter);

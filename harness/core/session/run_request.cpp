@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "gauntlet/analysis/reports.h"
+#include "gauntlet/base/output_dir.h"
 #include "gauntlet/base/text.h"
 #include "gauntlet/core/backend/backend.h"
 #include "gauntlet/core/backend/environment.h"
@@ -108,6 +109,7 @@ CheckedOptions check_options(RunRequest& o) {
   }
   CheckedOptions checked;
   checked.price = price_per_device_hour(o.price);
+  fallback_source_from_env();  // its workers read it: refused here, before the run is recorded
   checked.env_patterns = record_env_patterns(o.record_env);
   if (o.in_process) o.workers = 0;
   if (o.workers < 0) {
@@ -186,11 +188,7 @@ void write_empty_shard_reports(const RunRequest& o, const Suite& suite) {
 
 // The database, opened last among the checks: a bad suite or backend never touches it.
 std::unique_ptr<Store> open_store(const RunRequest& o) {
-  if (const auto parent = std::filesystem::path(o.db).parent_path(); !parent.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(parent, ec);
-    if (ec) throw Error(fmt::format("cannot create the folder of {}: {}", o.db, ec.message()));
-  }
+  check_database_path(o.db);
   return Store::open(o.db, o.skip_db_check ? Store::OpenMode::ReadWriteUnverified : Store::OpenMode::ReadWrite);
 }
 

@@ -239,6 +239,14 @@ TEST_F(ForeignBackend, AHollowLibraryFailsTheGate) {
   const Result plain = gauntlet("run --suite smoke --backend " + backend + " --db " + db.string());
   expect_one_line_error(plain, "cannot take even contiguous inputs");
   EXPECT_FALSE(fs::exists(db));
+  // Every command that runs cases refuses it as run does (Hardening II), writing nothing.
+  for (const std::string& command :
+       std::vector<std::string>{"repro 'op/exp/f32/4/contig/eager'", "reduce 'op/exp/f32/4/contig/eager'",
+                                "bench --suite smoke --filter 'op/exp/f32/_/contig/eager' --db " + db.string()}) {
+    SCOPED_TRACE(command);
+    expect_one_line_error(gauntlet(command + " --backend " + backend), "cannot take even contiguous inputs");
+    EXPECT_FALSE(fs::exists(db));
+  }
 
   ASSERT_EQ(
       gauntlet("run --suite smoke --backend cpu --quiet --release r1 --filter 'op/add/*' --db " + db.string()).code, 0);

@@ -20,4 +20,13 @@ void claim_output_dir(const std::string& dir, const std::string& what, const std
 // The marker's file name for `what`: ".gauntlet-<what>".
 std::string output_dir_marker(const std::string& what);
 
+// Note [Output files]: a file a command will write (a report, bench's JSON), checked before the
+// work starts: a regular file we may write, or a new one in an existing folder we may write; a
+// folder, FIFO or device, or a missing folder, is an Error "<flag> <path>: ..." on one line.
+void check_output_file(const std::string& flag, const std::string& path);
+
+// The database a command will write (--db), before anything runs: a path that is a folder, a FIFO
+// or a device is refused in one line; its missing parent folders are created (docs/cli.md).
+void check_database_path(const std::string& path);
+
 }  // namespace gauntlet

@@ -25,7 +25,9 @@ int exit_code_of(int sqlite_rc);
 
 // "path: what", through `fail`, with `exit_code`.
 [[noreturn]] void fail(Fail fail, const std::string& path, const std::string& what, int exit_code = kExitBadInput);
-// "path: what: <sqlite's message>", with the exit code of the connection's last error.
+// "PATH: WHAT: SQLite's message"; a damaged file is named damaged, with how to recover, whatever
+// the step (Note [Damage named as damage] in sqlite.cpp); the exit code of the connection's last
+// error.
 [[noreturn]] void fail(Fail fail, sqlite3* db, const std::string& path, const std::string& what);
 // Runs SQL that returns no rows (several statements allowed).
 void exec(Fail fail, sqlite3* db, const std::string& path, const std::string& sql);
@@ -120,7 +122,8 @@ void migrate(Fail fail, sqlite3* db, const std::string& path, const char* const*
              const std::string& version_key, const std::string& what);
 // Raises "<what> version N is newer than this gauntlet (target)" for a file newer than `target`.
 void check_not_newer(Fail fail, const std::string& path, int version, int target, const std::string& what);
-// Reads the schema, raising `not_sqlite` for a file that is not a SQLite database; true for an
+// Reads the schema, raising `not_sqlite` (and that its header may be damaged) for a file that is
+// not a SQLite database, "damaged database" for one SQLite finds damaged; true for an
 // empty one (no objects, user_version 0). Reads only: never writes into a file that is not ours.
 bool is_empty(Fail fail, sqlite3* db, const std::string& path, const std::string& not_sqlite);
 

@@ -22,8 +22,9 @@ namespace gauntlet::cli {
 // Note [Option values] (checks.cpp): range and emptiness checks on every subcommand's options, by
 // name; call after declaring them, before parsing.
 void add_value_checks(CLI::App& app);
-// A --profile value: letters, digits, '_', '-', '.'; a UsageError otherwise (checks.cpp).
-void check_profile_name(const std::string& profile);
+// A --profile value (or $GAUNTLET_PROFILE's, `where` naming it): letters, digits, '_', '-', '.';
+// a UsageError otherwise (checks.cpp).
+void check_profile_name(const std::string& profile, const std::string& where = "--profile");
 
 // Bad usage or input: main() prints "gauntlet: error: <what>" and exits 2.
 class UsageError : public Error {

@@ -1,7 +1,7 @@
-// `gauntlet run` as the library runs it (Note [Run session] in harness/core/include/gauntlet/core/session/session.h): the
-// options of a run, and a run prepared from them (checked, resumed or recorded, locked, its
-// listeners and workers set up) that then runs its cases and ends with the summary, the reports
-// and the gate. The command line only parses into a RunRequest.
+// `gauntlet run` as the library runs it (Note [Run session] in harness/core/include/gauntlet/core/session/session.h):
+// the options of a run, and a run prepared from them (checked, resumed or recorded, locked, its listeners and workers
+// set up) that then runs its cases and ends with the summary, the reports and the gate. The command line only parses
+// into a RunRequest.
 #pragma once
 
 #include <cstdint>
