@@ -19,6 +19,7 @@
 
 #include "gauntlet/base/glob.h"
 #include "gauntlet/base/host.h"
+#include "gauntlet/base/output_dir.h"
 #include "gauntlet/base/yaml_reader.h"
 
 namespace gauntlet {
@@ -195,6 +196,11 @@ std::string Waiver::change_str() const {
 }
 
 Waivers Waivers::load(const std::string& path) {
+  try {
+    check_input_file("", path);  // Note [Input files]
+  } catch (const Error& e) {
+    throw WaiverError(e.what());
+  }
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) throw WaiverError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   std::string text;

@@ -76,6 +76,15 @@ void check_output_file(const std::string& flag, const std::string& path) {
   }
 }
 
+void check_input_file(const std::string& flag, const std::string& path) {
+  const std::string named = flag.empty() ? path : flag + " " + path;
+  std::error_code ec;
+  const auto st = fs::status(path, ec);
+  if (!fs::exists(st)) throw Error(named + ": no such file");
+  if (fs::is_directory(st)) throw Error(named + ": a folder, not a file");
+  if (!fs::is_regular_file(st)) throw Error(named + ": not a regular file (a FIFO or a device)");
+}
+
 void check_database_path(const std::string& path) {
   std::error_code ec;
   const auto st = fs::status(path, ec);

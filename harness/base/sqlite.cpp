@@ -160,7 +160,13 @@ int user_version(Fail f, sqlite3* db, const std::string& path) {
 
 sqlite3* open_results_readonly(Fail fail_with, const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) fail(fail_with, path, "no such database");
+  if (const auto st = std::filesystem::status(path, ec); !std::filesystem::exists(st)) {
+    fail(fail_with, path, "no such database");
+  } else if (!std::filesystem::is_regular_file(st)) {
+    fail(fail_with, path,
+         std::filesystem::is_directory(st) ? "a folder, not a database file"
+                                           : "not a regular file (a FIFO or a device)");
+  }
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
     const std::string why = db ? sqlite3_errmsg(db) : "out of memory";

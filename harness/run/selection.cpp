@@ -10,6 +10,7 @@
 
 #include "gauntlet/base/error.h"
 #include "gauntlet/base/glob.h"
+#include "gauntlet/base/output_dir.h"
 
 namespace gauntlet {
 
@@ -30,6 +31,7 @@ std::pair<int, int> parse_shard(const std::string& spec) {
 }
 
 KeyList read_keys_file(const std::string& path) {
+  check_input_file("--keys-file", path);  // Note [Input files]
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("--keys-file {}: cannot read it", path));
   KeyList list;

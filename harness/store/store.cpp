@@ -530,6 +530,12 @@ std::unique_ptr<Store> Store::open(const std::string& path, OpenMode mode) {
   if (!writable && !std::filesystem::exists(path, ec)) {
     fail(path, "no such database");
   }
+  // SQLite's open of a FIFO blocks until someone writes it (Note [Input files]).
+  if (const auto st = std::filesystem::status(path, ec);
+      std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    fail(path, std::filesystem::is_directory(st) ? "a folder, not a database file"
+                                                 : "not a regular file (a FIFO or a device)");
+  }
 
   sqlite3* db = nullptr;
   // NOMUTEX: a Store is used from one thread; SQLite's per-call locking cost 5% of ingestion.

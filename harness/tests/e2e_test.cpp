@@ -1,6 +1,7 @@
 // End-to-end tests: the real gauntlet binary, the real suites, real SQLite files.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <filesystem>
@@ -285,6 +286,7 @@ std::vector<BadInput> bad_inputs(const fs::path& dir, const std::string& db, con
   const std::string schema99 = (dir / "s99.db").string(), schema3 = (dir / "s3.db").string();
   const std::string damaged = (dir / "damaged.db").string(), flipped = (dir / "flipped.db").string();
   const std::string header = (dir / "header.db").string(), truncated = (dir / "truncated.db").string();
+  const std::string fifo = (dir / "fifo").string();
   const std::string small = " --filter 'op/exp/f32/_/contig/eager' --quiet";
   const std::string run = "run --suite smoke --db " + db + small;
   const std::string in = " --suites-dir " + files.string() + " --db " + db + " --quiet";
@@ -311,6 +313,16 @@ std::vector<BadInput> bad_inputs(const fs::path& dir, const std::string& db, con
       {"bench --suite smoke --db " + db + small + " --out " + dir.string(), "", "--out " + dir.string() + ": a folder"},
       {"bench --suite smoke --db " + db + small + " --out " + (dir / "nofolder" / "b.json").string(), "", "no folder"},
       {"run --suite smoke --db " + dir.string() + small, "", "a folder, not a database file"},
+      // Note [Input files]: a FIFO is refused, not opened (the open would block), and so is a
+      // suites folder that is not one.
+      {run + " --keys-file " + fifo, "", "--keys-file " + fifo + ": not a regular file (a FIFO or a device)"},
+      {run + " --plan " + fifo + " --shard 0/2", "", "--plan " + fifo + ": not a regular file"},
+      {"compare --db " + db + " --waivers " + fifo, "", fifo + ": not a regular file"},
+      {"show --db " + fifo, "", fifo + ": not a regular file"},
+      {"compare --db " + fifo, "", fifo + ": not a regular file"},
+      {"merge " + fifo + " --into " + (dir / "m.db").string(), "", fifo + ": not a regular file"},
+      {run + " --suites-dir " + fifo, "", "suites folder " + fifo + ": not a folder"},
+      {"list --suite smoke --suites-dir " + (dir / "nosuites").string(), "", "nosuites: no such folder"},
       // Values that mean nothing, and environment variables checked as their options are.
       {"run --suite smoke --db " + db + " --filter ':' --quiet", "", "--filter: ':' holds no pattern"},
       {"run --suite smoke --db " + db + " --filter '' --quiet", "", "--filter: must not be empty"},
@@ -375,8 +387,9 @@ std::vector<BadInput> bad_inputs(const fs::path& dir, const std::string& db, con
       {run + " --devices 3-1 --device-env X", "", "--devices: range '3-1' goes backwards"},
       {run + " --price-per-device-hour -1", "", "--price-per-device-hour '-1': not a positive number"},
       {run + " --max-failures -1", "", "--max-failures: -1 is below the smallest value, 1"},
-      {run + " --keys-file " + (dir / "nokeys").string(), "", "nokeys: cannot read it"},
-      {run + " --plan " + (dir / "noplan.json").string() + " --shard 0/2", "", "noplan.json: cannot read the plan"},
+      {run + " --keys-file " + (dir / "nokeys").string(), "",
+       "--keys-file " + (dir / "nokeys").string() + ": no such file"},
+      {run + " --plan " + (dir / "noplan.json").string() + " --shard 0/2", "", "noplan.json: no such file"},
       {"run --suite smoke --db " + db + " --filter 'op/[' --quiet", "", "filter 'op/[' matches no case of suite smoke"},
       {run + " --timeout 1e400", "", "--timeout: '1e400'"},
       {run + " --workers 99999999999", "", "--workers: '99999999999' is out of range"},
@@ -503,6 +516,7 @@ TEST_F(E2E, EveryBadInputIsRefusedInOneLineAndTheDatabaseStaysAsItWas) {
   const std::string flipped_before = e2e::slurp(flipped);
   const std::string one = (dir_ / "one.db").string();
   ASSERT_EQ(gauntlet("run --suite smoke --db " + one + small).code, 0);
+  ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
 
   const std::vector<BadInput> inputs = bad_inputs(dir_, db, files, bad_tol, waivers_twice, waivers_docs, one);
   for (const BadInput& i : inputs) {

@@ -240,7 +240,7 @@ TEST(WaiverErrors, LoadNamesFileAndLine) {
         try {
           Waivers::load("/nonexistent/dir/waivers.yaml");
         } catch (const WaiverError& e) {
-          EXPECT_STREQ(e.what(), "/nonexistent/dir/waivers.yaml: cannot read: No such file or directory");
+          EXPECT_STREQ(e.what(), "/nonexistent/dir/waivers.yaml: no such file");
           throw;
         }
       },
@@ -263,7 +263,7 @@ TEST(WaiverErrors, LoadNamesFileAndLine) {
     Waivers::load(dir.string());  // a directory
     ADD_FAILURE() << "no error";
   } catch (const WaiverError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(dir.string() + ": cannot read: ", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()), dir.string() + ": a folder, not a file");
   }
   {
     std::ofstream out(path);

@@ -427,6 +427,11 @@ Suite load_suite_including(const std::string& name_or_path, const std::string& d
     return model_file_suite(name_or_path.rfind("model:", 0) == 0 ? name_or_path.substr(6) : name_or_path);
   }
   std::string path = ends_with(name_or_path, ".yaml") ? name_or_path : dir + "/" + name_or_path + ".yaml";
+  // A mistyped suites folder is named as such, not as a suite missing from it.
+  if (std::error_code ec; !ends_with(name_or_path, ".yaml") && !fs::is_directory(dir, ec)) {
+    throw CatalogError(
+        fmt::format("suites folder {}: {}", dir, fs::exists(dir, ec) ? "not a folder" : "no such folder"));
+  }
   if (!fs::exists(path)) {
     throw CatalogError(fmt::format("unknown suite '{}': no file {} (suites in {}: {})", name_or_path, path, dir,
                                    fmt::join(list_suites(dir), ", ")));

@@ -12,6 +12,7 @@
 
 #include "gauntlet/base/error.h"
 #include "gauntlet/base/glob.h"
+#include "gauntlet/base/output_dir.h"
 #include "gauntlet/run/selection.h"
 #include "gauntlet/store/store.h"
 #include "gauntlet/suites/op_spec.h"
@@ -106,6 +107,11 @@ void Plan::save(const std::string& path) const {
 }
 
 Plan Plan::load(const std::string& path) {
+  try {
+    check_input_file("--plan", path);  // Note [Input files]
+  } catch (const Error& e) {
+    throw std::invalid_argument(e.what());  // Plan's errors, as every other below
+  }
   std::ifstream in(path);
   if (!in) throw std::invalid_argument(path + ": cannot read the plan");
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);

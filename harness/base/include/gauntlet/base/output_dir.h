@@ -25,6 +25,11 @@ std::string output_dir_marker(const std::string& what);
 // folder, FIFO or device, or a missing folder, is an Error "<flag> <path>: ..." on one line.
 void check_output_file(const std::string& flag, const std::string& path);
 
+// Note [Input files]: a file a command reads (--keys-file, --plan, --waivers), checked before it is
+// opened: a missing one, a folder, a FIFO (whose open would block until someone writes it) or a
+// device is an Error "<flag> <path>: ..." on one line ("<path>: ..." without a flag).
+void check_input_file(const std::string& flag, const std::string& path);
+
 // The database a command will write (--db), before anything runs: a path that is a folder, a FIFO
 // or a device is refused in one line; its missing parent folders are created (docs/cli.md).
 void check_database_path(const std::string& path);
