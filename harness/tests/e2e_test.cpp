@@ -286,7 +286,7 @@ std::vector<BadInput> bad_inputs(const fs::path& dir, const std::string& db, con
   const std::string schema99 = (dir / "s99.db").string(), schema3 = (dir / "s3.db").string();
   const std::string damaged = (dir / "damaged.db").string(), flipped = (dir / "flipped.db").string();
   const std::string header = (dir / "header.db").string(), truncated = (dir / "truncated.db").string();
-  const std::string fifo = (dir / "fifo").string();
+  const std::string fifo = (dir / "fifo").string(), hollow = GAUNTLET_HOLLOW_LIB;
   const std::string small = " --filter 'op/exp/f32/_/contig/eager' --quiet";
   const std::string run = "run --suite smoke --db " + db + small;
   const std::string in = " --suites-dir " + files.string() + " --db " + db + " --quiet";
@@ -323,6 +323,14 @@ std::vector<BadInput> bad_inputs(const fs::path& dir, const std::string& db, con
       {"merge " + fifo + " --into " + (dir / "m.db").string(), "", fifo + ": not a regular file"},
       {run + " --suites-dir " + fifo, "", "suites folder " + fifo + ": not a folder"},
       {"list --suite smoke --suites-dir " + (dir / "nosuites").string(), "", "nosuites: no such folder"},
+      // Note [Output folders]: a folder of other files is refused and left as it was.
+      {"dashboard --db " + db + " --out " + (dir / "others").string(), "",
+       "others: the folder holds files Gauntlet did not write"},
+      // A library that is not a backend: every command that runs cases refuses it as run does.
+      {run + " --backend plugin:" + hollow, "", "cannot take even contiguous inputs"},
+      {"bench --suite smoke --db " + db + small + " --backend plugin:" + hollow, "", "cannot take even contiguous"},
+      {"repro 'op/exp/f32/4/contig/eager' --backend plugin:" + hollow, "", "cannot take even contiguous inputs"},
+      {"reduce 'op/exp/f32/4/contig/eager' --backend plugin:" + hollow, "", "cannot take even contiguous inputs"},
       // Values that mean nothing, and environment variables checked as their options are.
       {"run --suite smoke --db " + db + " --filter ':' --quiet", "", "--filter: ':' holds no pattern"},
       {"run --suite smoke --db " + db + " --filter '' --quiet", "", "--filter: must not be empty"},
@@ -517,6 +525,8 @@ TEST_F(E2E, EveryBadInputIsRefusedInOneLineAndTheDatabaseStaysAsItWas) {
   const std::string one = (dir_ / "one.db").string();
   ASSERT_EQ(gauntlet("run --suite smoke --db " + one + small).code, 0);
   ASSERT_EQ(::mkfifo((dir_ / "fifo").c_str(), 0600), 0);
+  fs::create_directories(dir_ / "others");
+  std::ofstream(dir_ / "others" / "notes.txt") << "not Gauntlet's\n";
 
   const std::vector<BadInput> inputs = bad_inputs(dir_, db, files, bad_tol, waivers_twice, waivers_docs, one);
   for (const BadInput& i : inputs) {
@@ -526,6 +536,8 @@ TEST_F(E2E, EveryBadInputIsRefusedInOneLineAndTheDatabaseStaysAsItWas) {
   }
   EXPECT_EQ(e2e::slurp(damaged), damaged_before) << "run wrote into a damaged database";
   EXPECT_EQ(e2e::slurp(flipped), flipped_before) << "a command wrote into a bit-flipped database";
+  EXPECT_EQ(e2e::slurp(dir_ / "others" / "notes.txt"), "not Gauntlet's\n") << "a command wrote over a user's file";
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_ / "others"), fs::directory_iterator()), 1);
 }
 
 // Note [Empty shards]: a 4-way split of a one-case filter: one shard runs the case, the other three
