@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 std::string output_dir_marker(const std::string& what) { return ".gauntlet-" + what; }
 
-void claim_output_dir(const std::string& dir, const std::string& what, const std::vector<std::string>& ours_too) {
+void check_output_dir(const std::string& dir, const std::string& what, const std::vector<std::string>& ours_too) {
   if (dir.empty()) throw Error("the output folder is empty: name a folder");
   std::error_code ec;
   const fs::path path(dir);
@@ -29,28 +29,35 @@ void claim_output_dir(const std::string& dir, const std::string& what, const std
     if (fs::equivalent(canonical, fs::path(home), hec))
       throw Error(fmt::format("{}: refusing to write into the home folder; name a folder of its own", dir));
   }
-  const fs::path marker = path / output_dir_marker(what);
   const fs::file_status st = fs::status(path, ec);
-  if (fs::exists(st)) {
-    if (!fs::is_directory(st)) throw Error(fmt::format("{}: not a folder", dir));
-    if (fs::exists(marker, ec)) return;  // written by this command before
-    bool empty = true, legacy = !ours_too.empty();
-    for (const fs::directory_entry& e : fs::directory_iterator(path, ec)) {
-      (void)e;
-      empty = false;
-      break;
-    }
-    if (ec) throw Error(fmt::format("{}: cannot read the folder: {}", dir, ec.message()));
-    for (const std::string& name : ours_too) legacy = legacy && fs::exists(path / name, ec);
-    if (!empty && !legacy) {
-      throw Error(
-          fmt::format("{}: the folder holds files Gauntlet did not write (no {} in it); name a new or empty folder",
-                      dir, output_dir_marker(what)));
-    }
-  } else {
+  if (!fs::exists(st)) return;
+  if (!fs::is_directory(st)) throw Error(fmt::format("{}: not a folder", dir));
+  if (fs::exists(path / output_dir_marker(what), ec)) return;  // written by this command before
+  bool empty = true, legacy = !ours_too.empty();
+  for (const fs::directory_entry& e : fs::directory_iterator(path, ec)) {
+    (void)e;
+    empty = false;
+    break;
+  }
+  if (ec) throw Error(fmt::format("{}: cannot read the folder: {}", dir, ec.message()));
+  for (const std::string& name : ours_too) legacy = legacy && fs::exists(path / name, ec);
+  if (!empty && !legacy) {
+    throw Error(
+        fmt::format("{}: the folder holds files Gauntlet did not write (no {} in it); name a new or empty folder", dir,
+                    output_dir_marker(what)));
+  }
+}
+
+void claim_output_dir(const std::string& dir, const std::string& what, const std::vector<std::string>& ours_too) {
+  check_output_dir(dir, what, ours_too);
+  std::error_code ec;
+  const fs::path path(dir);
+  if (!fs::exists(path, ec)) {
     fs::create_directories(path, ec);
     if (ec) throw Error(fmt::format("{}: cannot create the folder: {}", dir, ec.message()));
   }
+  const fs::path marker = path / output_dir_marker(what);
+  if (fs::exists(marker, ec)) return;
   std::ofstream out(marker, std::ios::binary | std::ios::trunc);
   out << "Written by gauntlet " << what << ": it may replace this folder's contents (Note [Output folders]).\n";
   out.close();

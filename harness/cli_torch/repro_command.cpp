@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gauntlet/analysis/reports.h"
+#include "gauntlet/base/output_dir.h"
 #include "gauntlet/base/text.h"
 #include "gauntlet/cli/cli.h"
 #include "gauntlet/core/backend/backend.h"
@@ -72,6 +73,9 @@ int repro(const ReproOptions& given) {
   const std::optional<Restored> restored = restore_run(o, o.db, o.run, key.str());
   if (auto problem = validate_key(key)) throw UsageError(*problem);
   if (o.backend.empty()) o.backend = "cpu";
+  // The bundle's folder is written after the case ran: refuse one that cannot be claimed first
+  // (Note [Output folders]), rather than run the case and then say "bundle NOT written".
+  if (!o.bundle.empty() && !o.child) check_output_dir(o.bundle, "bundle");
   if (!o.in_process && !o.child) {
     if (!o.json) {
       if (restored) fmt::print("{}", restored_text(*restored, o.db));

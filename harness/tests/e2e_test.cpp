@@ -326,6 +326,8 @@ std::vector<BadInput> bad_inputs(const fs::path& dir, const std::string& db, con
       // Note [Output folders]: a folder of other files is refused and left as it was.
       {"dashboard --db " + db + " --out " + (dir / "others").string(), "",
        "others: the folder holds files Gauntlet did not write"},
+      {"repro 'op/exp/f32/4/contig/eager' --bundle " + (dir / "others").string(), "",
+       "others: the folder holds files Gauntlet did not write"},
       // A library that is not a backend: every command that runs cases refuses it as run does.
       {run + " --backend plugin:" + hollow, "", "cannot take even contiguous inputs"},
       {"bench --suite smoke --db " + db + small + " --backend plugin:" + hollow, "", "cannot take even contiguous"},

@@ -76,6 +76,18 @@ TEST_F(OutputDirTest, OnlyANewEmptyOrOwnFolderIsClaimed) {
   EXPECT_THROW(claim_output_dir("", "bundle"), Error);
 }
 
+// repro --bundle checks its folder before the case runs, and writes nothing then.
+TEST_F(OutputDirTest, TheCheckAloneCreatesNothing) {
+  check_output_dir((dir_ / "later").string(), "bundle");
+  EXPECT_FALSE(fs::exists(dir_ / "later"));
+  fs::create_directories(dir_ / "theirs");
+  std::ofstream(dir_ / "theirs" / "x.txt") << "x";
+  EXPECT_THROW(check_output_dir((dir_ / "theirs").string(), "bundle"), Error);
+  EXPECT_THROW(check_output_dir("/", "bundle"), Error);
+  claim_output_dir((dir_ / "ours").string(), "bundle");
+  check_output_dir((dir_ / "ours").string(), "bundle");
+}
+
 TEST_F(OutputDirTest, AFolderWrittenBeforeMarkersIsRecognisedByItsFiles) {
   fs::create_directories(dir_ / "site" / "data");
   std::ofstream(dir_ / "site" / "index.html") << "<html>";

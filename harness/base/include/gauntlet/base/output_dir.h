@@ -17,6 +17,10 @@ namespace gauntlet {
 // Throws UsageError ("<dir>: ..." on one line) when the folder cannot be claimed.
 void claim_output_dir(const std::string& dir, const std::string& what, const std::vector<std::string>& ours_too = {});
 
+// The same checks as claim_output_dir, without creating or writing anything: for a command that
+// writes its folder only after long work (repro --bundle), so that it refuses before the work.
+void check_output_dir(const std::string& dir, const std::string& what, const std::vector<std::string>& ours_too = {});
+
 // The marker's file name for `what`: ".gauntlet-<what>".
 std::string output_dir_marker(const std::string& what);
 
