@@ -21,6 +21,7 @@
 #include "gauntlet/analysis/reports.h"
 #include "gauntlet/analysis/stats.h"
 #include "gauntlet/base/output_dir.h"
+#include "gauntlet/base/stage.h"
 #include "gauntlet/base/text.h"
 #include "gauntlet/store/store_reader.h"
 
@@ -230,7 +231,16 @@ class Db {
         t.second += static_cast<std::int64_t>(breaks);
       }
       if (!std::isnan(recompiles)) col->recompiles += static_cast<std::int64_t>(recompiles);
-      if (!q.error.empty()) col->error.emplace(s, std::string(q.error));
+      if (!q.error.empty()) {
+        // An ERROR, CRASH or TIMEOUT names its stage (Note [Failing stage]), as reports do.
+        const bool stopped = status == Status::Error || status == Status::Crash || status == Status::Timeout;
+        std::string error(q.error);
+        if (stopped && !q.stage.empty()) {
+          const std::size_t nl = error.find('\n');
+          error.insert(nl == std::string::npos ? error.size() : nl, " [stage: " + stage_text(q.stage) + "]");
+        }
+        col->error.emplace(s, std::move(error));
+      }
       col->atol[s] = compared && q.atol >= 0 ? static_cast<float>(q.atol) : NAN;
     });
   }

@@ -9,14 +9,13 @@
 #include <vector>
 
 #include "gauntlet/analysis/reports.h"
+#include "gauntlet/base/stage.h"
 #include "gauntlet/base/text.h"
 #include "markdown.h"
 
 namespace gauntlet {
 
 namespace {
-
-constexpr std::string_view kStderrMark = "\nlast lines of its stderr:\n";
 
 std::string plural(std::int64_t n, std::string_view noun) { return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s"); }
 
@@ -31,9 +30,13 @@ std::string stderr_tail(const std::string& error) {
 }
 
 // Why a case ended as it did, in one line: the error's first line, else the catalog's reason.
+// An ERROR, CRASH or TIMEOUT names the stage it failed in (Note [Failing stage]): a crash while
+// copying outputs back is not the op's.
 std::string why(const Outcome& o) {
   std::string w = first_line(o.error);
   if (w.empty()) w = first_line(o.reason);
+  const bool stopped = o.status == Status::Error || o.status == Status::Crash || o.status == Status::Timeout;
+  if (stopped && !o.stage.empty()) w += " [stage: " + stage_text(o.stage) + "]";
   return w;
 }
 

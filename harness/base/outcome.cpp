@@ -85,6 +85,16 @@ void record_repetitions(Timing& t, std::vector<double> samples_us) {
 
 void bound_error_text(std::string& text) {
   if (text.size() <= kMaxErrorBytes) return;
+  if (const std::size_t mark = text.find(kStderrMark); mark != std::string::npos && mark < kMaxErrorBytes / 2) {
+    // Keep the head and the end of the stderr tail (Note [Bounded error texts]).
+    const std::size_t head = mark + kStderrMark.size();
+    const std::string note = "[" + std::to_string(text.size() - head) + " bytes of stderr, cut to its end]\n";
+    std::size_t from = text.size() - (kMaxErrorBytes - head - note.size());
+    while (from < text.size() && (static_cast<unsigned char>(text[from]) & 0xC0) == 0x80) ++from;  // UTF-8
+    if (const std::size_t nl = text.find('\n', from); nl != std::string::npos && nl + 1 < text.size()) from = nl + 1;
+    text = text.substr(0, head) + note + text.substr(from);
+    return;
+  }
   const std::string suffix_fmt = " ... [" + std::to_string(text.size()) + " bytes, cut]";
   std::size_t keep = kMaxErrorBytes - suffix_fmt.size();
   while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;  // a UTF-8 boundary

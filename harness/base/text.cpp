@@ -6,6 +6,7 @@
 #include <cctype>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gauntlet {
 
@@ -244,5 +245,69 @@ std::string first_line_cut(std::string_view text, std::size_t max_bytes) {
 }
 
 std::string error_signature(std::string_view error) { return blank_numbers(first_line_cut(error, 200)); }
+
+namespace {
+
+// A line's likeness (Note [Stderr tails]): numbers blanked, and what is between quotes elided.
+std::string line_likeness(std::string_view line) {
+  std::string blanked = blank_numbers(line), out;
+  char quote = 0;
+  for (const char c : blanked) {
+    if (quote != 0) {
+      if (c == quote) {
+        out += c;
+        quote = 0;
+      }
+      continue;
+    }
+    if (c == '\'' || c == '"') quote = c;
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string fold_stderr_tail(std::string_view text, std::size_t entries) {
+  struct Entry {
+    std::string_view line;  // the latest of its lines
+    std::string likeness;
+    std::size_t more = 0;
+  };
+  std::vector<Entry> kept;  // latest first
+  std::size_t older = 0;
+  std::size_t end = text.size();
+  while (end > 0) {
+    const std::size_t nl = end == 0 ? std::string_view::npos : text.rfind('\n', end - 1);
+    const std::size_t begin = nl == std::string_view::npos ? 0 : nl + 1;
+    std::string_view line = text.substr(begin, end - begin);
+    end = nl == std::string_view::npos ? 0 : nl;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.remove_suffix(1);
+    if (line.empty()) continue;
+    std::string likeness = line_likeness(line);
+    auto same = std::find_if(kept.begin(), kept.end(), [&](const Entry& e) { return e.likeness == likeness; });
+    if (same != kept.end()) {
+      ++same->more;
+    } else if (kept.size() < entries) {
+      kept.push_back({line, std::move(likeness), 0});
+    } else {
+      ++older;
+    }
+  }
+  std::string out;
+  auto add = [&](std::string_view l) { (out.empty() ? out : out += '\n') += l; };
+  if (older > 0) add(fmt::format("[{} earlier line{} not shown]", older, older == 1 ? "" : "s"));
+  for (auto it = kept.rbegin(); it != kept.rend(); ++it) {
+    add(it->line);
+    if (it->more > 0) {
+      constexpr std::size_t kShown = 100;
+      std::size_t from = it->line.size() > kShown ? it->line.size() - kShown : 0;
+      while (from > 0 && from < it->line.size() && (static_cast<unsigned char>(it->line[from]) & 0xC0) == 0x80) ++from;
+      add(fmt::format("[{} more line{} like: {}{}]", it->more, it->more == 1 ? "" : "s", from > 0 ? "... " : "",
+                      it->line.substr(from)));
+    }
+  }
+  return out;
+}
 
 }  // namespace gauntlet

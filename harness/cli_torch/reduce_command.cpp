@@ -56,7 +56,7 @@ int reduce(const ReduceOptions& given) {
   if (key.kind == "coll")
     throw UsageError("collective cases are not reduced (only op and model cases): reduce needs shapes to shrink");
   // A library that is not a backend is refused as `run` refuses it, before any worker starts.
-  if (const CapabilityCheck c = check_capabilities(*make_backend(o.backend), {}); !c.cannot_run.empty()) {
+  if (const CapabilityCheck c = check_capabilities(*make_backend(o.backend), {}, false); !c.cannot_run.empty()) {
     throw UsageError(c.cannot_run);
   }
   const auto t0 = std::chrono::steady_clock::now();

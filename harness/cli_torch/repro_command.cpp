@@ -7,11 +7,13 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "gauntlet/analysis/reports.h"
 #include "gauntlet/base/output_dir.h"
+#include "gauntlet/base/stage.h"
 #include "gauntlet/base/text.h"
 #include "gauntlet/cli/cli.h"
 #include "gauntlet/core/backend/backend.h"
@@ -42,23 +44,41 @@ int repro_in_child(const ReproOptions& o, const Restored* restored) {
   spec.args = o.argv;
   spec.args.push_back("--child");
   spec.pipes = false;  // its stdout is ours
+  // Note [Failing stage]: the child shares where it is, for when it dies.
+  std::error_code ec;
+  const std::string stage_path =
+      (std::filesystem::temp_directory_path(ec) / fmt::format("gauntlet-repro-{}.stage", ::getpid())).string();
+  spec.env.emplace_back(kStageFileEnv, stage_path);
   std::fflush(stdout);
-  const auto [status, tail] = run_passing_stderr(spec, 12);
+  const auto [status, tail] = run_passing_stderr(spec, 1000);  // folded below
+  const SharedStage at = read_shared_stage(stage_path);
+  std::filesystem::remove(stage_path, ec);
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   const int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   const char* abbrev = sigabbrev_np(sig);
-  fmt::print("verdict  CRASH: the case killed its process with SIG{} (signal {}: {})\n", abbrev ? abbrev : "?", sig,
-             strsignal(sig));
+  const std::string signal = std::string("SIG") + (abbrev ? abbrev : "?");
+  fmt::print("verdict  CRASH: the case killed its process with {} (signal {}: {})\n", signal, sig, strsignal(sig));
+  const std::string_view stage = stage_name(at.stage == Stage::None ? Stage::Op : at.stage);
+  fmt::print("stage    {} ({}){}\n", stage_text(stage), stage,
+             at.fallback_op.empty() ? "" : ", inside the CPU fallback of " + at.fallback_op);
   if (!tail.empty()) {
+    // Note [Stderr tails]: the fatal line last, the warnings before it folded.
+    std::string text;
+    for (const auto& l : tail) text += l + "\n";
     fmt::print("last stderr lines:\n");
-    for (const auto& l : tail) fmt::print("  | {}\n", l);
+    const std::string folded = fold_stderr_tail(text, 8);
+    for (std::size_t at = 0; at < folded.size();) {
+      const std::size_t nl = std::min(folded.find('\n', at), folded.size());
+      fmt::print("  | {}\n", std::string_view(folded).substr(at, nl - at));
+      at = nl + 1;
+    }
   }
   std::string debug = "gdb --args " + shell_argument(spec.exe);
   for (std::size_t i = 0; i + 1 < spec.args.size(); ++i) debug += " " + shell_argument(spec.args[i]);
   fmt::print("debug it: {} --in-process\n", debug);
   if (!o.bundle.empty())
     fmt::print("bundle   NOT written: the case killed its process before it had outputs to save\n");
-  if (restored) fmt::print("{}", reproduced_line(*restored, Status::Crash));
+  if (restored) fmt::print("{}", reproduced_line(*restored, Status::Crash, stage, signal));
   std::fflush(stdout);
   return 1;
 }
@@ -67,6 +87,8 @@ int repro_in_child(const ReproOptions& o, const Restored* restored) {
 
 int repro(const ReproOptions& given) {
   ReproOptions o = given;
+  // Before the restore, which sets GAUNTLET_* variables as the run had them (Note [Failing stage]).
+  if (o.child) share_stage_from_env();
   const CaseKey key = CaseKey::parse(o.key);
   // Validated after the restore: a model file's case is known through the recorded environment
   // ($GAUNTLET_MODEL_FILES, Note [Model file registry]).
@@ -96,7 +118,8 @@ int repro(const ReproOptions& given) {
   const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
   auto backend = make_backend(o.backend);
   // A library that is not a backend is refused as `run` refuses it (exit 2), not run into an ERROR.
-  if (const CapabilityCheck c = check_capabilities(*backend, {}); !c.cannot_run.empty()) throw UsageError(c.cannot_run);
+  if (const CapabilityCheck c = check_capabilities(*backend, {}, /*call_fallback_needs=*/false); !c.cannot_run.empty())
+    throw UsageError(c.cannot_run);
   if (restored && !o.json) {
     for (const std::string& w :
          backend_differences(*restored, backend->name(), backend->version(), backend->config_json()))
@@ -167,7 +190,7 @@ int repro(const ReproOptions& given) {
     fmt::print("{}", case_title_text(key, backend_text));
   }
   fmt::print("{}", case_explanation_text(out, detail, !o.child));
-  if (restored) fmt::print("{}", reproduced_line(*restored, out.status));
+  if (restored) fmt::print("{}", reproduced_line(*restored, out.status, out.stage));
   if (bundle) {
     fmt::print("bundle   {} ({} files, {:.1f} KiB): replay with python3 {}/repro.py --device cpu\n", o.bundle,
                bundle->files.size(), static_cast<double>(bundle->bytes) / 1024, o.bundle);

@@ -2,11 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "gauntlet/analysis/reports.h"
 #include "gauntlet/base/error.h"
+#include "gauntlet/base/stage.h"
 #include "gauntlet/base/text.h"
 #include "gauntlet/run/recorded_env.h"
 #include "gauntlet/run/run_config.h"
@@ -181,11 +185,34 @@ std::string restored_text(const Restored& r, const std::string& db) {
   return out;
 }
 
-std::string reproduced_line(const Restored& r, Status now) {
+std::string stored_signal(std::string_view error) {
+  static constexpr std::string_view kDied = "worker died with SIG";
+  const std::size_t at = error.find(kDied);
+  if (at == std::string_view::npos) return "";
+  std::size_t end = at + kDied.size();
+  while (end < error.size() &&
+         (std::isupper(static_cast<unsigned char>(error[end])) || std::isdigit(static_cast<unsigned char>(error[end]))))
+    ++end;
+  return std::string(error.substr(at + kDied.size() - 3, end - (at + kDied.size() - 3)));
+}
+
+std::string reproduced_line(const Restored& r, Status now, std::string_view now_stage, std::string_view now_signal) {
   if (!r.stored) return "";
-  if (r.stored->status == now) return fmt::format("reproduced: {} as stored in run {}\n", status_name(now), r.info.id);
-  return fmt::format("NOT reproduced: {} here, {} in run {}\n", status_name(now), status_name(r.stored->status),
-                     r.info.id);
+  if (r.stored->status != now) {
+    return fmt::format("NOT reproduced: {} here, {} in run {}\n", status_name(now), status_name(r.stored->status),
+                       r.info.id);
+  }
+  // Note [Failing stage]: the same status from another cause is said to be one.
+  std::vector<std::string> but;
+  const std::string then_signal = stored_signal(r.stored->error);
+  if (!now_signal.empty() && !then_signal.empty() && now_signal != then_signal)
+    but.push_back(fmt::format("{} where the run saw {}", now_signal, then_signal));
+  if (!now_stage.empty() && !r.stored->stage.empty() && now_stage != r.stored->stage) {
+    but.push_back(
+        fmt::format("while {} where the run failed while {}", stage_text(now_stage), stage_text(r.stored->stage)));
+  }
+  return fmt::format("reproduced: {} as stored in run {}{}{}\n", status_name(now), r.info.id,
+                     but.empty() ? "" : ", but ", fmt::join(but, ", and "));
 }
 
 }  // namespace gauntlet

@@ -9,6 +9,7 @@
 #include "gauntlet/analysis/regress.h"
 #include "gauntlet/analysis/reports.h"
 #include "gauntlet/base/error.h"
+#include "gauntlet/base/stage.h"
 #include "gauntlet/base/text.h"
 #include "gauntlet/run/outcome_json.h"
 #include "gauntlet/run/run_config.h"
@@ -122,6 +123,7 @@ RunSummary summarize_run(const Store& store, std::int64_t run_id, const std::vec
     if (r.outcome.status == Status::Skip) continue;
     ++s.ran;
     if (!r.outcome.fallback_ops.empty()) ++s.fell_back;
+    if (!r.outcome.fallback_ops.empty() && is_failure(r.outcome.status)) ++s.fell_back_failed;
     for (const auto& op : r.outcome.fallback_ops) ++fallback_ops[op];
   }
   for (const auto& [op, n] : fallback_ops) s.fallback_ops.emplace_back(op, n);
@@ -149,9 +151,15 @@ RunSummary summarize_run(const Store& store, std::int64_t run_id, const std::vec
   for (const auto& r : results) {
     if (!wanted(statuses, r.outcome.status)) continue;
     const std::string st(status_name(r.outcome.status));
-    const std::string why = !r.outcome.error.empty() ? first_line(r.outcome.error) : r.outcome.reason;
-    // One group per failure signature (Note [Failure signature]), shown with its first member's text.
-    auto [it, added] = index.emplace(std::make_pair(st, error_signature(why)), s.groups.size());
+    std::string why = !r.outcome.error.empty() ? first_line(r.outcome.error) : r.outcome.reason;
+    // One group per failure signature (Note [Failure signature]) and stage (Note [Failing stage]:
+    // an ERROR, CRASH or TIMEOUT names it), shown with its first member's text.
+    const Status status = r.outcome.status;
+    const bool stopped = status == Status::Error || status == Status::Crash || status == Status::Timeout;
+    const std::string stage =
+        stopped && !r.outcome.stage.empty() ? " [stage: " + stage_text(r.outcome.stage) + "]" : "";
+    auto [it, added] = index.emplace(std::make_pair(st, error_signature(why) + stage), s.groups.size());
+    why += stage;
     if (added) s.groups.push_back({st, why, !r.outcome.error.empty(), {}});
     s.groups[it->second].members.push_back({r.outcome.key, models_of(r.outcome)});
   }
@@ -179,9 +187,10 @@ std::string run_summary_text(const RunSummary& s, const std::string& db_path) {
     for (std::size_t i = 0; i < s.fallback_ops.size() && i < 5; ++i) {
       ops += fmt::format("{}{} ({})", i ? ", " : "", s.fallback_ops[i].first, s.fallback_ops[i].second);
     }
-    out += fmt::format("  fallback: {} of {} cases ({:.1f}%) ran ops on the CPU, {} ops: {}{}\n", s.fell_back, s.ran,
-                       100.0 * double(s.fell_back) / double(std::max<std::int64_t>(s.ran, 1)), s.fallback_ops.size(),
-                       ops, s.fallback_ops.size() > 5 ? ", ..." : "");
+    out += fmt::format("  fallback: {} of {} cases ({:.1f}%) ran ops on the CPU{}, {} ops: {}{}\n", s.fell_back, s.ran,
+                       100.0 * double(s.fell_back) / double(std::max<std::int64_t>(s.ran, 1)),
+                       s.fell_back_failed > 0 ? fmt::format(" ({} of them failed)", s.fell_back_failed) : "",
+                       s.fallback_ops.size(), ops, s.fallback_ops.size() > 5 ? ", ..." : "");
   }
   for (const RunSummary::Throughput& t : s.throughput) {
     std::string cost;

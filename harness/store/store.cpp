@@ -144,6 +144,10 @@ ALTER TABLE runs ADD COLUMN price_per_device_hour REAL;
     R"sql(
 ALTER TABLE results ADD COLUMN executed_ops TEXT NOT NULL DEFAULT '[]';
 )sql",
+    // 8 -> 9: the stage of a case that failed (Note [Failing stage] in gauntlet/base/stage.h).
+    R"sql(
+ALTER TABLE results ADD COLUMN stage TEXT NOT NULL DEFAULT '';
+)sql",
 };
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration step per schema version");

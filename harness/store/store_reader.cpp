@@ -253,7 +253,10 @@ void StoreReader::scan_facts(const FactScan& facts, const std::function<void(con
                   "median_us",  "sim_time_us",    "compile_ms",  "graph_breaks", "recompiles",
                   "work_items", "peak_mem_bytes", "fallback_ops"};
   if (facts.samples) scan.columns.emplace_back("samples");
-  if (facts.errors) scan.columns.emplace_back("error");
+  if (facts.errors) {
+    scan.columns.emplace_back("error");
+    scan.columns.emplace_back("stage");
+  }
   ResultFacts f;
   this->scan(scan, [&](ResultRow& q) {
     f.run_id = q.run_id();
@@ -273,6 +276,7 @@ void StoreReader::scan_facts(const FactScan& facts, const std::function<void(con
     f.fallback_ops = q.text();
     f.samples = facts.samples ? q.blob() : std::string_view();
     f.error = facts.errors ? q.text() : std::string_view();
+    f.stage = facts.errors ? q.text() : std::string_view();
     on_result(f);
   });
 }

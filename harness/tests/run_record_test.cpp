@@ -175,6 +175,18 @@ TEST(RestoreTest, BackendDifferencesNameTheVersionAndEachFieldOfTheConfiguration
   r.stored = stored;
   EXPECT_EQ(reproduced_line(r, Status::Fail), "reproduced: FAIL as stored in run 3\n");
   EXPECT_EQ(reproduced_line(r, Status::Pass), "NOT reproduced: PASS here, FAIL in run 3\n");
+  // Note [Failing stage]: the same status from another cause says so.
+  stored.status = Status::Crash;
+  stored.error = "worker died with SIGABRT while running the case\nlast lines of its stderr:\nfree(): invalid pointer";
+  stored.stage = "outputs";
+  r.stored = stored;
+  EXPECT_EQ(stored_signal(stored.error), "SIGABRT");
+  EXPECT_EQ(reproduced_line(r, Status::Crash, "outputs", "SIGABRT"), "reproduced: CRASH as stored in run 3\n");
+  EXPECT_EQ(reproduced_line(r, Status::Crash, "outputs", "SIGSEGV"),
+            "reproduced: CRASH as stored in run 3, but SIGSEGV where the run saw SIGABRT\n");
+  EXPECT_EQ(reproduced_line(r, Status::Crash, "op", "SIGSEGV"),
+            "reproduced: CRASH as stored in run 3, but SIGSEGV where the run saw SIGABRT, and while running on the "
+            "device where the run failed while copying outputs to the host\n");
 }
 
 TEST(RestoreTest, ARunIsRestoredFromItsRecordAndAMissingOneIsAnError) {

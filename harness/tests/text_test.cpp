@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gauntlet/base/error.h"
+#include "gauntlet/base/outcome.h"
 #include "gauntlet/base/output_dir.h"
 
 namespace gauntlet {
@@ -32,6 +33,34 @@ TEST(Text, TheFailureSignatureBlanksEveryNumberOfTheFirstLine) {
   EXPECT_EQ(error_signature("shape [7, 1, 5] vs -2e-3 at 0x7ffd"), "shape [#, #, #] vs # at #");
   EXPECT_EQ(error_signature("f32 2x4x8 tensor"), "f# #x#x# tensor");
   EXPECT_NE(error_signature("index out of range"), error_signature("division by zero"));
+}
+
+// Note [Stderr tails]: the fatal line last, lines alike but for numbers or quoted names folded.
+TEST(Text, AStderrTailKeepsItsEndAndFoldsLinesAlike) {
+  std::string text = "loaded\n";
+  for (int i = 0; i < 400; ++i)
+    text += "[W12 05:00:" + std::to_string(i) + "] op 'aten::x" + std::to_string(i) + "' falls back\n";
+  text += "\nfree(): invalid pointer\n";
+  EXPECT_EQ(fold_stderr_tail(text, 8),
+            "loaded\n[W12 05:00:399] op 'aten::x399' falls back\n[399 more lines like: [W12 05:00:399] op "
+            "'aten::x399' falls back]\nfree(): invalid pointer");
+  EXPECT_EQ(fold_stderr_tail("a1\nb\nc\n", 2), "[1 earlier line not shown]\nb\nc");
+  EXPECT_EQ(fold_stderr_tail("", 8), "");
+}
+
+// Note [Bounded error texts]: a crash's text keeps its head and the end of its stderr.
+TEST(Text, ABoundedCrashTextKeepsTheFatalLine) {
+  std::string text = "worker died with SIGABRT while running the case" + std::string(kStderrMark);
+  for (int i = 0; i < 100; ++i) text += "warning number " + std::to_string(i) + " with some words in it\n";
+  text += "free(): invalid pointer";
+  bound_error_text(text);
+  EXPECT_LE(text.size(), kMaxErrorBytes);
+  EXPECT_EQ(text.rfind("worker died with SIGABRT while running the case\nlast lines of its stderr:\n[", 0), 0u) << text;
+  EXPECT_NE(text.find("bytes of stderr, cut to its end]\nwarning number"), std::string::npos) << text;
+  EXPECT_EQ(text.substr(text.size() - 23), "free(): invalid pointer");
+  std::string plain(5000, 'x');
+  bound_error_text(plain);
+  EXPECT_EQ(plain.substr(plain.size() - 22), " ... [5000 bytes, cut]");
 }
 
 TEST(Text, ShellArgumentsAreQuotedOnlyWhenNeeded) {

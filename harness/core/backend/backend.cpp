@@ -92,6 +92,7 @@ class CpuBackend final : public Backend {
   std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph) override {
     return compile_with_torchscript(graph);
   }
+  bool has_compile_path() const override { return true; }
   c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank, int world,
                                                       std::chrono::milliseconds timeout) override {
     return compat::make_gloo_backend(store, rank, world, timeout);
@@ -162,6 +163,9 @@ class PluginBackend final : public Backend {
   }
   void reset_device_time() override {
     if (reset_time_) reset_time_();
+  }
+  bool has_compile_path() const override {
+    return symbol<gauntlet_backend_compile_graph_t>(handle_, "gauntlet_backend_compile_graph") != nullptr;
   }
   std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph) override {
     auto compile = symbol<gauntlet_backend_compile_graph_t>(handle_, "gauntlet_backend_compile_graph");
@@ -274,6 +278,7 @@ class Profiled final : public Backend {
   std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph) override {
     return inner_->compile_graph(graph);
   }
+  bool has_compile_path() const override { return inner_->has_compile_path(); }
   c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank, int world,
                                                       std::chrono::milliseconds timeout) override {
     return inner_->new_process_group(store, rank, world, timeout);

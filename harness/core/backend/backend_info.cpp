@@ -38,7 +38,8 @@ std::string backend_info(Backend& b, bool json) {
   const std::optional<c10::DispatchKey> own_key = backend->dispatch_key();
   const bool device = own_key.has_value();
   const c10::DispatchKey key = own_key.value_or(c10::DispatchKey::CPU);
-  const Capabilities caps = device ? probe_capabilities(key) : Capabilities{};
+  Capabilities caps = device ? probe_capabilities(key) : Capabilities{};
+  if (device && caps.can_take_inputs()) check_fallback_needs(*backend, caps);
   if (json) {
     nlohmann::json j = {{"backend", backend->name()},
                         {"profile", backend->profile()},
@@ -51,7 +52,12 @@ std::string backend_info(Backend& b, bool json) {
     if (device) {
       nlohmann::json req = nlohmann::json::array();
       for (const Requirement& r : caps.requirements) {
-        req.push_back({{"op", r.op}, {"needed_for", r.needed_for}, {"required", r.required}, {"present", r.present}});
+        req.push_back({{"op", r.op},
+                       {"needed_for", r.needed_for},
+                       {"required", r.required},
+                       {"present", r.present},
+                       {"fallback_needs", r.fallback_needs},
+                       {"how", r.how}});
       }
       j["dispatcher"] = {{"dispatch_key", c10::toString(key)},
                          {"native_kernels", caps.native},
@@ -89,6 +95,10 @@ std::string backend_info(Backend& b, bool json) {
   for (const Requirement& r : caps.requirements) {
     out += fmt::format("    {:<8} {:<30} {}{}\n", r.present ? "present" : "MISSING", r.op, r.needed_for,
                        r.required ? " (required)" : "");
+    if (r.fallback_needs) {
+      out += fmt::format("{:44}the CPU fallback needs it: {}\n", "",
+                         r.how.empty() ? "no kernel of the backend's own" : r.how);
+    }
   }
   if (!caps.can_take_inputs()) {
     out += fmt::format("  => `run` cannot take even contiguous inputs on this backend\n");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "gauntlet/base/stage.h"
 #include "gauntlet/core/cases/runner.h"
 #include "gauntlet/golden/inputs.h"
 #include "gauntlet/run/outcome_json.h"
@@ -94,6 +95,7 @@ std::string case_explanation_text(const Outcome& out, const CaseDetail& detail, 
   }
   s += fmt::format("golden   {}{}\n", out.golden_source, out.golden_entry.empty() ? "" : " (" + out.golden_entry + ")");
   s += fmt::format("verdict  {}{}\n", status_name(out.status), out.error.empty() ? "" : ": " + out.error);
+  if (!out.stage.empty()) s += fmt::format("stage    {} ({})\n", stage_text(out.stage), out.stage);
   if (!out.reason.empty()) s += fmt::format("reason   {}\n", out.reason);
   return s;
 }

@@ -11,6 +11,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "gauntlet/base/stage.h"
+#include "gauntlet/base/text.h"
 #include "gauntlet/core/backend/backend.h"
 #include "gauntlet/core/catalog/catalog.h"
 
@@ -115,18 +117,24 @@ Capabilities probe_capabilities(c10::DispatchKey key) {
   // Note [Device plumbing]: the harness moves inputs in with an allocation and a copy of
   // contiguous data, and results out with a copy of contiguous data; everything else is optional
   // and costs only the cases that need it.
-  auto add = [&](const char* op, const char* why, bool required) {
-    const bool present = required || std::string(op) == "aten::as_strided"
-                             ? has_native_kernel(op, key)
+  // Note [What a fallback cannot cover]: what the fallback itself needs is present only as a
+  // kernel of the backend's own until a call shows the fallback covers it (check_fallback_needs).
+  auto add = [&](const char* op, const char* why, bool required, bool fallback_needs = false) {
+    const bool native = has_native_kernel(op, key);
+    const bool present = required || fallback_needs || std::string(op) == "aten::as_strided"
+                             ? native
                              : kernel_source(op, key) != KernelSource::Missing;
-    caps.requirements.push_back({op, why, required, present});
+    std::string how = native ? "a kernel of its own" : present ? "through the CPU fallback" : "";
+    caps.requirements.push_back({op, why, required, present, fallback_needs, std::move(how)});
   };
   add("aten::empty.memory_format", "allocating inputs on the device", true);
   add("aten::_copy_from", "copying inputs in and results out (contiguous data)", true);
-  add("aten::empty_strided", "outputs with a given layout, tensor.to(device)", false);
+  add("aten::empty_strided", "outputs with a given layout, tensor.to(device); results of the CPU fallback", false,
+      caps.backend_fallback);
   add("aten::as_strided", "layouts t, step2 and cl, and every view op", false);
-  add("aten::_copy_from_and_resize", "out= results of ops run through the CPU fallback", false);
-  add("aten::resize_", "out= arguments that must grow", false);
+  add("aten::_copy_from_and_resize", "in-place and out= ops run through the CPU fallback (copying results back)", false,
+      caps.backend_fallback);
+  add("aten::resize_", "out= arguments that must grow", false, caps.backend_fallback);
   return caps;
 }
 
@@ -199,7 +207,9 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   const KernelSource src = device ? cached_source(*name, s->key) : KernelSource::Missing;
   s->stack.push_back({full_name(*name), src, device});
   if (device && s->fallback_depth == 0) {
-    if (src == KernelSource::Fallback) s->fallback.insert(s->stack.back().op);
+    if (src == KernelSource::Fallback && s->fallback.insert(s->stack.back().op).second) {
+      note_fallback_entered(s->stack.back().op);  // kept for a crash (Note [Failing stage])
+    }
     if (src == KernelSource::Composite) s->decomposed.insert(s->stack.back().op);
   }
   if (device && src == KernelSource::Fallback) {
@@ -262,11 +272,58 @@ std::vector<std::string> DispatchObserver::decomposed_ops() const {
 
 const std::optional<DispatchObserver::Raised>& DispatchObserver::raised_in() const { return state_->raised; }
 
-CapabilityCheck check_capabilities(const Backend& backend, const std::vector<const Case*>& cases) {
+namespace {
+
+// An error's first sentence, on one line.
+std::string first_sentence(std::string_view what) {
+  std::string line = first_line_cut(what, 200);
+  if (const std::size_t end = line.find(". "); end != std::string::npos) line.resize(end + 1);
+  return line;
+}
+
+// Calls `op` once on tiny tensors of the backend's device, as the CPU fallback would; "" when it
+// did what it should, else why not, in one line.
+std::string call_fallback_need(const Backend& backend, const std::string& op) {
+  const at::TensorOptions on_device = at::TensorOptions().dtype(at::kFloat).device(backend.device());
+  try {
+    if (op == "aten::_copy_from_and_resize") {
+      at::Tensor dst = at::empty({0}, on_device);
+      at::_copy_from_and_resize(at::ones({2}), dst);  // a CPU result into a device out= argument
+      if (dst.numel() != 2) return fmt::format("it left the destination with {} elements, not 2", dst.numel());
+    } else if (op == "aten::resize_") {
+      at::Tensor t = at::empty({1}, on_device);
+      t.resize_({4});
+      if (t.numel() != 4) return fmt::format("it left the tensor with {} elements, not 4", t.numel());
+    } else {
+      return "it cannot run through a CPU fallback (which makes its results on the device with it)";
+    }
+  } catch (const c10::Error& e) {
+    return first_sentence(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    return first_sentence(e.what());
+  }
+  return "";
+}
+
+}  // namespace
+
+void check_fallback_needs(const Backend& backend, Capabilities& caps) {
+  if (!caps.backend_fallback) return;
+  for (Requirement& r : caps.requirements) {
+    if (!r.fallback_needs || r.present) continue;
+    const std::string why = call_fallback_need(backend, r.op);
+    r.present = why.empty();
+    r.how = r.present ? "through the CPU fallback (checked by a call)" : "not covered by the CPU fallback: " + why;
+  }
+}
+
+CapabilityCheck check_capabilities(const Backend& backend, const std::vector<const Case*>& cases,
+                                   bool call_fallback_needs) {
   CapabilityCheck check;
   const std::optional<c10::DispatchKey> key = backend.dispatch_key();
   if (!key) return check;
-  const Capabilities caps = probe_capabilities(*key);
+  Capabilities caps = probe_capabilities(*key);
+  if (caps.can_take_inputs() && call_fallback_needs) check_fallback_needs(backend, caps);
   if (!caps.can_take_inputs()) {
     check.cannot_run = fmt::format(
         "backend {} cannot take even contiguous inputs: it registers no {} kernel for {} (`gauntlet "
@@ -283,8 +340,20 @@ CapabilityCheck check_capabilities(const Backend& backend, const std::vector<con
           fmt::format("backend {} has no native aten::as_strided: up to {} of {} cases (layouts t, step2, cl) will be "
                       "UNSUPPORTED, and view ops cannot run",
                       backend.name(), n, cases.size()));
-    } else if (r.op == "aten::_copy_from_and_resize" && !caps.backend_fallback) {
+    } else if ((r.op == "aten::_copy_from_and_resize" || r.op == "aten::resize_") && !caps.backend_fallback) {
       continue;  // it matters only to a CPU fallback
+    } else if (r.fallback_needs && !call_fallback_needs) {
+      continue;  // not settled: no call made
+    } else if (r.fallback_needs) {
+      // Note [What a fallback cannot cover]: said before the first case, not found in thousands.
+      check.warnings.push_back(fmt::format(
+          "backend {}'s CPU fallback needs {} from the backend, which it lacks ({}): {} will ERROR (`gauntlet "
+          "backend-info --backend {}`)",
+          backend.name(), r.op, r.how,
+          r.op == "aten::empty_strided"           ? "every op that runs through the fallback"
+          : r.op == "aten::_copy_from_and_resize" ? "every in-place or out= op that runs through the fallback"
+                                                  : "an op through the fallback whose out= argument must grow",
+          backend.name()));
     } else {
       check.warnings.push_back(fmt::format("backend {} has no kernel for {} ({}): the cases that need it will fail",
                                            backend.name(), r.op, r.needed_for));

@@ -26,6 +26,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "gauntlet/base/stage.h"
 #include "gauntlet/core/cases/compare.h"
 #include "gauntlet/core/cases/compile_path.h"
 #include "gauntlet/core/cases/dispatch_probe.h"
@@ -297,7 +298,9 @@ std::optional<std::string> compare_into(Comparison& cmp, std::vector<at::Tensor>
                                         const Result& golden, at::ScalarType dtype, DType d, const Tolerance& tol,
                                         const std::string& suffix) {
   for (std::size_t i = 0; i < golden.tensors.size(); ++i) {
+    enter_stage(Stage::Outputs);
     const at::Tensor a = cpu_double(actual.tensors.at(i));
+    enter_stage(Stage::Compare);
     const at::Tensor g = cpu_double(golden.tensors[i]);
     if (a.sizes() != g.sizes()) {
       return fmt::format("{}{}: shape [{}] where the golden has [{}]", golden.names[i], suffix,
@@ -335,6 +338,7 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   // The device: op by op through a fresh compilation unit (its executor takes the settings
   // above), or the backend's compile path (Note [Compile path]).
   trace.step = "moving inputs to the device";
+  enter_stage(Stage::Inputs);
   const MemoryBaseline memory_baseline(backend);  // Note [Case peak memory] in backend.h
   std::vector<at::Tensor> device_inputs;
   for (const at::Tensor& t : inputs) device_inputs.push_back(backend.to_device(t));
@@ -345,6 +349,7 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   std::optional<CompileScope> compile_scope;
   if (compiled) {
     compile_scope.emplace();
+    enter_stage(Stage::Compile);
     program = backend.compile_graph(model_graph(*cu, spec));
     forward = [&](const std::vector<at::Tensor>& a) {
       std::vector<c10::IValue> values = program->run(std::vector<c10::IValue>(a.begin(), a.end()));
@@ -362,11 +367,13 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   auto obs = observe_dispatch(backend);
   std::optional<ExecutedOps> executed(std::in_place);  // Note [Executed ops]: the first call's
   Result actual;
+  enter_stage(compiled ? Stage::Compiled : Stage::Op);
   try {
     actual = call_with(forward, spec, device_inputs, golden.loss_weights, train);
     backend.synchronize();
   } catch (...) {
     trace.note_raise(obs.get());
+    out.fallback_ops = case_fallbacks(backend, obs.get(), cfg.fallback_source);
     throw;
   }
   out.timing.first_us = us_since(t0);
@@ -413,7 +420,9 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
       auto it = goldens.find(scale);
       if (it == goldens.end()) it = goldens.emplace(scale, make_golden(spec, key, in, dtype, train)).first;
       std::vector<at::Tensor> dev;
+      enter_stage(Stage::Inputs);
       for (const at::Tensor& t : in) dev.push_back(backend.to_device(t));
+      enter_stage(compiled ? Stage::Compiled : Stage::Op);
       const Result r = call_with(forward, spec, dev, it->second.loss_weights, train);
       if (auto problem =
               compare_into(cmp, keep, r, it->second.result, dtype, key.dtype, tol, fmt::format("@b*{}", scale))) {

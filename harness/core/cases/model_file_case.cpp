@@ -35,6 +35,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "gauntlet/base/stage.h"
 #include "gauntlet/core/cases/compare.h"
 #include "gauntlet/core/cases/dispatch_probe.h"
 #include "gauntlet/core/cases/model_case.h"
@@ -501,6 +502,7 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
   std::string notes;
   if (weightless) append_note(notes, fmt::format("{} weightless tensors refilled from the case seed", weightless));
   trace.step = "moving the model to the device";
+  enter_stage(Stage::Inputs);
   const MemoryBaseline memory_baseline(backend);  // Note [Case peak memory] in backend.h
   torch::jit::Module module = load_model_module(*spec, dtype, dtype, backend.device(), seed);
   std::vector<at::Tensor> device_inputs;
@@ -515,11 +517,13 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
   std::optional<ExecutedOps> executed(std::in_place);  // Note [Executed ops]: the first call's
   const auto t0 = Clock::now();
   std::vector<at::Tensor> actual;
+  enter_stage(Stage::Op);
   try {
     actual = call_forward(module, device_inputs);
     backend.synchronize();
   } catch (const std::exception& e) {
     trace.note_raise(obs.get());
+    out.fallback_ops = case_fallbacks(backend, obs.get(), cfg.fallback_source);
     if (!fixed.empty()) {
       // onto the error's last line, which is the cause in a TorchScript traceback
       std::string what = e.what();
@@ -542,7 +546,9 @@ void run_model_file_case(const CaseKey& key, Backend& backend, const RunnerConfi
   out.tolerance_profile =
       tol_source +
       (spec->outputs.empty() ? "" : "; outputs: " + std::filesystem::path(spec->manifest).filename().string());
+  enter_stage(Stage::Outputs);  // judging copies each output to the host, then compares it
   const OutputsJudged judged = judge_outputs(*spec, actual, golden, scaled, out, notes);
+  enter_stage(Stage::Compare);
   const std::vector<std::string>& problems = judged.problems;
   const std::vector<std::string>& quality = judged.quality;
   if (detail && detail->keep_tensors) {
@@ -608,6 +614,7 @@ void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backen
   }
 
   trace.step = "moving the model to the device";
+  enter_stage(Stage::Inputs);
   torch::jit::Module module = load_model_module(spec, dtype, dtype, backend.device(), seed);
   std::vector<at::Tensor> device_inputs;
   for (const at::Tensor& t : inputs) device_inputs.push_back(backend.to_device(t));
@@ -621,10 +628,12 @@ void run_training(const ModelFileSpec& spec, const CaseKey& key, Backend& backen
     // Note [Executed ops]: every step's, as this thread runs them (a backend's autograd device
     // thread runs the backward's ops elsewhere)
     ExecutedOps executed;
+    enter_stage(Stage::Op);
     try {
       actual = train_steps(module, device_inputs, t_dev, in_loss, finetune, &backend);
     } catch (const std::exception&) {
       trace.note_raise(obs.get());
+      out.fallback_ops = case_fallbacks(backend, obs.get(), cfg.fallback_source);
       throw;
     }
     out.executed_ops = executed.records();

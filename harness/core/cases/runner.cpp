@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "gauntlet/base/host.h"
+#include "gauntlet/base/stage.h"
 #include "gauntlet/core/cases/compare.h"
 #include "gauntlet/core/cases/compile_path.h"
 #include "gauntlet/core/cases/dispatch_probe.h"
@@ -121,7 +122,9 @@ std::string compare_outputs(const CaseKey& key, const Backend& dev, const std::s
   bool tolerance_set = false;
   for (std::size_t k = 0; k < actual.size(); ++k) {
     const std::string& name = golden[k].name;
+    enter_stage(Stage::Outputs);
     at::Tensor a = dev.to_host(actual[k].value.detach());
+    enter_stage(Stage::Compare);
     const at::Tensor& g = golden[k].value;
     if (actual[k].name != name) return fmt::format("output {} is missing (got {})", name, actual[k].name);
     if (a.sizes() != g.sizes()) {
@@ -278,6 +281,7 @@ std::unique_ptr<CompiledGraph> trace_and_compile(const OpDef& def, const CaseKey
     throw c10::NotImplementedError({__func__, __FILE__, __LINE__},
                                    "the op's call cannot be traced into a graph: " + what.substr(0, 300));
   }
+  enter_stage(Stage::Compile);
   return backend.compile_graph(graph);
 }
 
@@ -317,6 +321,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     // A group of rank processes (Note [Collective groups]); whoever runs cases sets how.
     if (!cfg.collective)
       throw std::runtime_error("collective cases run as a group of rank processes, which this caller cannot start");
+    enter_stage(Stage::Op);  // the group's ranks run and judge it (Note [Collective groups])
     out = cfg.collective(key);
     return;
   }
@@ -332,6 +337,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   std::vector<NamedTensor> golden = obtain_golden(def, key, inputs, cfg, out);
 
   trace.step = "moving inputs to the device";
+  enter_stage(Stage::Inputs);
   const MemoryBaseline memory_baseline(backend);  // Note [Case peak memory] in backend.h
   std::vector<at::Tensor> device_inputs;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -356,12 +362,17 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   std::unique_ptr<CompiledGraph> program;
   if (key.mode == Mode::Compile) {
     compile_scope.emplace();
+    enter_stage(Stage::Compile);
+    // A backend without a compile path: UNSUPPORTED, before the trace runs the op eagerly.
+    if (!backend.has_compile_path()) backend.compile_graph(nullptr);
+    enter_stage(Stage::Trace);
     auto obs = observe_dispatch(backend);
     try {
       program = trace_and_compile(def, key, device_inputs, backend);
       backend.synchronize();
     } catch (...) {
       trace.note_raise(obs.get());
+      out.fallback_ops = case_fallbacks(backend, obs.get(), cfg.fallback_source);
       throw;
     }
     backend.take_fallback_ops();  // the trace ran the op eagerly: not the compiled run's
@@ -370,6 +381,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   }
   auto call = [&] { return program ? run_compiled(*program, device_inputs) : execute(def, key, device_inputs); };
   std::vector<NamedTensor> actual;
+  enter_stage(program ? Stage::Compiled : Stage::Op);
   {
     auto obs = observe_dispatch(backend);
     try {
@@ -377,6 +389,8 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
       backend.synchronize();
     } catch (...) {
       trace.note_raise(obs.get());
+      // Note [Failing stage]: a case that failed inside the CPU fallback entered it too.
+      out.fallback_ops = case_fallbacks(backend, obs.get(), cfg.fallback_source);
       throw;
     }
     out.timing.first_us = us_since(t0);
@@ -415,6 +429,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   if (program) record_compile_stats(program->stats(), "", out);
 
   trace.step = "copying results back to the CPU";
+  enter_stage(Stage::Outputs);
   std::string problem =
       compare_outputs(key, backend, backend.profile(), actual, golden, device_inputs, def.spec, cfg, out, detail);
   trace.step.clear();
@@ -532,6 +547,7 @@ Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   }
   Outcome out;
   CaseTrace trace;
+  begin_case_stage();
   try {
     run_checked(key, backend, cfg, detail, out, trace);
   } catch (const CapabilityMissing& e) {
@@ -576,6 +592,9 @@ Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   }
   out.key = key.str();
   out.error = short_error(std::move(out.error));  // rank processes' errors too
+  if (out.status == Status::Fail && out.stage.empty()) out.stage = stage_name(Stage::Compare);
+  if (out.status != Status::Pass && out.status != Status::Fail && out.stage.empty())
+    out.stage = stage_name(current_stage() == Stage::None ? Stage::Op : current_stage());
   // Note [Throughput and cost]: an op or collective case processes the elements it compares.
   if (out.work_items == 0) out.work_items = out.metrics.numel;
   if (expect.kind == Expect::XFail) {
@@ -583,6 +602,8 @@ Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     const bool failed = out.status == Status::Fail || out.status == Status::Error || out.status == Status::Unsupported;
     out.status = failed ? Status::XFail : (expect.strict ? Status::XPass : out.status);
   }
+  if (out.status == Status::Pass || out.status == Status::XPass) out.stage.clear();
+  enter_stage(Stage::None);
   return out;
 }
 

@@ -92,7 +92,8 @@ std::string run_bench(const BenchOptions& o) {
   const ToleranceTable tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
   std::unique_ptr<Backend> backend = make_backend(o.backend);
   // A library that is not a backend is refused as `run` refuses it, before the run is recorded.
-  if (const CapabilityCheck c = check_capabilities(*backend, cases); !c.cannot_run.empty()) throw Error(c.cannot_run);
+  if (const CapabilityCheck c = check_capabilities(*backend, cases, false); !c.cannot_run.empty())
+    throw Error(c.cannot_run);
   auto store = Store::open(o.db, Store::write_mode(o.skip_db_check));
 
   RunInfo info = new_run_info(*backend, suite, o.release, o.build_id, o.filter);

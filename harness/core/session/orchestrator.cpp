@@ -21,7 +21,9 @@
 #include <vector>
 
 #include "gauntlet/base/host.h"
+#include "gauntlet/base/stage.h"
 #include "gauntlet/base/strings.h"
+#include "gauntlet/base/text.h"
 #include "gauntlet/run/child_process.h"
 #include "gauntlet/run/outcome_json.h"
 #include "gauntlet/run/worker_protocol.h"
@@ -66,24 +68,33 @@ struct Worker {
   bool retired = false;
 };
 
+// The file a worker shares its stage through (Note [Failing stage] in gauntlet/base/stage.h).
+std::string stage_file(const Worker& w) { return w.err_log.string() + ".stage"; }
+
 // Closes our end of a worker's stdin without flushing: a dead worker's pipe would throw from the
 // stream's destructor. Every send is flushed, so nothing meant for a live worker is lost.
 void close_stdin(Worker& w) {
   if (w.proc) w.proc->close_in();
 }
 
-std::string tail_lines(const fs::path& p, int n) {
-  std::ifstream in(p);
-  std::deque<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    lines.push_back(line);
-    if (static_cast<int>(lines.size()) > n) lines.pop_front();
+// The end of a worker's stderr, folded (Note [Stderr tails] in gauntlet/base/text.h): its last
+// 256 KiB are plenty for the last lines however many warnings came before them.
+std::string stderr_tail_of(const fs::path& p, std::size_t entries) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return "";
+  constexpr std::streamoff kTailBytes = 256 << 10;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = size > kTailBytes ? size - kTailBytes : 0;
+  in.seekg(from);
+  std::string text(static_cast<std::size_t>(size - from), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (from > 0) {
+    const std::size_t nl = text.find('\n');  // a partial first line
+    text.erase(0, nl == std::string::npos ? text.size() : nl + 1);
   }
-  std::string out;
-  for (const auto& l : lines) out += (out.empty() ? "" : "\n") + l;
-  return out;
+  return fold_stderr_tail(text, entries);
 }
 
 // Note [Reading workers]: the orchestrator's one thread polls every worker's stdout and reads
@@ -251,6 +262,7 @@ class Loop {
     spec.args = {"worker"};
     spec.args.insert(spec.args.end(), cfg_.worker_args.begin(), cfg_.worker_args.end());
     spec.err_file = w.err_log.string();
+    spec.env.emplace_back(kStageFileEnv, stage_file(w));  // Note [Failing stage]
     spec.own_group = true;
     if (!cfg_.device_env.empty() && !w.slot.empty()) spec.env.emplace_back(cfg_.device_env, w.slot);
     // Every worker runs its cases with the same intra-op thread count, so that a case's results do
@@ -329,7 +341,7 @@ class Loop {
     const std::string how = w.killed_for_timeout ? ""
                             : by_signal          ? signal_name(WTERMSIG(raw))
                                                  : fmt::format("exit {}", WEXITSTATUS(raw));
-    const std::string log = tail_lines(w.err_log, 8);
+    const std::string log = stderr_tail_of(w.err_log, 8);
     std::optional<Item> running;
     const double timeout_s = timeout_of(w);
     if (w.started && !w.queued.empty()) {
@@ -346,7 +358,11 @@ class Loop {
       out.error = w.killed_for_timeout
                       ? fmt::format("timeout: no result after {:g} s; the worker was killed", timeout_s)
                       : fmt::format("worker died with {} while running the case", how);
-      if (!log.empty()) out.error += "\nlast lines of its stderr:\n" + log;
+      if (!log.empty()) out.error += std::string(kStderrMark) + log;
+      // Note [Failing stage]: where the worker was when it died, and the fallback it had entered.
+      const SharedStage at = read_shared_stage(stage_file(w));
+      out.stage = stage_name(at.stage == Stage::None ? Stage::Op : at.stage);
+      if (!at.fallback_op.empty()) out.fallback_ops = {at.fallback_op};
       if (running->attempt <= cfg_.retries) {
         Item retry{running->key, running->attempt + 1, true,
                    std::string(status_name(out.status)) + (how.empty() ? "" : " (" + how + ")")};

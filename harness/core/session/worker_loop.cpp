@@ -6,6 +6,7 @@
 #include <csignal>
 #include <iostream>
 
+#include "gauntlet/base/stage.h"
 #include "gauntlet/core/backend/backend.h"
 #include "gauntlet/core/cases/runner.h"
 #include "gauntlet/core/catalog/catalog.h"
@@ -75,6 +76,7 @@ int run_worker(const WorkerSettings& o) {
   Expectations expectations;
   ToleranceTable tolerances;
   try {
+    share_stage_from_env();  // Note [Failing stage]: where a case was when this process died
     expectations = Expectations::load(dir + "/expectations.yaml");
     tolerances = ToleranceTable::load(dir + "/tolerances.yaml");
     backend = make_backend(o.backend);

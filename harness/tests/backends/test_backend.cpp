@@ -11,6 +11,10 @@
 //   TB_WITH_FALLBACK            + _copy_from_and_resize and a boxed CPU fallback for every other op
 //   TB_WITH_AS_STRIDED          + a native as_strided (views that share the device memory)
 //   TB_AS_STRIDED_DROPS_OFFSET  ... that ignores the storage offset (a planted bug)
+//   TB_NO_COPY_FROM_AND_RESIZE  ... but without _copy_from_and_resize, which the fallback needs
+//   TB_FLOOD                    a fallback that warns on every call, and a _copy_from that
+//                               corrupts the heap on a view copy (a source past its storage's
+//                               start), after a flood of warnings: glibc aborts the process
 //   TB_HOLLOW                   registers nothing at all
 //   TB_DEVICE_NAME="npu"        renames PrivateUse1 (c10::register_privateuse1_backend), as a 2.x
 //                               vendor library does: its device prints and parses as "npu:0"
@@ -27,6 +31,8 @@
 //                                                          and neg crashes on bf16
 //   libtb_hollow.so    HOLLOW             an exported dummy function, no registration
 //   libtb_npu.so       FALLBACK DEVICE_NAME="npu"      tb_fallback with its device renamed to npu
+//   libtb_nocfr.so     FALLBACK NO_COPY_FROM_AND_RESIZE  a fallback that cannot copy results back
+//   libtb_flood.so     FALLBACK AS_STRIDED FLOOD       crashes copying views out, warning first
 //
 // Note: these libraries all register for the one PrivateUse1 key: load at most one per process.
 
@@ -155,6 +161,20 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_b
   TORCH_CHECK(self.is_contiguous() && dst.is_contiguous(), TB_NAME,
               ": _copy_from supports contiguous tensors only (source strides ", self.strides(),
               ", destination strides ", dst.strides(), ")");
+#if defined(TB_FLOOD)
+  // The planted crash: a view copied out from past its storage's start. A real port's first
+  // _copy_from computes such an address wrongly and corrupts the heap; here glibc sees a free of
+  // memory that is not the heap's and aborts ("free(): invalid pointer"), after a warning flood.
+  if (on_device(self) && dst.is_cpu() && self.storage_offset() > 0 && self.numel() > 0) {
+    for (int i = 0; i < 300; ++i) {
+      TORCH_WARN(TB_NAME, ": _copy_from of a view at offset ", self.storage_offset() + i,
+                 ": as_strided appears to be a view operator");
+    }
+    static char not_heap[64];
+    char* volatile p = not_heap + 16;  // volatile: the compiler would see through it and warn
+    std::free(p);
+  }
+#endif
   // memmove: a device-to-device copy may be between overlapping views of one buffer.
   if (self.numel() > 0) std::memmove(dst.data_ptr(), self.data_ptr(), self.nbytes());
   return dst;
@@ -232,6 +252,7 @@ at::Tensor neg_kernel(const at::Tensor& self) {
 // Everything else runs on the CPU
 // ---------------------------------------------------------------------------------------------
 
+#if !defined(TB_NO_COPY_FROM_AND_RESIZE)
 // at::native::cpu_fallback copies a mutated argument (in-place self, out=) back with
 // _copy_from_and_resize(cpu_result, device_arg); an out= result may have a new shape. There is no
 // resize_ kernel here, so this resizes only what is cheap to resize: a tensor with no elements
@@ -255,6 +276,7 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
   // The CPU kernel may leave its result strided (a transpose); make it contiguous on the CPU side.
   return copy_from(self.is_cpu() ? self.contiguous() : self, dst, false);
 }
+#endif
 
 // A view's return carries an alias set that is not written to: `view(Tensor(a) self, ...) ->
 // Tensor(a)`, or `split(...) -> Tensor(a)[]` where the set sits on the list's element. In-place and
@@ -275,6 +297,12 @@ bool returns_view(const c10::FunctionSchema& schema) {
 }
 
 void warn_once(const std::string& op_name) {
+#if defined(TB_FLOOD)
+  // Every call warns, as some ports do: hundreds of lines before anything goes wrong.
+  TORCH_WARN(TB_NAME, ": the operator '", op_name, "' is not supported on ", kDeviceName, " and falls back to the ",
+             "CPU; this may hurt performance");
+  return;
+#endif
   static std::mutex mutex;
   static std::unordered_set<std::string> warned;
   {
@@ -361,7 +389,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("mul.Tensor", TORCH_FN(tb::mul_tensor));
   m.impl("relu", TORCH_FN(tb::relu_kernel));
   m.impl("neg", TORCH_FN(tb::neg_kernel));
-#if defined(TB_WITH_FALLBACK)
+#if defined(TB_WITH_FALLBACK) && !defined(TB_NO_COPY_FROM_AND_RESIZE)
   m.impl("_copy_from_and_resize", TORCH_FN(tb::copy_from_and_resize));
 #endif
 #if defined(TB_WITH_AS_STRIDED)

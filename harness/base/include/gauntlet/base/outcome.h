@@ -56,6 +56,9 @@ struct Outcome {
   std::string tolerance_profile;  // which tolerance rule applied, e.g. "default", "tolerances.yaml:12"
   std::string error;              // exception message (first line kept separately by reporters)
   std::string reason;             // skip / xfail reason from the catalog
+  // The stage of the case that failed (Note [Failing stage] in gauntlet/base/stage.h: "inputs",
+  // "op", "outputs", ...); "" for PASS, SKIP and XPASS, and for results stored before it existed.
+  std::string stage;
   Timing timing;
   std::int64_t peak_mem_bytes = 0;        // peak device memory during the case (0 when unknown)
   std::vector<std::string> fallback_ops;  // ops that fell back to CPU (backends that report it)
@@ -102,8 +105,13 @@ std::optional<ExecutedOp> parse_executed_op(std::string_view record);  // nullop
 // Note [Bounded error texts]: a stored error text keeps at most kMaxErrorBytes bytes (the first
 // line, where the cause is, comes first); longer ones are cut at a UTF-8 boundary and end with
 // "... [N bytes, cut]". A dispatcher error alone is ~5 KB, a crash's stderr tail can be more, and
-// a suite of 200,000 cases must not store gigabytes of the same table. docs/database.md.
+// a suite of 200,000 cases must not store gigabytes of the same table. A CRASH or TIMEOUT's text
+// ("worker died with SIGABRT ...", kStderrMark, its stderr's last lines) keeps its head and the
+// END of the tail instead, where the fatal line is: "[N bytes cut]" stands for the middle.
+// docs/database.md.
 inline constexpr std::size_t kMaxErrorBytes = 2048;
+// What separates a dead worker's error from the last lines of its stderr (Note [Stderr tails]).
+inline constexpr std::string_view kStderrMark = "\nlast lines of its stderr:\n";
 void bound_error_text(std::string& text);
 
 }  // namespace gauntlet

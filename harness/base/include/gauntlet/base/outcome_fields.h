@@ -56,6 +56,7 @@ void visit_fields(O& o, F&& f) {
   f(Field{"worst", "worst"}, o.metrics.worst);
   f(Field{"error", "error"}, o.error);
   f(Field{"reason", "reason"}, o.reason);
+  f(Field{"stage", "stage"}, o.stage);
   f(Field{"first_us", "first_us", kRequired}, o.timing.first_us);
   f(Field{"median_us", "median_us", kRequired}, o.timing.median_us);
   f(Field{"p10_us", "p10_us", kRequired}, o.timing.p10_us);

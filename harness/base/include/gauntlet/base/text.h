@@ -38,4 +38,13 @@ std::string blank_numbers(std::string_view text);
 // signature]). Two failures of the same status with the same signature are the same failure.
 std::string error_signature(std::string_view error);
 
+// Note [Stderr tails]: what a dead worker's stderr says, for its CRASH or TIMEOUT row. The fatal
+// line (the signal, glibc's "free(): invalid pointer", the last frames) comes last, often after
+// hundreds of warnings alike but for a number or a quoted name (a fallback warning per op). So the
+// tail is taken from the end: the last `entries` distinct lines, each line that is like a later
+// one (the same with its numbers blanked and its quoted names elided) folded into that one as
+// "[N more lines like: ...]", and the lines older than the kept ones counted, not shown. Empty
+// lines are dropped.
+std::string fold_stderr_tail(std::string_view text, std::size_t entries);
+
 }  // namespace gauntlet

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gauntlet/run/worker_protocol.h"
@@ -48,8 +49,14 @@ std::string restored_text(const Restored& r, const std::string& db);
 std::vector<std::string> backend_differences(const Restored& r, const std::string& name, const std::string& version,
                                              const std::string& config_json);
 // The line that closes a repro from the record: whether `now` is the stored verdict ("" when the
-// run stored none).
-std::string reproduced_line(const Restored& r, Status now);
+// run stored none), and when it is, where the cause differs: the signal of a CRASH (`now_signal`
+// "SIGSEGV" against the one the stored error names) and the stage that failed (`now_stage`
+// against Outcome::stage): "reproduced: CRASH as stored in run 3, but SIGSEGV where the run saw
+// SIGABRT".
+std::string reproduced_line(const Restored& r, Status now, std::string_view now_stage = "",
+                            std::string_view now_signal = "");
+// The signal a stored CRASH's error names ("SIGABRT" of "worker died with SIGABRT ..."); "".
+std::string stored_signal(std::string_view error);
 
 // The command that reruns `key` as `s` judges it, without a database: the environment in front
 // (NAME=value, shell-quoted), then `gauntlet repro KEY --backend B` and the options that differ

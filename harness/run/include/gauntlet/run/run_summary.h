@@ -28,6 +28,7 @@ struct RunSummary {
   // Fallbacks are data, not failures: how many cases that ran (not SKIP) ran ops on the CPU, and
   // each op by how many cases, most first.
   std::int64_t ran = 0, fell_back = 0;
+  std::int64_t fell_back_failed = 0;  // of fell_back, the cases a gate fails (fallback_ops are kept on failures)
   std::vector<std::pair<std::string, int>> fallback_ops;
   // Note [Throughput and cost] (gauntlet/analysis/regress.h): the geometric mean per unit (samples for
   // models, elements for the rest) over the cases that ran to the end.

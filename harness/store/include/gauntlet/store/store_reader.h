@@ -77,6 +77,7 @@ struct ResultFacts {
   std::string_view fallback_ops;  // a JSON list of op names ("[]" for none)
   std::string_view samples;       // with FactScan::samples (gauntlet/base/samples.h)
   std::string_view error;         // with FactScan::errors
+  std::string_view stage;         // with FactScan::errors (Note [Failing stage])
 };
 
 // What scan_facts reads: the results of `runs`, in the order they lie in the file; the samples and

@@ -79,6 +79,9 @@ class Backend {
   // compile path] in compile_abi.h). Throws c10::NotImplementedError when the backend has none (its
   // compile cases are UNSUPPORTED).
   virtual std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph);
+  // Whether compile_graph can compile at all: asked before a compile case traces anything, so a
+  // backend without a compile path has UNSUPPORTED compile cases, not its eager failures again.
+  virtual bool has_compile_path() const { return false; }
   // A c10d process group of `world` ranks for collective cases: Gloo on `cpu`; a plugin's
   // gauntlet_backend_new_process_group (Note [Plugin process groups] in plugin_abi.h). Throws
   // c10::NotImplementedError when the backend has none.

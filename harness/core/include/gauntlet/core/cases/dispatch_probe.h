@@ -31,6 +31,12 @@ struct Requirement {
   std::string op, needed_for;
   bool required = false;  // without it no case can run at all
   bool present = false;
+  // Note [What a fallback cannot cover]: an op the boxed CPU fallback itself needs from the
+  // backend (copying a mutated argument back, making a result on the device). Present means a
+  // kernel of the backend's own, or, where a call through the fallback is safe, a tiny call
+  // that ran (check_fallback_needs); `how` says which, or why not.
+  bool fallback_needs = false;
+  std::string how;
 };
 
 struct Capabilities {
@@ -46,6 +52,13 @@ Capabilities probe_capabilities(c10::DispatchKey key);
 
 class Backend;
 struct Case;
+// Note [What a fallback cannot cover]: settles each requirement of `caps` that the dispatcher
+// alone cannot, for a backend with a boxed CPU fallback: an op the fallback needs that has no
+// kernel of the backend's own is called once on tiny tensors of the device. A boxed fallback
+// "has" every op as far as the dispatcher tells, yet it cannot run the ops it relies on itself:
+// aten::_copy_from_and_resize through a CPU fallback reaches the CPU, which has no kernel for
+// it, and every in-place or out= op through the fallback then fails.
+void check_fallback_needs(const Backend& backend, Capabilities& caps);
 // Note [Device plumbing] (backend.cpp): before any case, what the harness needs of `backend`.
 // `cannot_run`: the one-line reason it cannot take even contiguous inputs ("" when it can);
 // `warnings`: one line for each missing optional capability, with the cases of `cases` it costs.
@@ -53,7 +66,11 @@ struct CapabilityCheck {
   std::string cannot_run;
   std::vector<std::string> warnings;
 };
-CapabilityCheck check_capabilities(const Backend& backend, const std::vector<const Case*>& cases);
+// `call_fallback_needs`: settle what the fallback cannot cover by calling it (check_fallback_needs);
+// false where one case follows in the same process (repro), which must meet the library as a
+// worker does, its fallback never called before.
+CapabilityCheck check_capabilities(const Backend& backend, const std::vector<const Case*>& cases,
+                                   bool call_fallback_needs = true);
 
 // Note [Dispatcher-derived fallbacks]: while alive, observes every op this thread calls through
 // the dispatcher (a thread-local RecordFunction callback with inputs) and classifies the ones
