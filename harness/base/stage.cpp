@@ -4,9 +4,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -29,7 +29,8 @@ struct Page {
 Page g_local{};
 Page* g_page = &g_local;
 
-constexpr std::string_view kNames[] = {"", "golden", "inputs", "op", "outputs", "compare", "trace", "compile", "compiled"};
+constexpr std::string_view kNames[] = {"",        "golden", "inputs",  "op",      "outputs",
+                                       "compare", "trace",  "compile", "compiled"};
 constexpr std::string_view kTexts[] = {"",
                                        "preparing inputs and the golden on the CPU",
                                        "moving inputs to the device",
