@@ -9,6 +9,7 @@
 #include <string>
 
 #include "approval.h"
+#include "gauntlet/base/text.h"
 
 namespace gauntlet {
 namespace {
@@ -148,6 +149,20 @@ TEST(RunReportVerdict, GateFailuresHollowAndUnfinished) {
   EXPECT_EQ(
       run_verdict(clean).summary,
       "gate: PASS: 1 of 2 cases passed, 1 skipped or unsupported, none failed; unfinished: 2 of 10 cases have results");
+}
+
+// Note [Failing stage]: an ERROR, CRASH or TIMEOUT names the stage it failed in, in every report.
+TEST(RunReportStage, ACrashNamesTheStageItDiedIn) {
+  RunReport r = sample();
+  for (Outcome& o : r.results) {
+    if (o.status == Status::Crash) o.stage = "outputs";
+    if (o.status == Status::Fail) o.stage = "compare";
+  }
+  const std::string stage = "worker died: signal 11 (SIGSEGV) [stage: copying outputs to the host]";
+  EXPECT_NE(run_junit_report(r).find(stage), std::string::npos) << run_junit_report(r);
+  EXPECT_NE(run_markdown_report(r).find(markdown_text(stage)), std::string::npos) << run_markdown_report(r);
+  // A FAIL is always a comparison: its line says nothing more.
+  EXPECT_EQ(run_junit_report(r).find("[stage: comparing"), std::string::npos);
 }
 
 TEST(RunReportTime, CaseSeconds) {
