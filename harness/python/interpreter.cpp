@@ -83,12 +83,15 @@ void start_once() {
     return;
   }
   // The torch this build links, with its environment's packages (.pth files included), and ours.
+  // sys.executable is the environment's python, not this program: what Python starts as a child
+  // (inductor's compile workers, multiprocessing) must be a Python.
   const std::string setup = fmt::format(
       "import site, sys\n"
       "site.addsitedir({:?})\n"
       "sys.path.insert(0, {:?})\n"
+      "if {:?}: sys.executable = {:?}\n"
       "import torch\n",
-      GAUNTLET_TORCH_SITE, GAUNTLET_PYTHON_MODULES);
+      GAUNTLET_TORCH_SITE, GAUNTLET_PYTHON_MODULES, GAUNTLET_PYTHON_EXE, GAUNTLET_PYTHON_EXE);
   Ref main(PyImport_AddModule("__main__") ? Py_NewRef(PyImport_AddModule("__main__")) : nullptr);
   Ref globals(main.p ? Py_NewRef(PyModule_GetDict(main.p)) : nullptr);
   Ref done(globals.p ? PyRun_String(setup.c_str(), Py_file_input, globals.p, globals.p) : nullptr);

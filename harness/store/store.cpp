@@ -148,6 +148,11 @@ ALTER TABLE results ADD COLUMN executed_ops TEXT NOT NULL DEFAULT '[]';
     R"sql(
 ALTER TABLE results ADD COLUMN stage TEXT NOT NULL DEFAULT '';
 )sql",
+    // 9 -> 10: torch.compile's compile time split (Note [Compile path] in harness/python/compiled.cpp).
+    R"sql(
+ALTER TABLE results ADD COLUMN dynamo_ms REAL;
+ALTER TABLE results ADD COLUMN backend_ms REAL;
+)sql",
 };
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration step per schema version");

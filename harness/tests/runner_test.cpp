@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "gauntlet/core/cases/compile_path.h"
 #include "gauntlet/plugin/torch_compat.h"
 
 namespace gauntlet {
@@ -294,6 +295,38 @@ TEST(LeadWithCause, TheKernelsMessageComesFirstAndTheTracebackAfter) {
   // No cause line: unchanged.
   const std::string bare = "The following operation failed in the TorchScript interpreter.\n  File x\n";
   EXPECT_EQ(lead_with_cause(bare), bare);
+}
+
+// Note [Compile path]: what torch.compile recorded lands in the outcome; past the recompile
+// limit the frame ran eagerly, which is a finding (FAIL), not a pass, whatever the outputs.
+TEST(CompileStatsRecord, RecompilesNameTheirGuardAndTheLimitIsAFinding) {
+  CompileStats st;
+  st.regions = 2;
+  st.recompiles = 1;
+  st.compile_ms = 12;
+  st.dynamo_ms = 4;
+  st.backend_ms = 8;
+  st.recompile_reasons = {"0/0: tensor 'x' size mismatch at index 0. expected 2, actual 4"};
+  Outcome ok;
+  record_compile_stats(st, "", ok);
+  EXPECT_EQ(ok.status, Status::Pass);
+  EXPECT_EQ(ok.dynamo_ms, 4.0);
+  EXPECT_EQ(ok.backend_ms, 8.0);
+  EXPECT_EQ(ok.reason, "recompiles: 0/0: tensor 'x' size mismatch at index 0. expected 2, actual 4");
+
+  st.recompile_limit = "Dynamo recompile limit exceeded";
+  Outcome limited;
+  record_compile_stats(st, "", limited);
+  EXPECT_EQ(limited.status, Status::Fail);
+  EXPECT_EQ(limited.stage, "compiled");
+  EXPECT_NE(limited.error.find("reached its recompile limit"), std::string::npos) << limited.error;
+
+  CompileStats plugin;  // a plugin's compiler does not split its time
+  plugin.compile_ms = 3;
+  Outcome p;
+  record_compile_stats(plugin, "", p);
+  EXPECT_FALSE(p.dynamo_ms.has_value());
+  EXPECT_FALSE(p.backend_ms.has_value());
 }
 
 }  // namespace

@@ -560,9 +560,17 @@ std::optional<std::string> validate_model_key(const CaseKey& key) {
                        fmt::join(spec->dtypes, ","));
   if (key.mode == Mode::EagerBwd && !spec->trainable) return fmt::format("model {} is not trainable", spec->name);
   for (const auto& [name, value] : key.args) {
+    // shapes=static|dynamic: how the compile path compiles shapes (Note [Compile path]).
+    if (name == "shapes") {
+      if (key.exec != "compile") return fmt::format("model {}: shapes={} needs exec compile", spec->name, value);
+      if (value != "static" && value != "dynamic")
+        return fmt::format("model {}: shapes={} is not static or dynamic", spec->name, value);
+      continue;
+    }
     // Note [Shape sequences]: seq=<n> feeds the compiled model n more batch sizes after the first.
     if (name != "seq")
-      return fmt::format("model {}: unknown argument '{}' (model cases take only seq=<n>)", spec->name, name);
+      return fmt::format("model {}: unknown argument '{}' (model cases take seq=<n> and shapes=static|dynamic)",
+                         spec->name, name);
     if (key.exec != "compile")
       return fmt::format("model {}: seq={} needs exec compile (a shape sequence exercises recompiles)", spec->name,
                          value);

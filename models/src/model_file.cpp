@@ -921,7 +921,7 @@ ExecutedOps::ExecutedOps() {
   executed_sink = &ops_;
   executed_depth = 0;
   auto start = [](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
-    if (executed_depth++ == 0 && executed_sink) {
+    if (executed_depth++ == 0 && executed_sink && !compat::is_traced_call(fn.inputs())) {
       std::string name = fn.name();
       static const std::vector<std::string> kNoNames;
       const std::vector<std::string>* names = &kNoNames;

@@ -20,6 +20,8 @@
 #include <sstream>
 #include <tuple>
 
+#include "gauntlet/base/case_key.h"
+
 namespace gauntlet {
 namespace {
 
@@ -126,6 +128,18 @@ TEST(ModelCatalog, LoadsTheZoo) {
   EXPECT_EQ(&c.get("mlp"), c.find("mlp"));
   EXPECT_THROW(c.get("no_such_model"), ModelError);
   EXPECT_THROW(c.get("mlp").config("huge"), ModelError);
+}
+
+TEST(ModelCatalog, KeyArgumentsSeqAndShapesAreCheckedWithTheirRange) {
+  auto problem = [](const std::string& key) { return validate_model_key(CaseKey::parse(key)).value_or(""); };
+  EXPECT_EQ(problem("model/mlp/f32/tiny/compile/infer/seq=4,shapes=static"), "");
+  EXPECT_EQ(problem("model/mlp/f32/tiny/compile/infer/shapes=dynamic"), "");
+  EXPECT_NE(
+      problem("model/mlp/f32/tiny/compile/infer/shapes=symbolic").find("shapes=symbolic is not static or dynamic"),
+      std::string::npos);
+  EXPECT_NE(problem("model/mlp/f32/tiny/eager/infer/shapes=static").find("needs exec compile"), std::string::npos);
+  EXPECT_NE(problem("model/mlp/f32/tiny/compile/infer/seq=17").find("not a count from 1 to 16"), std::string::npos);
+  EXPECT_NE(problem("model/mlp/f32/tiny/compile/infer/x=1").find("unknown argument 'x'"), std::string::npos);
 }
 
 TEST(ModelCatalog, ArgsAndConfigsAsWritten) {

@@ -20,6 +20,7 @@
 #include "gauntlet/plugin/compile_abi.h"
 #include "gauntlet/plugin/plugin_abi.h"
 #include "gauntlet/plugin/torch_compat.h"
+#include "gauntlet/python/compiled.h"
 
 namespace gauntlet {
 
@@ -58,7 +59,8 @@ std::optional<c10::DispatchKey> Backend::dispatch_key() const {
   return backend_dispatch_key(device().type());
 }
 
-std::unique_ptr<CompiledGraph> Backend::compile_graph(const std::shared_ptr<torch::jit::Graph>&) {
+std::unique_ptr<CompiledGraph> Backend::compile_graph(const std::shared_ptr<torch::jit::Graph>&,
+                                                      const python::Program*) {
   throw c10::NotImplementedError({__func__, __FILE__, __LINE__}, "backend " + name() + " has no compile path");
 }
 
@@ -89,10 +91,17 @@ class CpuBackend final : public Backend {
   std::string version() const override { return "libtorch-" + compat::torch_version(); }
   c10::Device device() const override { return c10::Device(c10::kCPU); }
   std::optional<c10::DispatchKey> dispatch_key() const override { return std::nullopt; }
-  std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph) override {
-    return compile_with_torchscript(graph);
+  std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph,
+                                               const python::Program* source) override {
+    return python::compile_with_dynamo(source ? *source : python::program_from_graph(*graph, "<traced op>"),
+                                       dynamo_backend());
   }
   bool has_compile_path() const override { return true; }
+  void prepare_compile_path() override { python::warm_up(dynamo_backend()); }
+  // inductor, unless $GAUNTLET_DYNAMO_BACKEND names another
+  static python::DynamoBackend dynamo_backend() {
+    return python::dynamo_backend_from_env().value_or(python::DynamoBackend{});
+  }
   c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank, int world,
                                                       std::chrono::milliseconds timeout) override {
     return compat::make_gloo_backend(store, rank, world, timeout);
@@ -164,12 +173,27 @@ class PluginBackend final : public Backend {
   void reset_device_time() override {
     if (reset_time_) reset_time_();
   }
+  // Note [Compile path]: a dynamo backend named by $GAUNTLET_DYNAMO_BACKEND compiles on the
+  // library's device through torch.compile; else the library's own graph compiler, if it has one.
   bool has_compile_path() const override {
-    return symbol<gauntlet_backend_compile_graph_t>(handle_, "gauntlet_backend_compile_graph") != nullptr;
+    return python::dynamo_backend_from_env() ||
+           symbol<gauntlet_backend_compile_graph_t>(handle_, "gauntlet_backend_compile_graph") != nullptr;
   }
-  std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph) override {
+  void prepare_compile_path() override {
+    if (auto dynamo = python::dynamo_backend_from_env()) python::warm_up(*dynamo);
+  }
+  std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph,
+                                               const python::Program* source) override {
+    if (auto dynamo = python::dynamo_backend_from_env()) {
+      return python::compile_with_dynamo(source ? *source : python::program_from_graph(*graph, "<traced op>"), *dynamo);
+    }
     auto compile = symbol<gauntlet_backend_compile_graph_t>(handle_, "gauntlet_backend_compile_graph");
-    if (!compile) return Backend::compile_graph(graph);
+    if (!compile) return Backend::compile_graph(graph, source);
+    if (source && source->dynamic) {
+      throw c10::NotImplementedError(
+          {__func__, __FILE__, __LINE__},
+          "backend " + name() + ": its graph compiler compiles per shape (no shapes= choice)");
+    }
     std::shared_ptr<torch::jit::Graph> copy = graph->copy();
     void* made = compile(&copy);
     if (!made) throw std::runtime_error("backend " + name() + ": its graph compiler refused the graph");
@@ -275,10 +299,12 @@ class Profiled final : public Backend {
   void reset_device_time() override { inner_->reset_device_time(); }
   std::optional<double> device_time_us() const override { return inner_->device_time_us(); }
   std::optional<c10::DispatchKey> dispatch_key() const override { return inner_->dispatch_key(); }
-  std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph) override {
-    return inner_->compile_graph(graph);
+  std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph,
+                                               const python::Program* source) override {
+    return inner_->compile_graph(graph, source);
   }
   bool has_compile_path() const override { return inner_->has_compile_path(); }
+  void prepare_compile_path() override { inner_->prepare_compile_path(); }
   c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank, int world,
                                                       std::chrono::milliseconds timeout) override {
     return inner_->new_process_group(store, rank, world, timeout);

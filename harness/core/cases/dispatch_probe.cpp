@@ -15,6 +15,7 @@
 #include "gauntlet/base/text.h"
 #include "gauntlet/core/backend/backend.h"
 #include "gauntlet/core/catalog/catalog.h"
+#include "gauntlet/plugin/torch_compat.h"
 
 namespace gauntlet {
 
@@ -196,7 +197,7 @@ std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
   DispatchObserver::State* s = g_state;
   if (!s) return nullptr;
   const auto name = fn.operator_name();
-  if (!name) return nullptr;
+  if (!name || compat::is_traced_call(fn.inputs())) return nullptr;  // torch.compile tracing, not running
   bool device = false;
   for (const c10::IValue& v : fn.inputs()) {
     if (on_device(v, s->device)) {

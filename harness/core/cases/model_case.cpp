@@ -33,6 +33,7 @@
 #include "gauntlet/models/model_file.h"
 #include "gauntlet/models/models.h"
 #include "gauntlet/plugin/graph_step.h"
+#include "gauntlet/python/compiled.h"
 
 namespace gauntlet {
 
@@ -350,7 +351,12 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   if (compiled) {
     compile_scope.emplace();
     enter_stage(Stage::Compile);
-    program = backend.compile_graph(model_graph(*cu, spec));
+    // Named by its file's name, as a plugin's compiler names it: a stored reason does not carry
+    // the checkout's path (two hosts' releases compare).
+    python::Program source{
+        spec.source, std::filesystem::path(spec.path).filename().string(), spec.function, {}, std::nullopt};
+    if (auto shapes = key.args.find("shapes"); shapes != key.args.end()) source.dynamic = shapes->second == "dynamic";
+    program = backend.compile_graph(model_graph(*cu, spec), &source);
     forward = [&](const std::vector<at::Tensor>& a) {
       std::vector<c10::IValue> values = program->run(std::vector<c10::IValue>(a.begin(), a.end()));
       std::vector<at::Tensor> outs;
@@ -360,6 +366,7 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
       return outs;
     };
   }
+  if (compiled) backend.prepare_compile_path();  // before the clock: Note on prepare_compile_path
   backend.take_fallback_ops();
   backend.reset_peak_memory();
   backend.reset_device_time();

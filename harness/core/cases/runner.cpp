@@ -282,7 +282,7 @@ std::unique_ptr<CompiledGraph> trace_and_compile(const OpDef& def, const CaseKey
                                    "the op's call cannot be traced into a graph: " + what.substr(0, 300));
   }
   enter_stage(Stage::Compile);
-  return backend.compile_graph(graph);
+  return backend.compile_graph(graph, nullptr);
 }
 
 std::vector<NamedTensor> run_compiled(CompiledGraph& program, const std::vector<at::Tensor>& inputs) {
@@ -357,6 +357,10 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   backend.reset_peak_memory();
   backend.reset_device_time();
 
+  if (key.mode == Mode::Compile && backend.has_compile_path()) {
+    enter_stage(Stage::Compile);
+    backend.prepare_compile_path();
+  }
   auto t0 = Clock::now();
   std::optional<CompileScope> compile_scope;
   std::unique_ptr<CompiledGraph> program;
@@ -364,7 +368,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     compile_scope.emplace();
     enter_stage(Stage::Compile);
     // A backend without a compile path: UNSUPPORTED, before the trace runs the op eagerly.
-    if (!backend.has_compile_path()) backend.compile_graph(nullptr);
+    if (!backend.has_compile_path()) backend.compile_graph(nullptr, nullptr);
     enter_stage(Stage::Trace);
     auto obs = observe_dispatch(backend);
     try {

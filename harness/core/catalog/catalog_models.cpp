@@ -26,9 +26,11 @@ namespace catalog_yaml {
 
 // A group of model cases (Note [Model keys]): models x dtypes x configs x execs x modes, pruned
 // where a model lacks the dtype or cannot train. With `seqs`, the group's cases are shape
-// sequences instead (Note [Shape sequences]): each compile case once per length in `seqs`.
+// sequences instead (Note [Shape sequences]): each compile case once per length in `seqs`. With
+// `shapes`, each compile case once per way of compiling shapes (`auto`, the compiler's default:
+// no argument; `static`; `dynamic`).
 void expand_model_group(const Reader& r, const YAML::Node& g, std::vector<Case>& out) {
-  r.only_fields(g, {"name", "models", "dtypes", "configs", "execs", "modes", "seqs"}, "a model group");
+  r.only_fields(g, {"name", "models", "dtypes", "configs", "execs", "modes", "seqs", "shapes"}, "a model group");
   for (const char* f : {"models", "dtypes", "configs"}) {
     if (!g[f]) r.fail(g, fmt::format("a model group needs '{}'", f));
   }
@@ -73,6 +75,18 @@ void expand_model_group(const Reader& r, const YAML::Node& g, std::vector<Case>&
       seqs.push_back(std::to_string(std::stoi(v)));
     }
   }
+  std::vector<std::string> shapes{""};  // "": the compiler's default (dynamo: automatic dynamic)
+  if (g["shapes"]) {
+    if (std::find(execs.begin(), execs.end(), "compile") == execs.end())
+      r.fail(g["shapes"], "shapes (static or dynamic compilation) need the compile exec in 'execs'");
+    shapes.clear();
+    for (const auto& n : r.items(g["shapes"], "shapes")) {
+      const std::string v = r.scalar(n, "shapes");
+      if (v != "auto" && v != "static" && v != "dynamic")
+        r.fail(n, fmt::format("shapes: '{}' is not auto, static or dynamic", v));
+      shapes.push_back(v == "auto" ? "" : v);
+    }
+  }
   for (const ModelSpec* m : models) {
     for (const std::string& c : configs) {
       if (!m->find_config(c)) r.fail(g["configs"], fmt::format("model {} has no config '{}'", m->name, c));
@@ -85,20 +99,24 @@ void expand_model_group(const Reader& r, const YAML::Node& g, std::vector<Case>&
             if (mode == "train" && !m->trainable) continue;
             for (const std::string& seq : seqs) {
               if (!seq.empty() && e != "compile") continue;  // sequences exercise the compile path
-              CaseKey k;
-              k.kind = "model";
-              k.target = m->name;
-              k.dtype = d;
-              k.config = c;
-              k.exec = e;
-              k.mode = mode == "train" ? Mode::EagerBwd : Mode::Eager;
-              if (!seq.empty()) k.args["seq"] = seq;
-              if (auto problem = validate_model_key(k)) r.fail(g, *problem + " (in " + k.str() + ")");
-              Case cs;
-              cs.text = k.str();
-              cs.id = key_id(cs.text);
-              cs.key = std::move(k);
-              out.push_back(std::move(cs));
+              for (const std::string& shape : shapes) {
+                if (!shape.empty() && e != "compile") continue;
+                CaseKey k;
+                k.kind = "model";
+                k.target = m->name;
+                k.dtype = d;
+                k.config = c;
+                k.exec = e;
+                k.mode = mode == "train" ? Mode::EagerBwd : Mode::Eager;
+                if (!seq.empty()) k.args["seq"] = seq;
+                if (!shape.empty()) k.args["shapes"] = shape;
+                if (auto problem = validate_model_key(k)) r.fail(g, *problem + " (in " + k.str() + ")");
+                Case cs;
+                cs.text = k.str();
+                cs.id = key_id(cs.text);
+                cs.key = std::move(k);
+                out.push_back(std::move(cs));
+              }
             }
           }
         }

@@ -21,6 +21,7 @@
 #include "gauntlet/core/session/run_setup.h"
 #include "gauntlet/core/session/session.h"
 #include "gauntlet/golden/golden_store.h"
+#include "gauntlet/python/compiled.h"
 #include "gauntlet/run/child_process.h"
 #include "gauntlet/run/listener.h"
 #include "gauntlet/run/recorded_env.h"
@@ -109,7 +110,8 @@ CheckedOptions check_options(RunRequest& o) {
   }
   CheckedOptions checked;
   checked.price = price_per_device_hour(o.price);
-  fallback_source_from_env();  // its workers read it: refused here, before the run is recorded
+  fallback_source_from_env();         // its workers read it: refused here, before the run is recorded
+  python::dynamo_backend_from_env();  // the same
   checked.env_patterns = record_env_patterns(o.record_env);
   if (o.in_process) o.workers = 0;
   if (o.workers < 0) {

@@ -80,6 +80,8 @@ void visit_fields(O& o, F&& f) {
   f(Field{"algbw_gbps", "algbw_gbps"}, o.algbw_gbps);
   f(Field{"busbw_gbps", "busbw_gbps"}, o.busbw_gbps);
   f(Field{"compile_ms", "compile_ms"}, o.compile_ms);
+  f(Field{"dynamo_ms", "dynamo_ms"}, o.dynamo_ms);
+  f(Field{"backend_ms", "backend_ms"}, o.backend_ms);
 }
 
 }  // namespace gauntlet::fields

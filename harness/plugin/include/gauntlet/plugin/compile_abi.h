@@ -26,6 +26,11 @@ struct CompileStats {
   std::int64_t recompiles = 0;      // of those, the ones after the first (a new shape or dtype)
   double compile_ms = 0;            // time spent compiling: host time, or a simulated compiler's modelled cost
   std::vector<std::string> breaks;  // "aten::gelu (mlp.py:12)": why and where the graph broke
+  // What torch.compile records beyond that (zero or empty from a plugin's compiler):
+  double dynamo_ms = 0;   // of compile_ms, dynamo's tracing and guards
+  double backend_ms = 0;  // of compile_ms, the backend's compiler (AOT autograd and inductor for `cpu`)
+  std::vector<std::string> recompile_reasons;  // the guard that failed, per recompile
+  std::string recompile_limit;                 // non-empty: the limit was reached and the frame ran eagerly
 };
 
 class CompiledGraph {

@@ -54,6 +54,31 @@ inline c10::Device privateuse1_device(int index) {
   return c10::Device(c10::DeviceType::PrivateUse1, static_cast<c10::DeviceIndex>(index));
 }
 
+// Whether a dispatcher event is torch.compile tracing rather than running (Note [Compile path]):
+// dynamo and AOT autograd trace with fake tensors (the Python dispatch key, a meta tensor
+// underneath, sizes that may be symbolic), which pass through the dispatcher, and its
+// RecordFunction callbacks, like real ones. Nothing ran on a device; asking such a tensor for its
+// strides or offset throws.
+inline bool is_traced_value(const c10::IValue& v) {
+  if (v.isTensor()) {
+    const at::Tensor& t = v.toTensor();
+    return t.defined() && (t.unsafeGetTensorImpl()->has_symbolic_sizes_strides() ||
+                           t.key_set().has(c10::DispatchKey::Python) || t.is_meta());
+  }
+  if (v.isTensorList()) {
+    for (const at::Tensor& t : v.toTensorVector()) {
+      if (is_traced_value(c10::IValue(t))) return true;
+    }
+  }
+  return false;
+}
+inline bool is_traced_call(c10::ArrayRef<const c10::IValue> inputs) {
+  for (const c10::IValue& v : inputs) {
+    if (is_traced_value(v)) return true;
+  }
+  return false;
+}
+
 }  // namespace gauntlet::compat
 
 // Collectives (Note [Collective ranks], Note [Simulated collectives]). A c10d::ProcessGroup

@@ -20,6 +20,10 @@
 #include "gauntlet/base/command_line.h"
 #include "gauntlet/plugin/torch_compat.h"
 
+namespace gauntlet::python {
+struct Program;
+}
+
 namespace torch::jit {
 struct Graph;
 }
@@ -74,14 +78,22 @@ class Backend {
   // the dispatcher can tell of it (its kernels, fallbacks and capabilities, gauntlet/
   // dispatch_probe.h). None for `cpu`, the reference, which has nothing to fall back to.
   virtual std::optional<c10::DispatchKey> dispatch_key() const;
-  // The compile path (docs/compile-path.md): a compiled copy of `graph` for the device. `cpu`:
-  // TorchScript's optimizing executor; a plugin: its gauntlet_backend_compile_graph (Note [Plugin
-  // compile path] in compile_abi.h). Throws c10::NotImplementedError when the backend has none (its
-  // compile cases are UNSUPPORTED).
-  virtual std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph);
+  // The compile path (docs/compile-path.md, Note [Compile path] in harness/python/compiled.cpp):
+  // `graph` compiled for the device. `source` is the same program as Python where it has one (a
+  // model's own file); null: a traced op's graph, written as Python where the compiler takes
+  // Python. `cpu`: torch.compile with inductor; a plugin: its gauntlet_backend_compile_graph (Note
+  // [Plugin compile path] in compile_abi.h). Throws c10::NotImplementedError when the backend has
+  // none (its compile cases are UNSUPPORTED).
+  virtual std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph,
+                                                       const python::Program* source);
   // Whether compile_graph can compile at all: asked before a compile case traces anything, so a
   // backend without a compile path has UNSUPPORTED compile cases, not its eager failures again.
   virtual bool has_compile_path() const { return false; }
+  // Readies the compile path once per process, before a compile case starts its clock: on `cpu`,
+  // starts the embedded interpreter, imports dynamo and inductor and compiles one small program,
+  // so that the first compile case of each worker does not carry those one-time seconds in its
+  // first_us and compile_ms (which compare judges). Later calls return at once.
+  virtual void prepare_compile_path() {}
   // A c10d process group of `world` ranks for collective cases: Gloo on `cpu`; a plugin's
   // gauntlet_backend_new_process_group (Note [Plugin process groups] in plugin_abi.h). Throws
   // c10::NotImplementedError when the backend has none.
