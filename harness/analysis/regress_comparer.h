@@ -35,7 +35,7 @@ void raise(const std::string& message, int exit_code = kExitBadInput);
 struct Row {
   std::uint64_t case_id = 0;
   double max_abs_err = 0, atol = 0;
-  double first_us = kNaN, median_us = kNaN, sim_time_us = kNaN, compile_ms = kNaN;
+  double first_us = kNaN, median_us = kNaN, sim_time_us = kNaN, compile_ms = kNaN, backend_ms = kNaN;
   std::int64_t peak_mem = 0;
   std::int64_t work_items = 0;                      // 0: not recorded (Note [Throughput and cost])
   std::int32_t graph_breaks = -1, recompiles = -1;  // -1: not recorded
@@ -132,6 +132,7 @@ class CompareDb {
       r.median_us = q.median_us;
       r.sim_time_us = q.sim_time_us;
       r.compile_ms = q.compile_ms;
+      r.backend_ms = q.backend_ms;
       r.peak_mem = q.peak_mem_bytes;
       r.graph_breaks = std::isnan(q.graph_breaks) ? -1 : static_cast<std::int32_t>(q.graph_breaks);
       r.recompiles = std::isnan(q.recompiles) ? -1 : static_cast<std::int32_t>(q.recompiles);

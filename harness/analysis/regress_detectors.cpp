@@ -111,7 +111,16 @@ void Comparer::coverage(const Row& b, const Row& k) {
 
 // Compile time and first run: judged once every case is seen (Note [Compile-time noise]).
 void Comparer::one_sample_times(const Row& b, const Row& k) {
-  if (b.compile_ms > 0 && k.compile_ms > 0) compile_times_.push_back({k.case_id, b.compile_ms, k.compile_ms});
+  // Note [Compile time judged]: where both runs split it, the backend compiler's part
+  // (backend_ms): what a backend's release changes. dynamo's and AOT autograd's parts are torch's,
+  // the same code on both sides, and their host time only adds noise (on `sim` it would hide the
+  // modelled cost, which is exact, under tens of milliseconds of host time). A case whose backend
+  // compiled nothing (backend_ms 0: every node a graph break) has no compile time to judge.
+  if (!std::isnan(b.backend_ms) && !std::isnan(k.backend_ms)) {
+    if (b.backend_ms > 0 && k.backend_ms > 0) compile_times_.push_back({k.case_id, b.backend_ms, k.backend_ms});
+  } else if (b.compile_ms > 0 && k.compile_ms > 0) {
+    compile_times_.push_back({k.case_id, b.compile_ms, k.compile_ms});
+  }
   // Note [First run]: host time of one call is noisy; only changes of at least first_run_min_ms
   // (compilation, not timer jitter) are judged, and only on cases with a compile step: an eager
   // case's first call is its steady state plus allocation, already judged as speed. On a

@@ -4,18 +4,29 @@
 //     the traced graph written as a Python function calling torch.ops.aten.<op>.<overload> on its
 //     inputs (program_from_graph); a model is its own Python file. Dynamo traces that function
 //     as it traces a user's, so graph breaks, guards and recompiles are dynamo's own.
-//   - The backend's compiler is a dynamo backend by name: `cpu` compiles with inductor; another
-//     backend names its own (and the module that registers it).
+//   - The backend's compiler is a dynamo backend by name: `cpu` compiles with inductor; `sim` with
+//     gauntlet_sim, the simulator's (simulator/python/gauntlet_sim.py); $GAUNTLET_DYNAMO_BACKEND
+//     names another, and the module that registers it (a plugin library's).
 //   - Compilation happens at the program's first call, as for a user: the first call's time holds
 //     it, and a backend compiler's failure surfaces there as an exception (the case's ERROR).
 //   - What is recorded is read from dynamo's own records (gauntlet_compile.program_stats): the
 //     graphs it made, each graph break with its reason and user-code location (its
 //     `graph_breaks` log artifact), each recompile with the guard that failed (compilation
 //     metrics' recompile_reason), the recompile limit reached (after which the frame runs
-//     eagerly), and compile time split into dynamo's and the backend's.
+//     eagerly), and compile time split into dynamo's, AOT autograd's and the backend compiler's
+//     (inductor's, from the same metrics).
 //   - dynamo is reset when a program is made: one program per case, so its records are the
 //     case's. Inductor's on-disk caches are not reset (a user's second run hits them too): the
 //     first run of a program on a host compiles, later ones mostly load.
+//
+// Note [Backend records]: dynamo sees a backend as one call per graph; what the backend's own
+// compiler did inside (nodes it left to the CPU, regions it compiled, what compiling cost) only
+// the backend can say. A backend module may define gauntlet_compile_records(reset=False)
+// returning {"breaks": ["op (file:line): why", ...], "regions": n, "compile_ms": ms}: its breaks
+// join dynamo's, its regions replace dynamo's graph count and its compile_ms is backend_ms (the
+// backend compiles at a graph's first call, so all of dynamo's backend time is AOT autograd's).
+// `sim` does (its compile cost is modelled, Note [Modelled compile cost]); a vendor's backend
+// needs nothing of the kind, and its time is dynamo's backend_compile_time.
 #include "gauntlet/python/compiled.h"
 
 #include <c10/util/Exception.h>
@@ -316,6 +327,7 @@ class DynamoCompiled final : public CompiledGraph {
     s.recompiles = j.value("recompiles", 0);
     s.compile_ms = j.value("compile_ms", 0.0);
     s.dynamo_ms = j.value("dynamo_ms", 0.0);
+    s.aot_ms = j.value("aot_ms", 0.0);
     s.backend_ms = j.value("backend_ms", 0.0);
     s.breaks = j.value("breaks", std::vector<std::string>{});
     s.recompile_reasons = j.value("recompile_reasons", std::vector<std::string>{});

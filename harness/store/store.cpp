@@ -153,6 +153,10 @@ ALTER TABLE results ADD COLUMN stage TEXT NOT NULL DEFAULT '';
 ALTER TABLE results ADD COLUMN dynamo_ms REAL;
 ALTER TABLE results ADD COLUMN backend_ms REAL;
 )sql",
+    // 10 -> 11: AOT autograd's part of it (Note [Compile path] in harness/python/compiled.cpp).
+    R"sql(
+ALTER TABLE results ADD COLUMN aot_ms REAL;
+)sql",
 };
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration step per schema version");

@@ -249,9 +249,9 @@ void StoreReader::scan_facts(const FactScan& facts, const std::function<void(con
   ResultScan scan;
   scan.runs = facts.runs;
   scan.on_size = facts.on_size;
-  scan.columns = {"status",     "max_abs_err",    "max_rel_err", "atol",         "first_us",
-                  "median_us",  "sim_time_us",    "compile_ms",  "graph_breaks", "recompiles",
-                  "work_items", "peak_mem_bytes", "fallback_ops"};
+  scan.columns = {"status",     "max_abs_err", "max_rel_err",    "atol",        "first_us",
+                  "median_us",  "sim_time_us", "compile_ms",     "backend_ms",  "graph_breaks",
+                  "recompiles", "work_items",  "peak_mem_bytes", "fallback_ops"};
   if (facts.samples) scan.columns.emplace_back("samples");
   if (facts.errors) {
     scan.columns.emplace_back("error");
@@ -269,6 +269,7 @@ void StoreReader::scan_facts(const FactScan& facts, const std::function<void(con
     f.median_us = q.real();
     f.sim_time_us = q.real();
     f.compile_ms = q.real();
+    f.backend_ms = q.real();
     f.graph_breaks = q.real();
     f.recompiles = q.real();
     f.work_items = q.real();

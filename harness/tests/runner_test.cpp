@@ -304,29 +304,33 @@ TEST(CompileStatsRecord, RecompilesNameTheirGuardAndTheLimitIsAFinding) {
   st.regions = 2;
   st.recompiles = 1;
   st.compile_ms = 12;
-  st.dynamo_ms = 4;
+  st.dynamo_ms = 3;
+  st.aot_ms = 1;
   st.backend_ms = 8;
   st.recompile_reasons = {"0/0: tensor 'x' size mismatch at index 0. expected 2, actual 4"};
   Outcome ok;
-  record_compile_stats(st, "", ok);
+  record_compile_stats(st, ok);
   EXPECT_EQ(ok.status, Status::Pass);
-  EXPECT_EQ(ok.dynamo_ms, 4.0);
+  EXPECT_EQ(ok.dynamo_ms, 3.0);
+  EXPECT_EQ(ok.aot_ms, 1.0);
   EXPECT_EQ(ok.backend_ms, 8.0);
   EXPECT_EQ(ok.reason, "recompiles: 0/0: tensor 'x' size mismatch at index 0. expected 2, actual 4");
 
   st.recompile_limit = "Dynamo recompile limit exceeded";
   Outcome limited;
-  record_compile_stats(st, "", limited);
+  record_compile_stats(st, limited);
   EXPECT_EQ(limited.status, Status::Fail);
   EXPECT_EQ(limited.stage, "compiled");
   EXPECT_NE(limited.error.find("reached its recompile limit"), std::string::npos) << limited.error;
 
-  CompileStats plugin;  // a plugin's compiler does not split its time
-  plugin.compile_ms = 3;
-  Outcome p;
-  record_compile_stats(plugin, "", p);
-  EXPECT_FALSE(p.dynamo_ms.has_value());
-  EXPECT_FALSE(p.backend_ms.has_value());
+  st.breaks = {"aten::native_layer_norm (mlp.py:12): no kernel on the device"};
+  st.recompile_limit.clear();
+  Outcome broken;
+  record_compile_stats(st, broken);
+  EXPECT_EQ(broken.reason.rfind(
+                "graph breaks: aten::native_layer_norm (mlp.py:12): no kernel on the device; recompiles: ", 0),
+            0u)
+      << broken.reason;
 }
 
 }  // namespace

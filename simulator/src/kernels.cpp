@@ -58,11 +58,13 @@ const std::map<std::string, KernelInfo>& kernel_table() {
           "embedding_dense_backward", "index", "sort", "topk",
           // running statistics are updated in place without an alias annotation: a fallback's
           // copies would lose the update (a kernel works on the device memory itself)
-          "native_batch_norm", "native_batch_norm_backward", "nansum", "std", "var", "var_mean", "std_mean",
-          "scatter_add", "scatter", "avg_pool2d", "avg_pool2d_backward", "max_pool2d_with_indices",
-          "max_pool2d_with_indices_backward", "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "masked_select",
-          "nonzero", "flip", "roll", "tril", "triu", "cumprod", "logsumexp", "norm", "linalg_vector_norm", "mse_loss",
-          "mse_loss_backward", "smooth_l1_loss", "huber_loss", "l1_loss",
+          "native_batch_norm", "native_batch_norm_backward",
+          // and the name AOT autograd's graphs call it by (torch.compile: docs/compile-path.md)
+          "_native_batch_norm_legit", "nansum", "std", "var", "var_mean", "std_mean", "scatter_add", "scatter",
+          "avg_pool2d", "avg_pool2d_backward", "max_pool2d_with_indices", "max_pool2d_with_indices_backward",
+          "_adaptive_avg_pool2d", "_adaptive_avg_pool2d_backward", "masked_select", "nonzero", "flip", "roll", "tril",
+          "triu", "cumprod", "logsumexp", "norm", "linalg_vector_norm", "mse_loss", "mse_loss_backward",
+          "smooth_l1_loss", "huber_loss", "l1_loss",
           // what real models run beyond those (the op table's corpus family): padding, 3-d
           // adaptive pooling, gated and parametric activations, grid sampling, im2col/col2im,
           // group norm, advanced-index writes and the fused attention and encoder layer; recurrent

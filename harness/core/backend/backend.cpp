@@ -17,7 +17,6 @@
 
 #include "gauntlet/core/cases/compile_path.h"
 #include "gauntlet/core/cases/dispatch_probe.h"
-#include "gauntlet/plugin/compile_abi.h"
 #include "gauntlet/plugin/plugin_abi.h"
 #include "gauntlet/plugin/torch_compat.h"
 #include "gauntlet/python/compiled.h"
@@ -117,7 +116,8 @@ Fn symbol(void* handle, const char* name) {
 // the plugin ABI (Note [Plugin ABI]) tells the harness its memory, fallbacks and device time.
 class PluginBackend final : public Backend {
  public:
-  PluginBackend(std::string spec, const std::string& path) : spec_(std::move(spec)), profile_(library_profile(path)) {
+  PluginBackend(std::string spec, const std::string& path, std::optional<python::DynamoBackend> dynamo)
+      : spec_(std::move(spec)), profile_(library_profile(path)), dynamo_(std::move(dynamo)) {
     if (!std::filesystem::exists(path)) throw std::invalid_argument("backend library not found: " + path);
     handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (!handle_) throw std::invalid_argument(std::string("cannot load backend library: ") + dlerror());
@@ -173,31 +173,22 @@ class PluginBackend final : public Backend {
   void reset_device_time() override {
     if (reset_time_) reset_time_();
   }
-  // Note [Compile path]: a dynamo backend named by $GAUNTLET_DYNAMO_BACKEND compiles on the
-  // library's device through torch.compile; else the library's own graph compiler, if it has one.
-  bool has_compile_path() const override {
-    return python::dynamo_backend_from_env() ||
-           symbol<gauntlet_backend_compile_graph_t>(handle_, "gauntlet_backend_compile_graph") != nullptr;
+  // Note [Compile path]: the library's device compiles through torch.compile, with the dynamo
+  // backend $GAUNTLET_DYNAMO_BACKEND names, else the one the library ships with (`sim`:
+  // gauntlet_sim, from the Python file beside the library); none: no compile path.
+  std::optional<python::DynamoBackend> dynamo_backend() const {
+    if (auto env = python::dynamo_backend_from_env()) return env;
+    return dynamo_;
   }
+  bool has_compile_path() const override { return dynamo_backend().has_value(); }
   void prepare_compile_path() override {
-    if (auto dynamo = python::dynamo_backend_from_env()) python::warm_up(*dynamo);
+    if (auto dynamo = dynamo_backend()) python::warm_up(*dynamo);
   }
   std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph,
                                                const python::Program* source) override {
-    if (auto dynamo = python::dynamo_backend_from_env()) {
-      return python::compile_with_dynamo(source ? *source : python::program_from_graph(*graph, "<traced op>"), *dynamo);
-    }
-    auto compile = symbol<gauntlet_backend_compile_graph_t>(handle_, "gauntlet_backend_compile_graph");
-    if (!compile) return Backend::compile_graph(graph, source);
-    if (source && source->dynamic) {
-      throw c10::NotImplementedError(
-          {__func__, __FILE__, __LINE__},
-          "backend " + name() + ": its graph compiler compiles per shape (no shapes= choice)");
-    }
-    std::shared_ptr<torch::jit::Graph> copy = graph->copy();
-    void* made = compile(&copy);
-    if (!made) throw std::runtime_error("backend " + name() + ": its graph compiler refused the graph");
-    return std::unique_ptr<CompiledGraph>(static_cast<CompiledGraph*>(made));
+    auto dynamo = dynamo_backend();
+    if (!dynamo) return Backend::compile_graph(graph, source);
+    return python::compile_with_dynamo(source ? *source : python::program_from_graph(*graph, "<traced op>"), *dynamo);
   }
   c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank, int world,
                                                       std::chrono::milliseconds timeout) override {
@@ -221,6 +212,7 @@ class PluginBackend final : public Backend {
   std::string spec_;
   void* handle_ = nullptr;  // never closed: kernels stay registered for the process lifetime
   std::string version_ = "unknown", profile_, config_;
+  std::optional<python::DynamoBackend> dynamo_;  // the dynamo backend the library ships with
   gauntlet_backend_synchronize_t sync_ = nullptr;
   gauntlet_backend_memory_t memory_ = nullptr;
   gauntlet_backend_reset_peak_memory_t reset_peak_ = nullptr;
@@ -236,14 +228,15 @@ std::string& loaded_plugin() {
   return path;
 }
 
-std::unique_ptr<Backend> make_plugin(const std::string& spec, const std::string& path) {
+std::unique_ptr<Backend> make_plugin(const std::string& spec, const std::string& path,
+                                     std::optional<python::DynamoBackend> dynamo = std::nullopt) {
   std::error_code ec;
   const std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
   if (!loaded_plugin().empty() && loaded_plugin() != canonical) {
     throw std::invalid_argument("a process can load one backend library; " + loaded_plugin() + " is loaded, " + path +
                                 " was asked for");
   }
-  auto backend = std::make_unique<PluginBackend>(spec, path);
+  auto backend = std::make_unique<PluginBackend>(spec, path, std::move(dynamo));
   loaded_plugin() = canonical;
   return backend;
 }
@@ -267,6 +260,15 @@ std::string simulator_library() {
   }
   throw std::invalid_argument(
       "backend sim: libgauntlet_sim.so not found beside the gauntlet binary or in ../lib (set GAUNTLET_SIM_LIB)");
+}
+
+// The simulator's dynamo backend, gauntlet_sim: simulator/python/gauntlet_sim.py, which the build
+// puts beside the library (Note [Simulated compiler] in simulator/src/compiler.cpp).
+python::DynamoBackend simulator_dynamo_backend(const std::string& library) {
+  python::DynamoBackend b;
+  b.name = "gauntlet_sim";
+  b.module = (std::filesystem::path(library).parent_path() / "gauntlet_sim.py").string();
+  return b;
 }
 
 std::string library_profile(const std::string& path) {
@@ -324,7 +326,10 @@ std::vector<BackendEntry>& registry() {
          return std::make_unique<CpuBackend>();
        }},
       {"sim", "sim", "the simulated accelerator, libgauntlet_sim.so loaded as a backend library (docs/simulator.md)",
-       [](const std::string&, const std::string&) { return make_plugin("sim", simulator_library()); }},
+       [](const std::string&, const std::string&) {
+         const std::string library = simulator_library();
+         return make_plugin("sim", library, simulator_dynamo_backend(library));
+       }},
       {"plugin:", "plugin:<path.so>", "a backend library that registers PrivateUse1 kernels when loaded",
        [](const std::string& spec, const std::string& path) {
          if (path.empty()) throw std::invalid_argument("--backend plugin: needs the library's path (plugin:<path.so>)");

@@ -89,6 +89,12 @@ std::string case_explanation_text(const Outcome& out, const CaseDetail& detail, 
       m.nan_inf_ok ? "agree" : "DISAGREE", m.worst.empty() ? "-" : m.worst);
   s += fmt::format("time     first {:.1f} us, median {:.1f} us over {} reps\n", out.timing.first_us,
                    out.timing.median_us, out.timing.reps);
+  if (out.compile_ms) {  // a compile case: what the compile path did (its breaks and guards are in `reason`)
+    s += fmt::format(
+        "compile  {} graph breaks, {} regions, {} recompiles, {:.1f} ms (dynamo {:.1f}, AOT {:.1f}, backend {:.1f})\n",
+        out.graph_breaks.value_or(0), out.regions.value_or(0), out.recompiles.value_or(0), *out.compile_ms,
+        out.dynamo_ms.value_or(0), out.aot_ms.value_or(0), out.backend_ms.value_or(0));
+  }
   if (!out.fallback_ops.empty()) s += fmt::format("fallback {}\n", fmt::join(out.fallback_ops, ", "));
   if (!detail.decomposed.empty()) {
     s += fmt::format("composite {} (decomposed on the device: not fallbacks)\n", fmt::join(detail.decomposed, ", "));

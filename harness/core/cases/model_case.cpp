@@ -30,9 +30,9 @@
 #include "gauntlet/core/cases/compare.h"
 #include "gauntlet/core/cases/compile_path.h"
 #include "gauntlet/core/cases/dispatch_probe.h"
+#include "gauntlet/core/cases/graph_step.h"
 #include "gauntlet/models/model_file.h"
 #include "gauntlet/models/models.h"
-#include "gauntlet/plugin/graph_step.h"
 #include "gauntlet/python/compiled.h"
 
 namespace gauntlet {
@@ -231,7 +231,8 @@ std::vector<std::int64_t> shape_sequence(int n) {
 using Forward = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
 
 // One call through `forward`: the outputs, and in train mode the gradients of the fixed-weight
-// loss with respect to every trainable weight.
+// loss with respect to every trainable weight (on the calling thread: Note [Backward on the
+// calling thread] in runner.cpp).
 Result call_with(const Forward& forward, const ModelSpec& spec, const std::vector<at::Tensor>& inputs,
                  const std::vector<at::Tensor>& loss_weights, bool train) {
   std::vector<at::Tensor> args = inputs;
@@ -347,12 +348,11 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
   auto cu = compile_model(spec);
   std::unique_ptr<CompiledGraph> program;
   Forward forward = [&](const std::vector<at::Tensor>& a) { return run_model(*cu, spec, a); };
-  std::optional<CompileScope> compile_scope;
   if (compiled) {
-    compile_scope.emplace();
     enter_stage(Stage::Compile);
-    // Named by its file's name, as a plugin's compiler names it: a stored reason does not carry
-    // the checkout's path (two hosts' releases compare).
+    backend.prepare_compile_path();  // before the program and the clock: Note on prepare_compile_path
+    // Named by its file's name: a stored reason does not carry the checkout's path (two hosts'
+    // releases compare).
     python::Program source{
         spec.source, std::filesystem::path(spec.path).filename().string(), spec.function, {}, std::nullopt};
     if (auto shapes = key.args.find("shapes"); shapes != key.args.end()) source.dynamic = shapes->second == "dynamic";
@@ -366,7 +366,6 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
       return outs;
     };
   }
-  if (compiled) backend.prepare_compile_path();  // before the clock: Note on prepare_compile_path
   backend.take_fallback_ops();
   backend.reset_peak_memory();
   backend.reset_device_time();
@@ -476,7 +475,7 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
                            (cfg.fallback_source == FallbackSource::Auto && backend.reports_fallbacks());
   if (!use_backend && backend.dispatch_key()) out.fallback_ops = std::move(dispatcher_fallbacks);
   if (!reps.empty()) record_repetitions(out.timing, std::move(reps));
-  if (program) record_compile_stats(program->stats(), std::filesystem::path(spec.path).filename().string(), out);
+  if (program) record_compile_stats(program->stats(), out);
 }
 
 }  // namespace gauntlet

@@ -1,5 +1,6 @@
 #include "gauntlet/core/cases/runner.h"
 
+#include <c10/core/AutogradState.h>
 #include <fmt/format.h>
 #include <malloc.h>
 #include <torch/csrc/jit/frontend/tracer.h>
@@ -362,10 +363,8 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     backend.prepare_compile_path();
   }
   auto t0 = Clock::now();
-  std::optional<CompileScope> compile_scope;
   std::unique_ptr<CompiledGraph> program;
   if (key.mode == Mode::Compile) {
-    compile_scope.emplace();
     enter_stage(Stage::Compile);
     // A backend without a compile path: UNSUPPORTED, before the trace runs the op eagerly.
     if (!backend.has_compile_path()) backend.compile_graph(nullptr, nullptr);
@@ -430,7 +429,7 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
     timed_ms += reps.back() / 1000;
   }
   record_repetitions(out.timing, std::move(reps));
-  if (program) record_compile_stats(program->stats(), "", out);
+  if (program) record_compile_stats(program->stats(), out);
 
   trace.step = "copying results back to the CPU";
   enter_stage(Stage::Outputs);
@@ -539,7 +538,33 @@ void prepare_process_for_cases() {
   at::set_num_threads(case_intra_op_threads());  // Note [Intra-op threads] in gauntlet/base/host.h
 }
 
+namespace {
+
+// Note [Backward on the calling thread]: a case's backward runs on the thread that runs the case,
+// with autograd's per-device worker threads off. A process that runs a backward through the C++
+// autograd engine and, once the embedded interpreter has started (a compile case), another
+// through the Python engine (AOT autograd's compiled backward, or any backward then, since the
+// Python engine becomes the default), fails the second on the device's ready queue (torch 2.14,
+// engine.cpp: "0 <= device.index() && device.index() < device_ready_queues_.size()"). On the
+// calling thread no device queue is involved; the backward's kernels are the same, and a case
+// times its own calls anyway (Note [Timing methodology]).
+class BackwardOnCallingThread {
+ public:
+  BackwardOnCallingThread() : was_(c10::AutogradState::get_tls_state().get_multithreading_enabled()) {
+    c10::AutogradState::get_tls_state().set_multithreading_enabled(false);
+  }
+  ~BackwardOnCallingThread() { c10::AutogradState::get_tls_state().set_multithreading_enabled(was_); }
+  BackwardOnCallingThread(const BackwardOnCallingThread&) = delete;
+  BackwardOnCallingThread& operator=(const BackwardOnCallingThread&) = delete;
+
+ private:
+  bool was_;
+};
+
+}  // namespace
+
 Outcome run_case(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, CaseDetail* detail) {
+  const BackwardOnCallingThread backward_here;
   Expectation expect;
   if (cfg.expectations) expect = cfg.expectations->lookup(key.str(), backend.profile());
   if (expect.kind == Expect::Skip) {

@@ -69,14 +69,13 @@ struct Outcome {
   // as nccl-tests reports them.
   std::optional<double> algbw_gbps, busbw_gbps;
   // The compile path (exec=compile cases, Note [Compile path] in harness/python/compiled.cpp);
-  // none for eager cases. graph_breaks: where the backend's compiler (or dynamo) could not go on
-  // (what follows runs eagerly or in another graph); recompiles: compilations for an input
-  // signature (shapes, dtypes) after the first; regions: compiled regions (`sim`) or graphs
-  // (torch.compile); compile_ms: time spent compiling, of which dynamo_ms in dynamo (tracing,
-  // guards) and backend_ms in the backend's compiler (AOT autograd and inductor on `cpu`); none
-  // where the compile path cannot tell them apart (a plugin's compiler).
+  // none for eager cases. graph_breaks: where dynamo (or the backend's compiler) could not go on
+  // (what follows runs eagerly or in another graph); recompiles: dynamo's recompiles (a guard
+  // failed: a new shape or dtype); regions: graphs dynamo made, or the regions the backend
+  // compiled of them (`sim`); compile_ms: time spent compiling, dynamo_ms (tracing, guards) +
+  // aot_ms (AOT autograd) + backend_ms (the backend's compiler: inductor on `cpu`).
   std::optional<std::int64_t> graph_breaks, recompiles, regions;
-  std::optional<double> compile_ms, dynamo_ms, backend_ms;
+  std::optional<double> compile_ms, dynamo_ms, aot_ms, backend_ms;
   // What one call processes, for throughput and cost per million (Note [Throughput and cost] in
   // harness/analysis/regress.cpp): samples for a model case (its batch size b), elements for an
   // op or a collective case (every output and gradient compared). 0: not known.

@@ -81,6 +81,7 @@ void visit_fields(O& o, F&& f) {
   f(Field{"busbw_gbps", "busbw_gbps"}, o.busbw_gbps);
   f(Field{"compile_ms", "compile_ms"}, o.compile_ms);
   f(Field{"dynamo_ms", "dynamo_ms"}, o.dynamo_ms);
+  f(Field{"aot_ms", "aot_ms"}, o.aot_ms);
   f(Field{"backend_ms", "backend_ms"}, o.backend_ms);
 }
 

@@ -3,18 +3,49 @@
 // tensors. What dynamo and the backend recorded comes back as CompileStats.
 #pragma once
 
-#include <ATen/Tensor.h>
+#include <ATen/core/ivalue.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "gauntlet/plugin/compile_abi.h"
-
 namespace torch::jit {
 struct Graph;
 }
+
+namespace gauntlet {
+
+// What a compile path did, summed over every call since the program was made: read from dynamo's
+// records and, where the backend keeps its own (Note [Backend records] in compiled.cpp), from
+// the backend's.
+struct CompileStats {
+  std::int64_t graph_breaks = 0;    // dynamo's graph breaks, plus nodes the backend's compiler left to the CPU
+  std::int64_t regions = 0;         // graphs dynamo made, or the regions the backend compiled of them
+  std::int64_t compiles = 0;        // frames dynamo compiled
+  std::int64_t recompiles = 0;      // of those, the ones after the first (a guard failed: a new shape or dtype)
+  double compile_ms = 0;            // dynamo_ms + aot_ms + backend_ms
+  std::vector<std::string> breaks;  // "Unsupported Tensor.item() call (mlp.py:12)": why and where
+  double dynamo_ms = 0;             // dynamo's tracing and guards
+  double aot_ms = 0;                // AOT autograd's tracing into aten graphs (0 where not told apart)
+  double backend_ms = 0;            // the backend's compiler: inductor for `cpu`, the modelled cost on `sim`
+  std::vector<std::string> recompile_reasons;  // the guard that failed, per recompile
+  std::string recompile_limit;                 // non-empty: the limit was reached and the frame ran eagerly
+};
+
+// A compiled program, called many times: with the inputs of the first call, then possibly with
+// inputs of other shapes (a shape sequence).
+class CompiledGraph {
+ public:
+  virtual ~CompiledGraph() = default;
+  // Runs the program on the backend: its inputs in, its outputs out (autograd records the
+  // operations, so a backward through the outputs works).
+  virtual std::vector<c10::IValue> run(std::vector<c10::IValue> inputs) = 0;
+  virtual CompileStats stats() const = 0;
+};
+
+}  // namespace gauntlet
 
 namespace gauntlet::python {
 

@@ -71,7 +71,7 @@ struct ResultFacts {
   std::uint64_t case_id = 0;
   Status status = Status::Pass;
   double max_abs_err = 0, max_rel_err = 0, atol = 0;
-  double first_us = 0, median_us = 0, sim_time_us = 0, compile_ms = 0;
+  double first_us = 0, median_us = 0, sim_time_us = 0, compile_ms = 0, backend_ms = 0;
   double graph_breaks = 0, recompiles = 0, work_items = 0;
   std::int64_t peak_mem_bytes = 0;
   std::string_view fallback_ops;  // a JSON list of op names ("[]" for none)

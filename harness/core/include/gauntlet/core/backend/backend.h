@@ -30,7 +30,7 @@ struct Graph;
 
 namespace gauntlet {
 
-class CompiledGraph;  // gauntlet/plugin/compile_abi.h
+class CompiledGraph;  // gauntlet/python/compiled.h
 
 struct MemoryStats {
   std::int64_t current_bytes = 0, peak_bytes = 0;
@@ -79,11 +79,11 @@ class Backend {
   // dispatch_probe.h). None for `cpu`, the reference, which has nothing to fall back to.
   virtual std::optional<c10::DispatchKey> dispatch_key() const;
   // The compile path (docs/compile-path.md, Note [Compile path] in harness/python/compiled.cpp):
-  // `graph` compiled for the device. `source` is the same program as Python where it has one (a
-  // model's own file); null: a traced op's graph, written as Python where the compiler takes
-  // Python. `cpu`: torch.compile with inductor; a plugin: its gauntlet_backend_compile_graph (Note
-  // [Plugin compile path] in compile_abi.h). Throws c10::NotImplementedError when the backend has
-  // none (its compile cases are UNSUPPORTED).
+  // `graph` compiled for the device with torch.compile and the backend's dynamo backend. `source`
+  // is the same program as Python where it has one (a model's own file); null: a traced op's
+  // graph, written as Python. `cpu`: inductor; `sim`: its own dynamo backend, gauntlet_sim
+  // (simulator/python/gauntlet_sim.py); a plugin: the one $GAUNTLET_DYNAMO_BACKEND names. Throws
+  // c10::NotImplementedError when the backend has none (its compile cases are UNSUPPORTED).
   virtual std::unique_ptr<CompiledGraph> compile_graph(const std::shared_ptr<torch::jit::Graph>& graph,
                                                        const python::Program* source);
   // Whether compile_graph can compile at all: asked before a compile case traces anything, so a

@@ -1,7 +1,5 @@
 // One TorchScript node run outside the interpreter, on values kept per graph value: what the
-// first-divergent-node walk (model_case.cpp) and the simulator's graph compiler
-// (simulator/src/compiler.cpp) both do. Header-only: the simulator library shares it without
-// linking the harness.
+// first-divergent-node walk (model_case.cpp) does.
 #pragma once
 
 #include <torch/csrc/jit/ir/ir.h>
