@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -192,8 +193,16 @@ int repro(const ReproOptions& given) {
   fmt::print("{}", case_explanation_text(out, detail, !o.child));
   if (restored) fmt::print("{}", reproduced_line(*restored, out.status, out.stage));
   if (bundle) {
-    fmt::print("bundle   {} ({} files, {:.1f} KiB): replay with python3 {}/repro.py --device cpu\n", o.bundle,
-               bundle->files.size(), static_cast<double>(bundle->bytes) / 1024, o.bundle);
+    // A compile case replays with the backend's own compiler: on its device, its library loaded.
+    std::string replay = "--device cpu";
+    const bool compiled = std::find(bundle->files.begin(), bundle->files.end(), "program.py") != bundle->files.end();
+    if (compiled && !backend->device().is_cpu()) {
+      const std::string name = backend->name();
+      const std::string lib = name == "sim" ? simulator_library() : name.rfind("plugin:", 0) == 0 ? name.substr(7) : "";
+      replay = (lib.empty() ? "" : "--load " + shell_argument(lib) + " ") + "--device " + backend->device().str();
+    }
+    fmt::print("bundle   {} ({} files, {:.1f} KiB): replay with python3 {}/repro.py {}\n", o.bundle,
+               bundle->files.size(), static_cast<double>(bundle->bytes) / 1024, o.bundle, replay);
   } else if (!bundle_error.empty()) {
     fmt::print("bundle   NOT written: {}\n", bundle_error);
     return 2;

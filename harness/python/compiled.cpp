@@ -275,17 +275,17 @@ class Writer {
 class DynamoCompiled final : public CompiledGraph {
  public:
   DynamoCompiled(Program program, const DynamoBackend& backend)
-      : constants_(std::move(program.constants)), backend_(backend.name) {
-    nlohmann::json kwargs = {{"source", program.source},
-                             {"filename", program.filename},
-                             {"function", program.function},
+      : program_(std::move(program)), dynamo_(backend), constants_(program_.constants), backend_(backend.name) {
+    nlohmann::json kwargs = {{"source", program_.source},
+                             {"filename", program_.filename},
+                             {"function", program_.function},
                              {"backend", backend.name},
                              {"module", backend.module}};
     const nlohmann::json options = nlohmann::json::parse(backend.options_json, nullptr, false);
     if (options.is_discarded() || !options.is_object())
       throw Error("torch.compile options are not a JSON object: " + backend.options_json);
     if (!options.empty()) kwargs["options"] = options;
-    if (program.dynamic) kwargs["dynamic"] = *program.dynamic;
+    if (program_.dynamic) kwargs["dynamic"] = *program_.dynamic;
     handle_ = nlohmann::json::parse(call_json(kModule, "compile_program", kwargs.dump()))["handle"].get<int>();
     kwargs_ = nlohmann::json{{"handle", handle_}}.dump();
   }
@@ -336,7 +336,12 @@ class DynamoCompiled final : public CompiledGraph {
     return s;
   }
 
+  const Program* program() const override { return &program_; }
+  const DynamoBackend* dynamo_backend() const override { return &dynamo_; }
+
  private:
+  Program program_;
+  DynamoBackend dynamo_;
   std::vector<at::Tensor> constants_;
   std::string backend_;
   int handle_ = 0;

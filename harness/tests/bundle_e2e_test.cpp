@@ -203,6 +203,36 @@ TEST_F(Bundle, ReplaysOnAPluginDevice) {
   expect_python_agrees(dir, std::string("--load ") + GAUNTLET_SIM_LIB + " --device privateuseone:0");
 }
 
+// A compile case's bundle holds the program the case compiled (program.py) and the dynamo backend
+// and settings it compiled with; repro.py compiles it again the same way (inductor on the CPU, the
+// simulator's gauntlet_sim on its device, the module copied into the bundle) and reaches Gauntlet's
+// verdict; --eager runs the same call without the compiler.
+TEST_F(Bundle, CompileCasesReplayThroughTorchCompileWithTheCasesBackend) {
+  const path op = make("op/add/f32/17x31,17x31/t/compile", "compile_op");
+  nlohmann::json man = manifest(op);
+  EXPECT_EQ(man["compile"]["backend"], "inductor");
+  EXPECT_TRUE(e2e::fs::exists(op / "program.py"));
+  ASSERT_TRUE(python_has_torch()) << kPython << " cannot import torch: run ci/setup.sh";
+  expect_python_agrees(op);
+  auto [code, out] = shell(std::string(kPython) + " " + (op / "repro.py").string() + " --device cpu");
+  EXPECT_NE(out.find("compile  torch.compile(backend='inductor')"), std::string::npos) << out;
+  EXPECT_NE(out.find("compiled 1 graphs, 0 graph breaks"), std::string::npos) << out;
+
+  // On the simulator: a model whose data-dependent branch breaks the graph.
+  const path model = make("model/early_exit/f32/tiny/compile/infer", "compile_model", "--backend sim");
+  man = manifest(model);
+  EXPECT_EQ(man["compile"]["backend"], "gauntlet_sim");
+  EXPECT_EQ(man["compile"]["module"], "gauntlet_sim.py");
+  EXPECT_TRUE(e2e::fs::exists(model / "gauntlet_sim.py"));
+  const std::string on_sim = std::string(" --load ") + GAUNTLET_SIM_LIB + " --device privateuseone:0";
+  expect_python_agrees(model, on_sim);
+  std::tie(code, out) = shell(std::string(kPython) + " " + (model / "repro.py").string() + on_sim);
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(compiled \d+ graphs, [1-9]\d* graph breaks: )"))) << out;
+  std::tie(code, out) = shell(std::string(kPython) + " " + (model / "repro.py").string() + on_sim + " --eager");
+  EXPECT_EQ(parse_replay(code, out).verdict, "PASS") << out;
+  EXPECT_EQ(out.find("compile  torch.compile"), std::string::npos) << out;
+}
+
 // From the record: a run stored the fault in its environment; `repro --db --bundle` restores it,
 // and the bundle says which run it came from.
 TEST_F(Bundle, FromTheRecordOfAStoredRun) {

@@ -6,8 +6,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "gauntlet/core/cases/compile_path.h"
+#include "gauntlet/core/cases/timing.h"
 #include "gauntlet/plugin/torch_compat.h"
 
 namespace gauntlet {
@@ -266,6 +268,44 @@ TEST_F(RunnerTest, MaxRepsZeroTimesFirstCallOnly) {
   EXPECT_EQ(o.status, Status::Pass);
   EXPECT_EQ(o.timing.reps, 0);
   EXPECT_EQ(o.timing.median_us, o.timing.first_us);
+}
+
+// Note [Timing methodology]: one timer for every case kind (op, model, model file, compile).
+TEST(TimeRepetitions, WarmUpCallsRunUntimedThenTheRepetitions) {
+  RunnerConfig cfg;
+  cfg.warmup = 3;
+  cfg.min_reps = 4;
+  cfg.max_time_ms = 1e9;
+  int calls = 0;
+  const std::vector<double> reps = time_repetitions(cfg, 0, [&] { ++calls; });
+  EXPECT_EQ(calls, 7);
+  EXPECT_EQ(reps.size(), 4u);
+}
+
+TEST(TimeRepetitions, TheFirstCallDoesNotCountTowardsMinTime) {
+  // A first call of 100 ms (a model's, or a compilation) already past --min-time 0.001: the
+  // repetitions still run until they themselves took that long.
+  RunnerConfig cfg;
+  cfg.min_reps = 0;
+  cfg.min_time_ms = 0.001;
+  cfg.max_time_ms = 1e9;
+  const std::vector<double> reps =
+      time_repetitions(cfg, 100, [] { std::this_thread::sleep_for(std::chrono::microseconds(10)); });
+  ASSERT_EQ(reps.size(), 1u);
+  EXPECT_GE(reps[0], 10);
+}
+
+TEST(TimeRepetitions, ACaseThatUsedItsTimeGetsNoWarmUpNorRepetition) {
+  RunnerConfig cfg;
+  cfg.warmup = 2;
+  cfg.min_reps = 5;
+  cfg.max_time_ms = 20;
+  int calls = 0;
+  EXPECT_TRUE(time_repetitions(cfg, 25, [&] { ++calls; }).empty());
+  EXPECT_EQ(calls, 0);
+  cfg.max_reps = 0;  // --reps 0: the first call only, no warm-up either
+  EXPECT_TRUE(time_repetitions(cfg, 0, [&] { ++calls; }).empty());
+  EXPECT_EQ(calls, 0);
 }
 
 // Note [Interpreter errors]: a kernel's error raised inside a traced model (as stored before the

@@ -388,6 +388,8 @@ struct Bundle {
       "std::map<std::string, at::Tensor>&) {\n"
       "  throw std::runtime_error(\"not an op case\");\n}\n";
   std::optional<torch::jit::Module> module;
+  std::string program_py;   // a compile case's program (program.py), or ""
+  std::string module_file;  // the .py file that registers its dynamo backend, copied beside it, or ""
 };
 
 // A model file's spec when the case is one (Note [Model file cases]); throws for a case that
@@ -507,6 +509,30 @@ void add_zoo_model(Bundle& b, const CaseKey& key, const CaseTensors& kept, std::
   for (const NamedTensor& w : kept.loss_weights) b.tensors.insert("loss_weight." + w.name, w.value);
 }
 
+// A compile case's program as the backend compiled it, and the dynamo backend and settings it
+// compiled with: repro.py compiles it again the same way (docs/repro.md, "Compile cases").
+void add_compiled_program(Bundle& b, const python::Program& program, const python::DynamoBackend& dynamo) {
+  b.program_py = program.source;
+  nlohmann::json c = {{"backend", dynamo.name},
+                      {"module", dynamo.module},
+                      {"function", program.function},
+                      {"filename", program.filename},
+                      {"constants", program.constants.size()},
+                      {"dynamic", program.dynamic ? nlohmann::json(*program.dynamic) : nlohmann::json()}};
+  const nlohmann::json options = nlohmann::json::parse(dynamo.options_json, nullptr, false);
+  c["options"] = options.is_object() ? options : nlohmann::json::object();
+  if (dynamo.module.ends_with(".py")) {  // a file: the bundle keeps a copy, named as the module
+    b.module_file = dynamo.module;
+    c["module"] = fs::path(dynamo.module).filename().string();
+  }
+  for (std::size_t i = 0; i < program.constants.size(); ++i)
+    b.tensors.insert(fmt::format("program_const.{}", i), program.constants[i].detach().cpu().contiguous());
+  b.man["compile"] = c;
+  b.man["note"] =
+      "repro.py compiles the case's program (program.py) with torch.compile and the case's dynamo backend; "
+      "repro.cpp runs the call eagerly (torch.compile is Python's)";
+}
+
 // The tensors an op or model case kept: inputs as laid out, goldens (as computed and cast), and
 // the device's outputs.
 void add_kept_tensors(Bundle& b, const CaseKey& key, const CaseTensors& kept, const std::vector<bool>& grads) {
@@ -598,6 +624,19 @@ BundleWritten save_bundle(const std::string& dir, const CaseKey& key, Bundle& b)
   } else {
     fs::remove(root / "model.pt");
   }
+  if (!b.program_py.empty()) {
+    write_text(root / "program.py", b.program_py);
+    written.files.push_back("program.py");
+  } else {
+    fs::remove(root / "program.py");
+  }
+  if (!b.module_file.empty()) {
+    const std::string name = fs::path(b.module_file).filename().string();
+    std::error_code ec;
+    fs::copy_file(b.module_file, root / name, fs::copy_options::overwrite_existing, ec);
+    if (ec) throw std::runtime_error(fmt::format("cannot copy {} into the bundle: {}", b.module_file, ec.message()));
+    written.files.push_back(name);
+  }
   write_text(root / "manifest.json", b.man.dump(1) + "\n");
   const std::string py = replace_all(bundle_text::kReproPy, "{{CALL}}", b.call_py);
   write_text(root / "repro.py", py);
@@ -630,6 +669,7 @@ BundleWritten write_bundle(const std::string& dir, const BundleSource& src) {
       add_zoo_model(b, key, kept, grads);
     }
     add_kept_tensors(b, key, kept, grads);
+    if (src.detail->program && src.detail->dynamo) add_compiled_program(b, *src.detail->program, *src.detail->dynamo);
   } else if (key.kind == "coll") {
     add_collective(b, src);
   } else {

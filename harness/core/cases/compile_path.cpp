@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "gauntlet/base/stage.h"
+#include "gauntlet/core/cases/runner.h"
 
 namespace gauntlet {
 
@@ -34,6 +35,12 @@ void record_compile_stats(const CompileStats& st, Outcome& out) {
         st.recompile_limit, st.recompile_reasons.size());
     out.stage = stage_name(Stage::Compiled);
   }
+}
+
+void keep_compiled_program(const CompiledGraph& program, CaseDetail* detail) {
+  if (!detail || !detail->keep_tensors) return;
+  if (const python::Program* p = program.program()) detail->program = *p;
+  if (const python::DynamoBackend* d = program.dynamo_backend()) detail->dynamo = *d;
 }
 
 }  // namespace gauntlet

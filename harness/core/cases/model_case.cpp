@@ -31,6 +31,7 @@
 #include "gauntlet/core/cases/compile_path.h"
 #include "gauntlet/core/cases/dispatch_probe.h"
 #include "gauntlet/core/cases/graph_step.h"
+#include "gauntlet/core/cases/timing.h"
 #include "gauntlet/models/model_file.h"
 #include "gauntlet/models/models.h"
 #include "gauntlet/python/compiled.h"
@@ -410,11 +411,19 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
         kept.loss_weights.push_back({"out" + std::to_string(k), golden.loss_weights[k]});
     }
   }
+  // What the compile path did, recorded however the case ends from here on (read once the shape
+  // sequence's calls are done: their recompiles are the case's).
+  auto record_compile_path = [&] {
+    if (!program) return;
+    record_compile_stats(program->stats(), out);
+    keep_compiled_program(*program, detail);
+  };
   Comparison cmp;
   std::vector<at::Tensor> keep;  // the arrays the views point into
   if (auto problem = compare_into(cmp, keep, actual, golden.result, dtype, key.dtype, tol, "")) {
     out.status = Status::Fail;
     out.error = *problem;
+    record_compile_path();
     return;
   }
 
@@ -434,6 +443,7 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
               compare_into(cmp, keep, r, it->second.result, dtype, key.dtype, tol, fmt::format("@b*{}", scale))) {
         out.status = Status::Fail;
         out.error = *problem;
+        record_compile_path();
         return;
       }
     }
@@ -457,25 +467,19 @@ void run_model_case(const CaseKey& key, Backend& backend, const RunnerConfig& cf
     out.error += "; first divergent node: " + first.substr(0, first.find('\n'));
   }
 
-  // Steady state, as op cases are timed (Note [Timing methodology]), on the case's own inputs.
+  // Steady state, as every case is timed (Note [Timing methodology]), on the case's own inputs.
   // A compile case's first call (compilation) does not eat into the repetitions' time budget.
-  std::vector<double> reps;
-  double spent_ms = compiled ? 0.0 : out.timing.first_us / 1000;
-  while (cfg.max_reps > 0 && static_cast<int>(reps.size()) < cfg.max_reps && spent_ms < cfg.max_time_ms &&
-         (static_cast<int>(reps.size()) < cfg.min_reps || spent_ms < cfg.min_time_ms)) {
-    auto t = Clock::now();
+  std::vector<double> reps = time_repetitions(cfg, compiled ? 0.0 : out.timing.first_us / 1000, [&] {
     call_with(forward, spec, device_inputs, golden.loss_weights, train);
     backend.synchronize();
-    reps.push_back(us_since(t));
-    spent_ms += reps.back() / 1000;
-  }
+  });
   out.peak_mem_bytes = memory_baseline.peak_above(backend);
   out.fallback_ops = backend.take_fallback_ops();
   const bool use_backend = cfg.fallback_source == FallbackSource::Backend ||
                            (cfg.fallback_source == FallbackSource::Auto && backend.reports_fallbacks());
   if (!use_backend && backend.dispatch_key()) out.fallback_ops = std::move(dispatcher_fallbacks);
   if (!reps.empty()) record_repetitions(out.timing, std::move(reps));
-  if (program) record_compile_stats(program->stats(), out);
+  record_compile_path();
 }
 
 }  // namespace gauntlet

@@ -39,6 +39,7 @@
 #include "gauntlet/core/cases/compare.h"
 #include "gauntlet/core/cases/dispatch_probe.h"
 #include "gauntlet/core/cases/model_case.h"
+#include "gauntlet/core/cases/timing.h"
 #include "gauntlet/models/model_file.h"
 
 namespace gauntlet {
@@ -439,7 +440,6 @@ std::vector<double> time_steady_state(torch::jit::Module& module, const std::vec
                                       Backend& backend, const RunnerConfig& cfg, bool online, Outcome& out,
                                       std::string& notes) {
   std::vector<double> reps;
-  double spent_ms = out.timing.first_us / 1000;
   if (online) {  // Note [Migration scenarios]: a fixed number of calls, for a p99
     const auto t_online = Clock::now();
     while (static_cast<int>(reps.size()) < kOnlineCalls &&
@@ -452,15 +452,11 @@ std::vector<double> time_steady_state(torch::jit::Module& module, const std::vec
     append_note(notes, fmt::format("online: batch 1, first call {:.4g} us, p50 {:.4g} us, p99 {:.4g} us over {} calls",
                                    out.timing.first_us, quantile(reps, 0.5), quantile(reps, 0.99), reps.size()));
   }
-  while (!online && cfg.max_reps > 0 && static_cast<int>(reps.size()) < cfg.max_reps && spent_ms < cfg.max_time_ms &&
-         (static_cast<int>(reps.size()) < cfg.min_reps || spent_ms < cfg.min_time_ms)) {
-    auto t = Clock::now();
+  if (online) return reps;
+  return time_repetitions(cfg, out.timing.first_us / 1000, [&] {
     call_forward(module, device_inputs);
     backend.synchronize();
-    reps.push_back(us_since(t));
-    spent_ms += reps.back() / 1000;
-  }
-  return reps;
+  });
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "gauntlet/core/cases/compile_path.h"
 #include "gauntlet/core/cases/dispatch_probe.h"
 #include "gauntlet/core/cases/model_case.h"
+#include "gauntlet/core/cases/timing.h"
 #include "gauntlet/golden/golden.h"
 #include "gauntlet/golden/inputs.h"
 #include "gauntlet/models/model_file.h"
@@ -406,30 +407,16 @@ void run_checked(const CaseKey& key, Backend& backend, const RunnerConfig& cfg, 
   // Steady state: repeat while cheap. Note: speed methodology proper (warm-up, min time,
   // Google Benchmark) belongs to `gauntlet bench`; this is the per-case figure every run keeps.
   // Note [Timing methodology] in runner.h.
-  std::vector<double> reps;
-  double spent_ms = out.timing.first_us / 1000, timed_ms = 0;
-  if (program) spent_ms = 0;  // compilation does not eat into the repetitions' budget
-  for (int i = 0; i < cfg.warmup && cfg.max_reps > 0 && spent_ms < cfg.max_time_ms; ++i) {
-    auto t = Clock::now();
+  // Compilation does not eat into the repetitions' budget.
+  std::vector<double> reps = time_repetitions(cfg, program ? 0.0 : out.timing.first_us / 1000, [&] {
     call();
     backend.synchronize();
-    spent_ms += us_since(t) / 1000;
-  }
-  auto more = [&] {
-    const int n = static_cast<int>(reps.size());
-    if (n >= cfg.max_reps || spent_ms >= cfg.max_time_ms) return false;
-    return n < cfg.min_reps || timed_ms < cfg.min_time_ms;
-  };
-  while (more()) {
-    auto t = Clock::now();
-    call();
-    backend.synchronize();
-    reps.push_back(us_since(t));
-    spent_ms += reps.back() / 1000;
-    timed_ms += reps.back() / 1000;
-  }
+  });
   record_repetitions(out.timing, std::move(reps));
-  if (program) record_compile_stats(program->stats(), out);
+  if (program) {
+    record_compile_stats(program->stats(), out);
+    keep_compiled_program(*program, detail);
+  }
 
   trace.step = "copying results back to the CPU";
   enter_stage(Stage::Outputs);
@@ -656,6 +643,29 @@ std::vector<std::string> case_fallbacks(Backend& backend, const DispatchObserver
       source == FallbackSource::Backend || (source == FallbackSource::Auto && backend.reports_fallbacks());
   if (use_backend || !obs) return reported;
   return obs->fallback_ops();
+}
+
+std::vector<double> time_repetitions(const RunnerConfig& cfg, double spent_ms, const std::function<void()>& call) {
+  std::vector<double> reps;
+  double timed_ms = 0;
+  for (int i = 0; i < cfg.warmup && cfg.max_reps > 0 && spent_ms < cfg.max_time_ms; ++i) {
+    const auto t = Clock::now();
+    call();
+    spent_ms += us_since(t) / 1000;
+  }
+  auto more = [&] {
+    const int n = static_cast<int>(reps.size());
+    if (n >= cfg.max_reps || spent_ms >= cfg.max_time_ms) return false;
+    return n < cfg.min_reps || timed_ms < cfg.min_time_ms;
+  };
+  while (more()) {
+    const auto t = Clock::now();
+    call();
+    reps.push_back(us_since(t));
+    spent_ms += reps.back() / 1000;
+    timed_ms += reps.back() / 1000;
+  }
+  return reps;
 }
 
 }  // namespace gauntlet

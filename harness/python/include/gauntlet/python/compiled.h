@@ -15,6 +15,31 @@ namespace torch::jit {
 struct Graph;
 }
 
+namespace gauntlet::python {
+
+// A program as Python source: `function` of `source`, which dynamo's records and tracebacks name
+// as `filename` (a model's own file, or "<op aten::add>" for a traced op). `constants` are tensors
+// the program takes after its inputs (a traced graph's tensor constants).
+struct Program {
+  std::string source, filename, function;
+  std::vector<at::Tensor> constants;
+  // torch.compile's `dynamic`: none, dynamo's default (sizes specialised, then a dimension that
+  // changed marked dynamic: automatic dynamic shapes); false: every new size a recompile; true:
+  // sizes dynamic from the first compile.
+  std::optional<bool> dynamic;
+};
+
+// A dynamo backend: the name it registered with torch._dynamo ("inductor", a vendor's "neuron"),
+// the Python module to import first so that it is registered (empty: none, or autoload did it),
+// and torch.compile's `options` as a JSON object ("{}": none).
+struct DynamoBackend {
+  std::string name = "inductor";
+  std::string module;
+  std::string options_json = "{}";
+};
+
+}  // namespace gauntlet::python
+
 namespace gauntlet {
 
 // What a compile path did, summed over every call since the program was made: read from dynamo's
@@ -43,32 +68,15 @@ class CompiledGraph {
   // operations, so a backward through the outputs works).
   virtual std::vector<c10::IValue> run(std::vector<c10::IValue> inputs) = 0;
   virtual CompileStats stats() const = 0;
+  // What was compiled, and with which dynamo backend and settings: a bundle compiles it again the
+  // same way (Note [Bundles] in harness/core/bundle/bundle.cpp). Null where not told.
+  virtual const python::Program* program() const { return nullptr; }
+  virtual const python::DynamoBackend* dynamo_backend() const { return nullptr; }
 };
 
 }  // namespace gauntlet
 
 namespace gauntlet::python {
-
-// A program as Python source: `function` of `source`, which dynamo's records and tracebacks name
-// as `filename` (a model's own file, or "<op aten::add>" for a traced op). `constants` are tensors
-// the program takes after its inputs (a traced graph's tensor constants).
-struct Program {
-  std::string source, filename, function;
-  std::vector<at::Tensor> constants;
-  // torch.compile's `dynamic`: none, dynamo's default (sizes specialised, then a dimension that
-  // changed marked dynamic: automatic dynamic shapes); false: every new size a recompile; true:
-  // sizes dynamic from the first compile.
-  std::optional<bool> dynamic;
-};
-
-// A dynamo backend: the name it registered with torch._dynamo ("inductor", a vendor's "neuron"),
-// the Python module to import first so that it is registered (empty: none, or autoload did it),
-// and torch.compile's `options` as a JSON object ("{}": none).
-struct DynamoBackend {
-  std::string name = "inductor";
-  std::string module;
-  std::string options_json = "{}";
-};
 
 // Writes a traced graph (straight-line aten calls, constants, lists and tuples: what the tracer
 // records for an op's call) as a Python function `program` calling torch.ops.<ns>.<op>.<overload>.

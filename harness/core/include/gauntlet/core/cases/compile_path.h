@@ -11,4 +11,9 @@ namespace gauntlet {
 // `reason` ("graph breaks: <reason> (mlp.py:12); recompiles: <the guard that failed>").
 void record_compile_stats(const CompileStats& stats, Outcome& out);
 
+struct CaseDetail;
+// What was compiled and with what, kept in `detail` when it keeps the case's tensors (a bundle
+// compiles it again). Null `detail`: nothing.
+void keep_compiled_program(const CompiledGraph& program, CaseDetail* detail);
+
 }  // namespace gauntlet

@@ -12,6 +12,7 @@
 #include "gauntlet/core/backend/backend.h"
 #include "gauntlet/core/catalog/catalog.h"
 #include "gauntlet/golden/golden_store.h"
+#include "gauntlet/python/compiled.h"
 
 namespace gauntlet {
 
@@ -101,8 +102,12 @@ struct CaseDetail {
   std::vector<TensorSummary> inputs, actual, golden;
   std::vector<std::string> decomposed;  // ops that ran as composites of others on the device
   std::vector<WorstElement> worst;      // up to 5, furthest outside tolerance first
-  bool keep_tensors = false;            // fill `tensors`
+  bool keep_tensors = false;            // fill `tensors`, and for a compile case `program` and `dynamo`
   CaseTensors tensors;
+  // A compile case's program as the backend compiled it, and the dynamo backend and settings it
+  // compiled with (a bundle compiles it again the same way).
+  std::optional<python::Program> program;
+  std::optional<python::DynamoBackend> dynamo;
 };
 
 // An error text of TorchScript's interpreter with the kernel's message first and the traceback
