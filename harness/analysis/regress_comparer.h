@@ -29,6 +29,12 @@ inline constexpr std::size_t kCaseHistoryMin = 6;
 // compare's errors: CompareError with this message and exit code.
 void raise(const std::string& message, int exit_code = kExitBadInput);
 
+// A result's graph-break reasons, as record_compile_stats writes them into `reason` ("graph
+// breaks: A (f.py:3); B; recompiles: ..."), and the candidate's that the baseline lacks (Note [New
+// graph break reasons] in regress_detectors.cpp).
+std::vector<std::string_view> graph_break_reasons(std::string_view reason);
+std::vector<std::string_view> new_break_reasons(std::string_view baseline, std::string_view candidate);
+
 // Note [How a case compares]: one result per case per run, read a column at a time into this
 // compact record (the error text and the key are read later, only for findings), then the two
 // runs are merge-joined on case id.
@@ -71,6 +77,9 @@ class TextArena {
 struct RunRows {
   std::vector<Row> rows;
   TextArena texts;
+  // The `reason` of each case with graph breaks (in `texts`): its breaks' reasons, for
+  // compare's new-break-reason check (Note [New graph break reasons] in regress_detectors.cpp).
+  std::unordered_map<std::uint64_t, std::string_view> break_reasons;
 };
 
 int badness(Status s);
@@ -137,6 +146,7 @@ class CompareDb {
       r.graph_breaks = std::isnan(q.graph_breaks) ? -1 : static_cast<std::int32_t>(q.graph_breaks);
       r.recompiles = std::isnan(q.recompiles) ? -1 : static_cast<std::int32_t>(q.recompiles);
       if (q.fallback_ops != "[]") r.fallback_ops = out.texts.add(q.fallback_ops);
+      if (!q.break_reasons.empty()) out.break_reasons.emplace(q.case_id, out.texts.add(q.break_reasons));
       r.samples = out.texts.add(q.samples);
       if (q.work_items > 0) r.work_items = static_cast<std::int64_t>(q.work_items);
     });

@@ -13,6 +13,49 @@
 
 namespace gauntlet::compare_detail {
 
+namespace {
+
+std::string_view reason_of(const std::unordered_map<std::uint64_t, std::string_view>& reasons, std::uint64_t id) {
+  const auto it = reasons.find(id);
+  return it == reasons.end() ? std::string_view() : it->second;
+}
+
+}  // namespace
+
+std::vector<std::string_view> graph_break_reasons(std::string_view reason) {
+  // "...; graph breaks: A (f.py:3); B (<traced op>:2); recompiles: ...", the breaks' part cut at
+  // 1,000 characters (its last reason may then be cut short, and is left out).
+  constexpr std::string_view kHead = "graph breaks: ", kNext = "; recompiles: ";
+  constexpr std::size_t kCut = 1000;
+  const std::size_t at = reason.find(kHead);
+  if (at == std::string_view::npos) return {};
+  std::string_view part = reason.substr(at);
+  const std::size_t end = part.find(kNext);
+  if (end != std::string_view::npos) part = part.substr(0, end);
+  const bool cut = part.size() >= kCut;
+  part.remove_prefix(kHead.size());
+  std::vector<std::string_view> out;
+  while (!part.empty()) {
+    const std::size_t semi = part.find("; ");
+    out.push_back(part.substr(0, semi));
+    if (semi == std::string_view::npos) break;
+    part.remove_prefix(semi + 2);
+  }
+  if (cut && !out.empty()) out.pop_back();
+  return out;
+}
+
+std::vector<std::string_view> new_break_reasons(std::string_view baseline, std::string_view candidate) {
+  const std::vector<std::string_view> before = graph_break_reasons(baseline);
+  std::vector<std::string_view> added;
+  for (std::string_view r : graph_break_reasons(candidate)) {
+    if (std::find(before.begin(), before.end(), r) == before.end() &&
+        std::find(added.begin(), added.end(), r) == added.end())
+      added.push_back(r);
+  }
+  return added;
+}
+
 const Row* Comparer::row_in(std::size_t run, const Row& b, const Row& k) const {
   if (run == runs_in_order_.size() - 1) return &k;
   if (run == runs_in_order_.size() - 2) return &b;
@@ -102,6 +145,17 @@ void Comparer::coverage(const Row& b, const Row& k) {
   if (b.graph_breaks >= 0 && k.graph_breaks > b.graph_breaks) {
     add(k.case_id, Change::GraphBreaks, double(b.graph_breaks), double(k.graph_breaks), 0, -1,
         fmt::format("graph breaks {} -> {}", b.graph_breaks, k.graph_breaks));
+  } else if (b.graph_breaks > 0 && k.graph_breaks > 0) {
+    // Note [New graph break reasons]: as many breaks as before or fewer, but one the baseline did
+    // not have (an op that compiled now breaks, while another that broke now compiles) is a new
+    // break all the same. Reasons are compared as recorded (record_compile_stats in
+    // harness/core/cases/compile_path.cpp): why, and where in the program or model file.
+    const std::vector<std::string_view> added =
+        new_break_reasons(reason_of(base_run_.break_reasons, b.case_id), reason_of(cand_run_.break_reasons, k.case_id));
+    if (!added.empty()) {
+      add(k.case_id, Change::GraphBreaks, double(b.graph_breaks), double(k.graph_breaks), 0, -1,
+          fmt::format("graph breaks {} -> {}, new: {}", b.graph_breaks, k.graph_breaks, fmt::join(added, "; ")));
+    }
   }
   if (b.recompiles >= 0 && k.recompiles > b.recompiles) {
     add(k.case_id, Change::Recompiles, double(b.recompiles), double(k.recompiles), 0, -1,

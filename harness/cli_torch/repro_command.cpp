@@ -194,15 +194,13 @@ int repro(const ReproOptions& given) {
   if (restored) fmt::print("{}", reproduced_line(*restored, out.status, out.stage));
   if (bundle) {
     // A compile case replays with the backend's own compiler: on its device, its library loaded.
-    std::string replay = "--device cpu";
-    const bool compiled = std::find(bundle->files.begin(), bundle->files.end(), "program.py") != bundle->files.end();
-    if (compiled && !backend->device().is_cpu()) {
-      const std::string name = backend->name();
-      const std::string lib = name == "sim" ? simulator_library() : name.rfind("plugin:", 0) == 0 ? name.substr(7) : "";
-      replay = (lib.empty() ? "" : "--load " + shell_argument(lib) + " ") + "--device " + backend->device().str();
-    }
+    std::vector<std::string> replay = {"--device", "cpu"};
+    if (std::find(bundle->files.begin(), bundle->files.end(), "program.py") != bundle->files.end())
+      replay = backend->replay_arguments();
+    std::string args;
+    for (const std::string& a : replay) args += (args.empty() ? "" : " ") + shell_argument(a);
     fmt::print("bundle   {} ({} files, {:.1f} KiB): replay with python3 {}/repro.py {}\n", o.bundle,
-               bundle->files.size(), static_cast<double>(bundle->bytes) / 1024, o.bundle, replay);
+               bundle->files.size(), static_cast<double>(bundle->bytes) / 1024, o.bundle, args);
   } else if (!bundle_error.empty()) {
     fmt::print("bundle   NOT written: {}\n", bundle_error);
     return 2;

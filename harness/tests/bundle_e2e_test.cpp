@@ -64,6 +64,7 @@ class Bundle : public e2e::E2E {
             const std::string& env = "") {
     path dir = dir_ / name;
     const e2e::Result r = gauntlet("repro '" + key + "' --bundle " + dir.string() + " " + extra, env);
+    last_out_ = r.out;
     EXPECT_TRUE(r.code == 0 || r.code == 1) << key << "\n" << r.out << r.err;
     EXPECT_NE(r.out.find("bundle   " + dir.string()), std::string::npos) << key << "\n" << r.out << r.err;
     for (const char* f : {"manifest.json", "tensors.pt", "repro.py", "repro.cpp", "CMakeLists.txt"}) {
@@ -90,6 +91,8 @@ class Bundle : public e2e::E2E {
         << man["key"] << ": repro.py " << r.max_abs << ", gauntlet " << man["gauntlet"]["max_abs_err"] << "\n"
         << out;
   }
+
+  std::string last_out_;  // what the last make() printed
 };
 
 // Op cases of the smoke suite: f32, f64, bf16, f16, i32, bool (and an i64 key), the layouts
@@ -224,6 +227,9 @@ TEST_F(Bundle, CompileCasesReplayThroughTorchCompileWithTheCasesBackend) {
   EXPECT_EQ(man["compile"]["backend"], "gauntlet_sim");
   EXPECT_EQ(man["compile"]["module"], "gauntlet_sim.py");
   EXPECT_TRUE(e2e::fs::exists(model / "gauntlet_sim.py"));
+  // the bundle line says how: on the simulator's device, its library loaded
+  EXPECT_NE(last_out_.find("/repro.py --load "), std::string::npos) << last_out_;
+  EXPECT_NE(last_out_.find(" --device privateuseone:0\n"), std::string::npos) << last_out_;
   const std::string on_sim = std::string(" --load ") + GAUNTLET_SIM_LIB + " --device privateuseone:0";
   expect_python_agrees(model, on_sim);
   std::tie(code, out) = shell(std::string(kPython) + " " + (model / "repro.py").string() + on_sim);

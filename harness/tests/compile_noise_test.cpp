@@ -7,10 +7,13 @@
 //   r4, r5: a simulator's modelled cost (the same figures in both runs), 8 cases 1.3x in r5, by
 //   well under 1 ms                                                          -> those 8 only
 // The backend reports no simulated time in r1 to r3, so first runs are judged too.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "gauntlet/analysis/regress.h"
@@ -114,6 +117,58 @@ TEST_F(CompileNoiseTest, AModelledCompileCostIsJudgedExactly) {
   for (int n = 5; n <= kCases; n += 5) slowed.insert(key_of(n));
   EXPECT_EQ(found(5, Change::CompileTime, 4), slowed);
   EXPECT_TRUE(found(5, Change::FirstRun, 4).empty());  // host time on a simulator: not judged
+}
+
+// Note [New graph break reasons]: a case whose count of graph breaks stays the same (or falls)
+// while one of its breaks is new is flagged, with the new reason; the same breaks in another
+// order, or fewer of the same, are not.
+TEST(GraphBreakReasons, ANewReasonAtTheSameCountIsFlaggedAndNothingElse) {
+  std::string pattern = ::testing::TempDir() + "gauntlet_break_reasons_XXXXXX";
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  const fs::path dir = pattern;
+  const std::string db = (dir / "b.db").string();
+  {
+    auto store = Store::open(db, Store::OpenMode::ReadWrite);
+    // case -> its graph breaks in the baseline (r1) and in the candidate (r2)
+    const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
+        {{"aten::mish (<traced op>:2): no kernel on the device"},
+         {"aten::erfinv (<traced op>:2): no kernel on the device"}},    // swapped: flagged
+        {{"A (m.py:3)", "B (m.py:9)"}, {"B (m.py:9)", "A (m.py:3)"}},   // reordered: not
+        {{"A (m.py:3)", "B (m.py:9)"}, {"A (m.py:3)"}},                 // fewer: not
+        {{"A (m.py:3)", "B (m.py:9)"}, {"A (m.py:3)", "C (m.py:12)"}},  // one new: flagged
+        {{}, {}},                                                       // none: not
+    };
+    for (int release = 1; release <= 2; ++release) {
+      RunInfo info;
+      info.release = "r" + std::to_string(release);
+      info.backend = "sim";
+      info.suite = "compile_smoke";
+      info.started_at = "2026-11-0" + std::to_string(release) + "T10:00:00Z";
+      const std::int64_t run = store->begin_run(info);
+      for (std::size_t n = 0; n < cases.size(); ++n) {
+        const std::vector<std::string>& breaks = release == 1 ? cases[n].first : cases[n].second;
+        Outcome o;
+        o.status = Status::Pass;
+        o.timing.median_us = 5;
+        o.compile_ms = 10;
+        o.graph_breaks = static_cast<std::int64_t>(breaks.size());
+        o.recompiles = 1;
+        if (!breaks.empty()) o.reason = "graph breaks: " + fmt::format("{}", fmt::join(breaks, "; "));
+        o.reason += (o.reason.empty() ? "" : "; ") + std::string("recompiles: size mismatch at index 0");
+        store->add_result(run, CaseKey::parse(key_of(static_cast<int>(n + 1))), o);
+      }
+      store->flush();
+      store->finish_run(run, info.started_at);
+    }
+  }
+  std::map<std::string, std::string> flagged;
+  for (const Finding& f : compare_runs(db, 2, 1, CompareOptions{}).findings) {
+    if (f.change == Change::GraphBreaks) flagged[f.key] = f.detail;
+  }
+  ASSERT_EQ(flagged.size(), 2u);
+  EXPECT_EQ(flagged[key_of(1)], "graph breaks 1 -> 1, new: aten::erfinv (<traced op>:2): no kernel on the device");
+  EXPECT_EQ(flagged[key_of(4)], "graph breaks 2 -> 2, new: C (m.py:12)");
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -117,7 +117,7 @@ Fn symbol(void* handle, const char* name) {
 class PluginBackend final : public Backend {
  public:
   PluginBackend(std::string spec, const std::string& path, std::optional<python::DynamoBackend> dynamo)
-      : spec_(std::move(spec)), profile_(library_profile(path)), dynamo_(std::move(dynamo)) {
+      : spec_(std::move(spec)), path_(path), profile_(library_profile(path)), dynamo_(std::move(dynamo)) {
     if (!std::filesystem::exists(path)) throw std::invalid_argument("backend library not found: " + path);
     handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (!handle_) throw std::invalid_argument(std::string("cannot load backend library: ") + dlerror());
@@ -142,6 +142,9 @@ class PluginBackend final : public Backend {
     kernels_ = symbol<gauntlet_backend_kernels_t>(handle_, "gauntlet_backend_kernels");
   }
   std::string name() const override { return spec_; }
+  std::vector<std::string> replay_arguments() const override {
+    return {"--load", std::filesystem::absolute(path_).string(), "--device", device().str()};
+  }
   std::string version() const override { return version_; }
   std::string profile() const override { return profile_; }
   bool reports_fallbacks() const override { return take_fallbacks_ != nullptr; }
@@ -210,6 +213,7 @@ class PluginBackend final : public Backend {
   }
 
   std::string spec_;
+  std::string path_;        // the library
   void* handle_ = nullptr;  // never closed: kernels stay registered for the process lifetime
   std::string version_ = "unknown", profile_, config_;
   std::optional<python::DynamoBackend> dynamo_;  // the dynamo backend the library ships with
@@ -292,6 +296,7 @@ class Profiled final : public Backend {
   std::string config_json() const override { return inner_->config_json(); }
   std::vector<std::string> kernels() const override { return inner_->kernels(); }
   c10::Device device() const override { return inner_->device(); }
+  std::vector<std::string> replay_arguments() const override { return inner_->replay_arguments(); }
   void synchronize() override { inner_->synchronize(); }
   at::Tensor to_device(const at::Tensor& cpu) const override { return inner_->to_device(cpu); }
   bool reports_fallbacks() const override { return inner_->reports_fallbacks(); }

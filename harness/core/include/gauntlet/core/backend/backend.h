@@ -55,6 +55,9 @@ class Backend {
   // The ops the backend implements natively, when it can tell ("aten::add.Tensor").
   virtual std::vector<std::string> kernels() const { return {}; }
   virtual c10::Device device() const = 0;
+  // The arguments a bundle's repro.py takes to run a case on this backend's device: "--device",
+  // "cpu"; a plugin's "--load", its library, "--device", "privateuseone:0".
+  virtual std::vector<std::string> replay_arguments() const { return {"--device", device().str()}; }
   virtual void synchronize() {}
   // Copies a CPU tensor to the device keeping its sizes and strides (layouts are part of a case),
   // with an allocation and a copy of contiguous data; any other geometry is made with the
