@@ -1441,14 +1441,23 @@
       }));
       out.appendChild(fsec);
 
-      var gsec = section('Graph-break targets (cases / breaks)', 'graph-breaks');
+      var gsec = section('Graph breaks and recompiles per target (cases with breaks / breaks)', 'graph-breaks');
       var gbs = arr(d.graph_breaks);
-      if (!gbs.length) gsec.appendChild(h('p', { class: 'muted' }, 'No graph breaks.'));
+      // Why: each break's reason and each recompile's failed guard, as the latest release that has
+      // the target recorded them, the most frequent first.
+      var why = function (x) {
+        var lines = arr(x.reasons).map(function (r) { return h('div', { class: 'why-break' }, (r.n > 1 ? r.n + '× ' : '') + str(r.reason)); })
+          .concat(arr(x.guards).map(function (g) { return h('div', { class: 'why-guard muted' }, 'recompile' + (g.n > 1 ? ' ' + g.n + '×' : '') + ': ' + str(g.guard)); }));
+        return lines.length ? h('div', { class: 'why', testid: 'graph-break-why' }, lines) : DASH;
+      };
+      if (!gbs.length) gsec.appendChild(h('p', { class: 'muted' }, 'No graph breaks or recompiles.'));
       else gsec.appendChild(pagedRows(gbs, function (rows) {
         return table([
           { label: 'Target', cls: 'sticky', cell: function (x) { return h('code', null, str(x.target)); } },
           { label: 'Change', cls: 'num', cell: function (x) { return delta(x.breaks); } },
           { label: 'Trend', cell: function (x) { return sparkline(cols.slice().reverse().map(function (c) { var v = arr(x.breaks)[c.j]; return isNum(v) ? v : null; }), COLORS.breaks); } },
+          { label: 'Recompiles', cls: 'num', cell: function (x) { var v = arr(x.recompiles)[latestJ]; return isNum(v) ? fmtInt(v) : DASH; } },
+          { label: 'Why (latest)', cell: why },
         ].concat(cols.map(function (c, ci) {
           return { label: c.label, cls: 'num' + (ci === 0 ? ' latest' : ''), cell: function (x) {
             var cs = arr(x.cases)[c.j], bs = arr(x.breaks)[c.j];

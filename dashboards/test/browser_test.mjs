@@ -572,6 +572,9 @@ async function main() {
       await clickTo(page.locator('[data-testid=nav-coverage]'), 'coverage');
       checkEq('coverage: fallback op rows', await count('[data-testid=fallback-row]'), Math.min(PAGE_SIZE, (cov.fallback_ops || []).length));
       checkEq('coverage: graph-break target rows', await count('[data-testid=graph-break-row]'), Math.min(PAGE_SIZE, (cov.graph_breaks || []).length));
+      // each target's reasons and failed guards, where it has any
+      const withWhy = (cov.graph_breaks || []).slice(0, PAGE_SIZE).filter((t) => (t.reasons || []).length + (t.guards || []).length > 0).length;
+      checkEq('coverage: targets with a why', await count('[data-testid=graph-break-why]'), withWhy);
       if ((cov.fallback_ops || []).length) {
         checkEq('coverage: first op', await page.locator('[data-testid=fallback-row] td').first().textContent(), cov.fallback_ops[0].op);
       }

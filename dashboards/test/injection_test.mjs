@@ -104,7 +104,7 @@ async function main() {
     try { cov = readData(site, `${gid}/coverage`); } catch (e) { check(`${gid}/coverage.js readable`, false, e.message); }
     try { bd = readData(site, `${gid}/breakdown`); } catch (e) { check(`${gid}/breakdown.js readable`, false, e.message); }
     if (cov) {
-      const ch = hostileStrings([(cov.fallback_ops || []).slice(0, 100).map((x) => x.op), (cov.graph_breaks || []).slice(0, 100).map((x) => x.target), cov.releases]);
+      const ch = hostileStrings([(cov.fallback_ops || []).slice(0, 100).map((x) => x.op), (cov.graph_breaks || []).slice(0, 100).map((x) => [x.target, (x.reasons || []).map((r) => r.reason), (x.guards || []).map((g) => g.guard)]), cov.releases]);
       if (hostileStrings(cov).size) anyHostile = true;
       plan.push({ name: `${gid} coverage`, hash: `#/${gid}/coverage`, view: 'coverage', expect: ch, shot: 'injection_coverage.png' });
     }

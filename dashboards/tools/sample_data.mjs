@@ -371,7 +371,11 @@ function buildGroup(spec, allReleases, hostile, root) {
       cases.push(base);
       breaks.push(base * (ti === 0 ? 2 : 1));
     }
-    return { target: name, cases, breaks };
+    // why, as the latest release recorded it: a reason per target, a failed guard on the first
+    const last = cases[R - 1];
+    const reasons = last > 0 ? [{ reason: `${name}: no kernel on the device (<traced op>:2)`, n: last }] : [];
+    const guards = ti === 0 ? [{ guard: 'size mismatch at index 0. expected 8, actual 16', n: 1 }] : [];
+    return { target: name, cases, breaks, recompiles: cases.map((c) => (ti === 0 ? c : 0)), reasons, guards };
   }).filter((t) => t.cases.some((c) => c > 0));
   graphBreaks.sort((a, b) => b.cases[R - 1] - a.cases[R - 1] || (a.target < b.target ? -1 : 1));
 

@@ -16,6 +16,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "compile_reasons.h"
 #include "dashboard_group.h"
 #include "gauntlet/analysis/dates.h"
 #include "gauntlet/analysis/reports.h"
@@ -224,13 +225,18 @@ class Db {
       }
       const double breaks = q.graph_breaks, recompiles = q.recompiles;
       col->breaks_measured += !std::isnan(breaks);
-      if (!std::isnan(breaks) && breaks > 0) {
-        col->graph_breaks += static_cast<std::int64_t>(breaks);
-        auto& t = col->breaks_by_target[cases[s].target];
-        ++t.first;
-        t.second += static_cast<std::int64_t>(breaks);
-      }
+      if (!std::isnan(breaks) && breaks > 0) col->graph_breaks += static_cast<std::int64_t>(breaks);
       if (!std::isnan(recompiles)) col->recompiles += static_cast<std::int64_t>(recompiles);
+      if ((!std::isnan(breaks) && breaks > 0) || (!std::isnan(recompiles) && recompiles > 0)) {
+        Column::TargetCompile& t = col->compile_by_target[cases[s].target];
+        if (breaks > 0) {
+          ++t.cases;
+          t.breaks += static_cast<std::int64_t>(breaks);
+        }
+        if (recompiles > 0) t.recompiles += static_cast<std::int64_t>(recompiles);
+        for (std::string_view r : graph_break_reasons(q.compile_reasons)) ++t.reasons[std::string(r)];
+        for (std::string_view g : recompile_guards(q.compile_reasons)) ++t.guards[std::string(g)];
+      }
       if (!q.error.empty()) {
         // An ERROR, CRASH or TIMEOUT names its stage (Note [Failing stage]), as reports do.
         const bool stopped = status == Status::Error || status == Status::Crash || status == Status::Timeout;

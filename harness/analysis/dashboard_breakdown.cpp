@@ -73,6 +73,15 @@ json breakdown_of(const GroupData& d, const std::function<const std::string&(std
   return out;
 }
 
+// The most frequent texts of `counts` first (then by text), at most `most`, as [{text_key, n}].
+json top_texts(const std::map<std::string, std::int64_t>& counts, const char* text_key, std::size_t most) {
+  std::vector<std::pair<std::string, std::int64_t>> v(counts.begin(), counts.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  json out = json::array();
+  for (std::size_t i = 0; i < v.size() && i < most; ++i) out.push_back({{text_key, v[i].first}, {"n", v[i].second}});
+  return out;
+}
+
 }  // namespace
 
 void write_breakdown(const GroupData& d, Writer& w) {
@@ -86,19 +95,26 @@ void write_breakdown(const GroupData& d, Writer& w) {
 void write_coverage(const GroupData& d, Writer& w) {
   const std::size_t nr = d.g.releases.size();
   std::map<std::string, std::vector<std::int64_t>> ops;
-  std::map<std::string, std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> targets;
+  struct Target {
+    std::vector<std::int64_t> cases, breaks, recompiles;
+    const Column::TargetCompile* latest = nullptr;  // in the latest release that has the target
+  };
+  std::map<std::string, Target> targets;
   for (std::size_t r = 0; r < nr; ++r) {
     for (const auto& [op, n] : d.cols[r].fallback_cases) {
       auto& v = ops[op];
       v.resize(nr, 0);
       v[r] = n;
     }
-    for (const auto& [target, cb] : d.cols[r].breaks_by_target) {
-      auto& [cases, breaks] = targets[target];
-      cases.resize(nr, 0);
-      breaks.resize(nr, 0);
-      cases[r] = cb.first;
-      breaks[r] = cb.second;
+    for (const auto& [target, tc] : d.cols[r].compile_by_target) {
+      Target& t = targets[target];
+      t.cases.resize(nr, 0);
+      t.breaks.resize(nr, 0);
+      t.recompiles.resize(nr, 0);
+      t.cases[r] = tc.cases;
+      t.breaks[r] = tc.breaks;
+      t.recompiles[r] = tc.recompiles;
+      t.latest = &tc;
     }
   }
   // Largest in the latest release first, then by name.
@@ -110,10 +126,19 @@ void write_coverage(const GroupData& d, Writer& w) {
   std::vector<std::string> target_names;
   for (const auto& [t, v] : targets) target_names.push_back(t);
   std::stable_sort(target_names.begin(), target_names.end(), [&](const std::string& a, const std::string& b) {
-    return targets[a].first.back() > targets[b].first.back();
+    const Target &ta = targets[a], &tb = targets[b];
+    if (ta.cases.back() != tb.cases.back()) return ta.cases.back() > tb.cases.back();
+    return ta.recompiles.back() > tb.recompiles.back();
   });
+  // Each target's reasons and guards as its latest release recorded them, the 5 most frequent.
   for (const std::string& t : target_names) {
-    breaks.push_back({{"target", t}, {"cases", targets[t].first}, {"breaks", targets[t].second}});
+    const Target& x = targets[t];
+    breaks.push_back({{"target", t},
+                      {"cases", x.cases},
+                      {"breaks", x.breaks},
+                      {"recompiles", x.recompiles},
+                      {"reasons", top_texts(x.latest->reasons, "reason", 5)},
+                      {"guards", top_texts(x.latest->guards, "guard", 5)}});
   }
   w.write(d.name("coverage"), dump({{"schema_version", kSchemaVersion},
                                     {"group", d.g.id},

@@ -55,7 +55,14 @@ struct Column {
   std::map<std::string, std::int64_t> fallback_cases;    // op -> cases where it fell back
   std::int64_t fallback_results = 0, graph_breaks = 0, recompiles = 0;
   std::int64_t breaks_measured = 0;  // results that record graph breaks (compile-path cases)
-  std::map<std::string, std::pair<std::int64_t, std::int64_t>> breaks_by_target;  // cases, breaks
+  // The compile path per target (op or model) with graph breaks or recompiles: cases with breaks,
+  // breaks, recompiles, and each break's reason and each recompile's failed guard with how often
+  // it was recorded (compile_reasons.h).
+  struct TargetCompile {
+    std::int64_t cases = 0, breaks = 0, recompiles = 0;
+    std::map<std::string, std::int64_t> reasons, guards;
+  };
+  std::map<std::string, TargetCompile> compile_by_target;
 };
 
 // ---- A group: one backend and suite

@@ -29,10 +29,8 @@ inline constexpr std::size_t kCaseHistoryMin = 6;
 // compare's errors: CompareError with this message and exit code.
 void raise(const std::string& message, int exit_code = kExitBadInput);
 
-// A result's graph-break reasons, as record_compile_stats writes them into `reason` ("graph
-// breaks: A (f.py:3); B; recompiles: ..."), and the candidate's that the baseline lacks (Note [New
-// graph break reasons] in regress_detectors.cpp).
-std::vector<std::string_view> graph_break_reasons(std::string_view reason);
+// The graph-break reasons of the candidate's `reason` that the baseline's lacks (Note [New graph
+// break reasons] in regress_detectors.cpp; compile_reasons.h).
 std::vector<std::string_view> new_break_reasons(std::string_view baseline, std::string_view candidate);
 
 // Note [How a case compares]: one result per case per run, read a column at a time into this
@@ -146,7 +144,8 @@ class CompareDb {
       r.graph_breaks = std::isnan(q.graph_breaks) ? -1 : static_cast<std::int32_t>(q.graph_breaks);
       r.recompiles = std::isnan(q.recompiles) ? -1 : static_cast<std::int32_t>(q.recompiles);
       if (q.fallback_ops != "[]") r.fallback_ops = out.texts.add(q.fallback_ops);
-      if (!q.break_reasons.empty()) out.break_reasons.emplace(q.case_id, out.texts.add(q.break_reasons));
+      if (q.graph_breaks > 0 && !q.compile_reasons.empty())
+        out.break_reasons.emplace(q.case_id, out.texts.add(q.compile_reasons));
       r.samples = out.texts.add(q.samples);
       if (q.work_items > 0) r.work_items = static_cast<std::int64_t>(q.work_items);
     });

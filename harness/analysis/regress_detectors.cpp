@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compile_reasons.h"
 #include "gauntlet/base/samples.h"
 #include "regress_comparer.h"
 
@@ -21,29 +22,6 @@ std::string_view reason_of(const std::unordered_map<std::uint64_t, std::string_v
 }
 
 }  // namespace
-
-std::vector<std::string_view> graph_break_reasons(std::string_view reason) {
-  // "...; graph breaks: A (f.py:3); B (<traced op>:2); recompiles: ...", the breaks' part cut at
-  // 1,000 characters (its last reason may then be cut short, and is left out).
-  constexpr std::string_view kHead = "graph breaks: ", kNext = "; recompiles: ";
-  constexpr std::size_t kCut = 1000;
-  const std::size_t at = reason.find(kHead);
-  if (at == std::string_view::npos) return {};
-  std::string_view part = reason.substr(at);
-  const std::size_t end = part.find(kNext);
-  if (end != std::string_view::npos) part = part.substr(0, end);
-  const bool cut = part.size() >= kCut;
-  part.remove_prefix(kHead.size());
-  std::vector<std::string_view> out;
-  while (!part.empty()) {
-    const std::size_t semi = part.find("; ");
-    out.push_back(part.substr(0, semi));
-    if (semi == std::string_view::npos) break;
-    part.remove_prefix(semi + 2);
-  }
-  if (cut && !out.empty()) out.pop_back();
-  return out;
-}
 
 std::vector<std::string_view> new_break_reasons(std::string_view baseline, std::string_view candidate) {
   const std::vector<std::string_view> before = graph_break_reasons(baseline);

@@ -173,12 +173,12 @@ std::map<Status, StatusTally> StoreReader::status_tally(std::int64_t run) {
 namespace {
 
 // `name`, when it is a column of `results`; else an internal error (a caller's mistake).
-// What scan_facts reads as ResultFacts::break_reasons: SQLite reads the `reason` text only of the
-// results that have graph breaks, so compare does not read every result's reason.
-constexpr std::string_view kBreakReasons = "break_reasons";
+// What scan_facts reads as ResultFacts::compile_reasons: SQLite reads the `reason` text only of
+// the results with graph breaks or recompiles, so compare does not read every result's reason.
+constexpr std::string_view kCompileReasons = "compile_reasons";
 
 std::string_view column(std::string_view name, sqlite::Fail fail, const std::string& path) {
-  if (name == kBreakReasons) return "CASE WHEN graph_breaks > 0 THEN reason END";
+  if (name == kCompileReasons) return "CASE WHEN graph_breaks > 0 OR recompiles > 0 THEN reason END";
   const auto& names = result_column_names();
   if (std::find(names.begin(), names.end(), name) == names.end()) {
     sqlite::fail(fail, path, fmt::format("results has no column '{}'", name), kExitInternal);
@@ -256,7 +256,7 @@ void StoreReader::scan_facts(const FactScan& facts, const std::function<void(con
   scan.on_size = facts.on_size;
   scan.columns = {"status",     "max_abs_err", "max_rel_err",    "atol",         "first_us",
                   "median_us",  "sim_time_us", "compile_ms",     "backend_ms",   "graph_breaks",
-                  "recompiles", "work_items",  "peak_mem_bytes", "fallback_ops", kBreakReasons};
+                  "recompiles", "work_items",  "peak_mem_bytes", "fallback_ops", kCompileReasons};
   if (facts.samples) scan.columns.emplace_back("samples");
   if (facts.errors) {
     scan.columns.emplace_back("error");
@@ -280,7 +280,7 @@ void StoreReader::scan_facts(const FactScan& facts, const std::function<void(con
     f.work_items = q.real();
     f.peak_mem_bytes = q.int64();
     f.fallback_ops = q.text();
-    f.break_reasons = q.text();
+    f.compile_reasons = q.text();
     f.samples = facts.samples ? q.blob() : std::string_view();
     f.error = facts.errors ? q.text() : std::string_view();
     f.stage = facts.errors ? q.text() : std::string_view();

@@ -489,6 +489,47 @@ TEST_F(DashboardTest, TheStatusGridHoldsEveryCasesStatusInTheNewestReleases) {
   EXPECT_THROW(write(none), DashboardError);
 }
 
+// The coverage page's compile view: per target, cases with graph breaks, breaks and recompiles per
+// release, and each break's reason and each recompile's failed guard as the latest release recorded
+// them, the most frequent first.
+TEST_F(DashboardTest, CoverageNamesEachTargetsGraphBreaksAndRecompilesWithTheirReasons) {
+  add_sim_release("r7", [](const std::string& op, int n, Outcome& o) {
+    o.sim_time_us = o.timing.median_us = 10.0 * n;
+    o.graph_breaks = 0;
+    o.recompiles = 0;
+    if (op == "mm" && n <= 3) {
+      o.graph_breaks = n == 1 ? 2 : 1;
+      o.reason = n == 1 ? "graph breaks: aten::mm (<traced op>:2): no kernel on the device; B (m.py:9)"
+                        : "graph breaks: aten::mm (<traced op>:2): no kernel on the device";
+    }
+    if (op == "mm" && n == 1) {
+      o.recompiles = 2;
+      o.reason += "; recompiles: size mismatch at index 0; size mismatch at index 0";
+    }
+    if (op == "add" && n == 1) {
+      o.recompiles = 1;
+      o.reason = "recompiles: dtype mismatch";
+    }
+  });
+  write();
+  const json cov = read(group(read("overview"), "sim")["id"].get<std::string>() + "/coverage");
+  const json& t = cov["graph_breaks"];
+  ASSERT_EQ(t.size(), 2u) << t.dump();
+  EXPECT_EQ(t[0]["target"], "mm");
+  EXPECT_EQ(t[0]["cases"].back(), 3);
+  EXPECT_EQ(t[0]["breaks"].back(), 4);
+  EXPECT_EQ(t[0]["recompiles"].back(), 2);
+  EXPECT_EQ(t[0]["reasons"], json::parse(R"j([{"reason": "aten::mm (<traced op>:2): no kernel on the device", "n": 3},
+                                             {"reason": "B (m.py:9)", "n": 1}])j"));
+  EXPECT_EQ(t[0]["guards"], json::parse(R"([{"guard": "size mismatch at index 0", "n": 2}])"));
+  // a target with recompiles and no graph break is listed after those with breaks
+  EXPECT_EQ(t[1]["target"], "add");
+  EXPECT_EQ(t[1]["cases"].back(), 0);
+  EXPECT_EQ(t[1]["recompiles"].back(), 1);
+  EXPECT_EQ(t[1]["reasons"], json::array());
+  EXPECT_EQ(t[1]["guards"], json::parse(R"([{"guard": "dtype mismatch", "n": 1}])"));
+}
+
 TEST_F(DashboardTest, SeriesAreHonestAboutWhatWasMeasuredAndWhatRan) {
   // r7: two mm cases UNSUPPORTED, one XFAIL: 3 of 16 did not run to a verdict.
   add_sim_release("r7", [](const std::string& op, int n, Outcome& o) {

@@ -11,8 +11,9 @@
 //       id) until the real one (accuracy regressions of the latest release);
 //     - its fallbacks appear a third of the way in, on half the cases (by id), and on the others
 //       in the real run (new fallbacks of the latest release).
-//     The real run comes last, as the latest release. --hostile writes a case key and an error
-//     text holding markup into the real run (the dashboard must show them as text).
+//     The real run comes last, as the latest release. --hostile writes a case key, an error
+//     text, a graph break's reason and a recompile's guard holding markup into the real run (the
+//     dashboard must show them as text).
 //
 //   gauntlet_synth_history --into OUT.db --releases N --cases M
 //     N releases of M synthetic cases (backend sim, suite bench), written with plain SQL
@@ -152,6 +153,12 @@ void from_real(const std::string& from, const std::string& into, int releases, b
              "runs) AND case_id = "
              "(SELECT MIN(case_id) FROM results)");
     err.bind("injected: " + markup).exec();
+    // A graph break's reason and a recompile's guard, as the coverage page shows them.
+    Stmt why(db, into,
+             "UPDATE results SET graph_breaks = 1, recompiles = 1, reason = 'graph breaks: ' || ? || "
+             "' (x.py:1); recompiles: ' || ? WHERE run_id = (SELECT MAX(id) FROM runs) AND case_id = "
+             "(SELECT MIN(case_id) FROM results)");
+    why.bind("break " + markup, "guard " + markup).exec();
   }
   t.commit();
   sqlite::exec(raise, db, into, "DETACH DATABASE src");

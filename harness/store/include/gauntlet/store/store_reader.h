@@ -74,11 +74,11 @@ struct ResultFacts {
   double first_us = 0, median_us = 0, sim_time_us = 0, compile_ms = 0, backend_ms = 0;
   double graph_breaks = 0, recompiles = 0, work_items = 0;
   std::int64_t peak_mem_bytes = 0;
-  std::string_view fallback_ops;   // a JSON list of op names ("[]" for none)
-  std::string_view break_reasons;  // the `reason` of a result with graph breaks, "" otherwise
-  std::string_view samples;        // with FactScan::samples (gauntlet/base/samples.h)
-  std::string_view error;          // with FactScan::errors
-  std::string_view stage;          // with FactScan::errors (Note [Failing stage])
+  std::string_view fallback_ops;     // a JSON list of op names ("[]" for none)
+  std::string_view compile_reasons;  // the `reason` of a result with graph breaks or recompiles, "" otherwise
+  std::string_view samples;          // with FactScan::samples (gauntlet/base/samples.h)
+  std::string_view error;            // with FactScan::errors
+  std::string_view stage;            // with FactScan::errors (Note [Failing stage])
 };
 
 // What scan_facts reads: the results of `runs`, in the order they lie in the file; the samples and
