@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <tuple>
 
 #include "gauntlet/cli/cli_sink.h"
 
@@ -92,15 +93,28 @@ bool known_command(CLI::App& app, const std::string& word) {
 }
 
 // Runs the parsed command; every error ends here, once (Note [Error family] in gauntlet/base/error.h).
-int run_command(const Command& command, const std::string& profile) {
+int run_command(const Command& command, const Options& all) {
   try {
     // The profile travels to every process this one starts (workers, ranks) in the environment.
+    const std::string& profile = all.profile;
     if (!profile.empty()) {
       check_profile_name(profile);
       setenv("GAUNTLET_PROFILE", profile.c_str(), 1);
     } else if (const char* env = std::getenv("GAUNTLET_PROFILE");
                env && *env && command.app->get_option_no_throw("--profile") != nullptr) {
       check_profile_name(env, "$GAUNTLET_PROFILE");  // as the option is, where it applies (Note [Option values])
+    }
+    // So do the dynamo backend and torch.compile's options (read where a compile case compiles).
+    for (const auto& [value, option, variable, check] :
+         {std::tuple{&all.dynamo_backend, "--dynamo-backend", "GAUNTLET_DYNAMO_BACKEND", &check_dynamo_backend},
+          std::tuple{&all.dynamo_options, "--dynamo-options", "GAUNTLET_DYNAMO_OPTIONS", &check_dynamo_options}}) {
+      if (!value->empty()) {
+        check(*value, option);
+        setenv(variable, value->c_str(), 1);
+      } else if (const char* env = std::getenv(variable);
+                 env && *env && command.app->get_option_no_throw(option) != nullptr) {
+        check(env, std::string("$") + variable);
+      }
     }
     return command.action();
   } catch (const Error& e) {
@@ -135,7 +149,7 @@ int parse_and_run(CLI::App& app, Options& all, const std::vector<Command>& comma
     return parse_failure(app, e);
   }
   for (const Command& command : commands) {
-    if (*command.app) return run_command(command, all.profile);
+    if (*command.app) return run_command(command, all);
   }
   return kExitBadInput;
 }

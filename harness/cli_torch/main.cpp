@@ -24,7 +24,7 @@ Command add_list(CLI::App& app, Options& all) {
 
 Command add_run(CLI::App& app, Options& all) {
   auto* sub = declare(app, "run", "run a suite on a backend and store every result", all.ro);
-  add_profile(*sub, all.profile);
+  add_profile(*sub, all.profile, all.dynamo_backend, all.dynamo_options);
   return {sub, [&all, sub] {
             all.ro.backend_given = sub->count("--backend") > 0;
             return PreparedRun::prepare(all.ro)->run();
@@ -50,7 +50,7 @@ Command add_golden(CLI::App& app, Options& all) {
 
 Command add_repro(CLI::App& app, Options& all) {
   auto* sub = declare(app, "repro", "run one case (in a child process) and explain its verdict", all.po);
-  add_profile(*sub, all.profile);
+  add_profile(*sub, all.profile, all.dynamo_backend, all.dynamo_options);
   return {sub, [&all] {
             all.po.argv = all.argv;
             all.po.profile = all.profile;
@@ -63,7 +63,7 @@ Command add_reduce(CLI::App& app, Options& all) {
                       "shrink a failing op case to the smallest shapes that still fail the same way, in worker "
                       "processes (docs/repro.md)",
                       all.rdo);
-  add_profile(*sub, all.profile);
+  add_profile(*sub, all.profile, all.dynamo_backend, all.dynamo_options);
   return {sub, [&all] {
             all.rdo.profile = all.profile;
             if (all.rdo.run != 0 && all.rdo.db.empty()) throw UsageError("reduce --run needs --db FILE");
@@ -96,13 +96,13 @@ Command add_dashboard(CLI::App& app, Options& all) {
 
 Command add_bench(CLI::App& app, Options& all) {
   auto* sub = declare(app, "bench", "time a suite's cases with Google Benchmark and store them as a run", all.be);
-  add_profile(*sub, all.profile);
+  add_profile(*sub, all.profile, all.dynamo_backend, all.dynamo_options);
   return {sub, [&all] { return print(run_bench(all.be)); }};
 }
 
 Command add_backend_info(CLI::App& app, Options& all) {
   auto* sub = declare(app, "backend-info", "what a backend reports: version, configuration, native kernels", all.bo);
-  add_profile(*sub, all.profile);
+  add_profile(*sub, all.profile, all.dynamo_backend, all.dynamo_options);
   return {sub, [&all] { return print(backend_info(all.bo)); }};
 }
 
@@ -116,7 +116,7 @@ Command add_rank(CLI::App& app, Options& all) {
 
 Command add_worker(CLI::App& app, Options& all) {
   auto* sub = declare(app, "worker", "run the case keys read on stdin, answer JSON lines (used by run)", all.wo);
-  add_profile(*sub, all.profile);
+  add_profile(*sub, all.profile, all.dynamo_backend, all.dynamo_options);
   return {sub, [&all] { return run_worker(all.wo); }};
 }
 

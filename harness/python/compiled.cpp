@@ -40,6 +40,7 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
+#include "gauntlet/base/command_line.h"
 #include "gauntlet/base/error.h"
 #include "gauntlet/python/interpreter.h"
 
@@ -367,23 +368,21 @@ std::optional<DynamoBackend> dynamo_backend_from_env() {
   const char* env = std::getenv("GAUNTLET_DYNAMO_BACKEND");
   const std::string v = env ? env : "";
   if (v.empty()) return std::nullopt;
+  check_dynamo_backend(v, "$GAUNTLET_DYNAMO_BACKEND");
   DynamoBackend b;
   const auto at = v.find('@');
   b.name = v.substr(0, at);
   if (at != std::string::npos) b.module = v.substr(at + 1);
-  const bool name_ok = !b.name.empty() && std::all_of(b.name.begin(), b.name.end(), [](unsigned char c) {
-    return std::isalnum(c) || c == '_' || c == '-' || c == '.';
-  });
-  const bool module_ok = at == std::string::npos ||
-                         (!b.module.empty() && std::none_of(b.module.begin(), b.module.end(),
-                                                            [](unsigned char c) { return c < 0x20 || c == 0x7f; }));
-  if (!name_ok || !module_ok) {
-    throw Error(
-        fmt::format("$GAUNTLET_DYNAMO_BACKEND='{}': use NAME or NAME@MODULE (a dynamo backend's registered name, "
-                    "letters, digits, '_', '-', '.'; MODULE a Python module or a .py file that registers it)",
-                    one_line(v)));
-  }
+  b.options_json = dynamo_options_from_env();
   return b;
+}
+
+std::string dynamo_options_from_env() {
+  const char* env = std::getenv("GAUNTLET_DYNAMO_OPTIONS");
+  const std::string v = env ? env : "";
+  if (v.empty()) return "{}";
+  check_dynamo_options(v, "$GAUNTLET_DYNAMO_OPTIONS");
+  return v;
 }
 
 void warm_up(const DynamoBackend& backend) {

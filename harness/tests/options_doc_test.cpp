@@ -80,10 +80,12 @@ struct CommandOptions {
 
 std::vector<CommandOptions> every_command() {
   auto of = [](auto options) {
-    return [options, profile = std::string()](Names& s) mutable {
-      describe_options(s, options);
-      describe_profile(s, profile);  // the command line adds it to the commands that make a backend
-    };
+    return
+        [options, profile = std::string(), dynamo = std::string(), dynamo_options = std::string()](Names& s) mutable {
+          describe_options(s, options);
+          describe_profile(s, profile);  // the command line adds these to the commands that make a backend
+          describe_dynamo(s, dynamo, dynamo_options);
+        };
   };
   auto plain = [](auto options) { return [options](Names& s) mutable { describe_options(s, options); }; };
   std::vector<CommandOptions> all = {

@@ -1259,6 +1259,38 @@ TEST_F(SimE2E, ADynamoBackendNamedByTheRunCompilesAndItsFailuresAreErrorsWithIts
   EXPECT_NE(bad.err.find("$GAUNTLET_DYNAMO_BACKEND='in ductor': use NAME or NAME@MODULE"), std::string::npos)
       << bad.err;
   EXPECT_FALSE(fs::exists(db));
+  // The same backend named by --dynamo-backend, and torch.compile's options by --dynamo-options:
+  // inductor takes the options it knows and refuses others, in the case's ERROR.
+  StoredRun by_option = run_colls(dir_, "refusing_option", "cpu", "compile_smoke", "op/gelu/f32/17x31/contig/compile",
+                                  "GAUNTLET_TEST_REFUSE_OP=gelu",
+                                  std::string("--dynamo-backend gauntlet_refusing@") + GAUNTLET_SOURCE_DIR +
+                                      "/harness/tests/backends/refusing_dynamo.py");
+  const Outcome& refused = by_option.by_key.at("op/gelu/f32/17x31/contig/compile");
+  EXPECT_EQ(refused.status, Status::Error);
+  EXPECT_NE(refused.error.find("gauntlet_refusing has no lowering for aten.gelu.default"), std::string::npos)
+      << refused.error;
+  // A backend registered only by its distribution's `torch_dynamo_backends` entry point, as
+  // torch_npu's: named alone, dynamo finds it (the folder is on the Python path, as an installed
+  // package would be).
+  StoredRun entry = run_colls(dir_, "entrypoint", "cpu", "compile_smoke",
+                              "op/gelu/f32/17x31/contig/compile:op/relu/f32/17x31/contig/compile",
+                              std::string("PYTHONPATH=") + GAUNTLET_SOURCE_DIR +
+                                  "/harness/tests/backends/entrypoint GAUNTLET_TEST_REFUSE_OP=gelu",
+                              "--dynamo-backend gauntlet_entrypoint");
+  ASSERT_EQ(entry.by_key.size(), 2u);
+  EXPECT_EQ(entry.by_key.at("op/relu/f32/17x31/contig/compile").status, Status::Pass)
+      << entry.by_key.at("op/relu/f32/17x31/contig/compile").error;
+  EXPECT_NE(entry.by_key.at("op/gelu/f32/17x31/contig/compile").error.find("gauntlet_entrypoint has no lowering"),
+            std::string::npos)
+      << entry.by_key.at("op/gelu/f32/17x31/contig/compile").error;
+  StoredRun options = run_colls(dir_, "options", "cpu", "compile_smoke",
+                                "op/relu/f32/17x31/contig/compile:op/add/f32/17x31,17x31/contig/compile", "",
+                                "--dynamo-options '{\"no_such_option\": 1}'");
+  ASSERT_EQ(options.by_key.size(), 2u);
+  for (const auto& [key, o] : options.by_key) {
+    EXPECT_EQ(o.status, Status::Error) << key;
+    EXPECT_NE(o.error.find("no_such_option"), std::string::npos) << o.error;
+  }
 }
 
 TEST_F(SimE2E, ShapesStaticRecompileToTheLimitAndShapesDynamicNever) {

@@ -99,7 +99,10 @@ class CpuBackend final : public Backend {
   void prepare_compile_path() override { python::warm_up(dynamo_backend()); }
   // inductor, unless $GAUNTLET_DYNAMO_BACKEND names another
   static python::DynamoBackend dynamo_backend() {
-    return python::dynamo_backend_from_env().value_or(python::DynamoBackend{});
+    if (auto env = python::dynamo_backend_from_env()) return *env;
+    python::DynamoBackend inductor;
+    inductor.options_json = python::dynamo_options_from_env();
+    return inductor;
   }
   c10::intrusive_ptr<c10d::Backend> new_process_group(const c10::intrusive_ptr<c10d::Store>& store, int rank, int world,
                                                       std::chrono::milliseconds timeout) override {
@@ -181,7 +184,10 @@ class PluginBackend final : public Backend {
   // gauntlet_sim, from the Python file beside the library); none: no compile path.
   std::optional<python::DynamoBackend> dynamo_backend() const {
     if (auto env = python::dynamo_backend_from_env()) return env;
-    return dynamo_;
+    if (!dynamo_) return std::nullopt;
+    python::DynamoBackend shipped = *dynamo_;
+    shipped.options_json = python::dynamo_options_from_env();
+    return shipped;
   }
   bool has_compile_path() const override { return dynamo_backend().has_value(); }
   void prepare_compile_path() override {

@@ -112,6 +112,7 @@ CheckedOptions check_options(RunRequest& o) {
   checked.price = price_per_device_hour(o.price);
   fallback_source_from_env();         // its workers read it: refused here, before the run is recorded
   python::dynamo_backend_from_env();  // the same
+  python::dynamo_options_from_env();
   checked.env_patterns = record_env_patterns(o.record_env);
   if (o.in_process) o.workers = 0;
   if (o.workers < 0) {

@@ -43,5 +43,14 @@ void describe_profile(OptionSink& s, std::string& profile);  // --profile
 void describe_price(OptionSink& s, std::string& price);
 // --skip-db-check
 void describe_skip_db_check(OptionSink& s, bool& skip);
+// --dynamo-backend and --dynamo-options, of the commands that make a backend (Note [Compile path]
+// in harness/python/compiled.cpp): they set $GAUNTLET_DYNAMO_BACKEND and $GAUNTLET_DYNAMO_OPTIONS,
+// which every process of the command reads.
+void describe_dynamo(OptionSink& s, std::string& backend, std::string& options);
+// Throw gauntlet::Error naming `where` (the option or the variable) for a value that is not
+// NAME or NAME@MODULE (a dynamo backend's registered name: letters, digits, '_', '-', '.'; MODULE a
+// Python module or .py file, no control characters), or not a JSON object.
+void check_dynamo_backend(const std::string& value, const std::string& where);
+void check_dynamo_options(const std::string& value, const std::string& where);
 
 }  // namespace gauntlet

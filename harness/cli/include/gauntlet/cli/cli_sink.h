@@ -72,10 +72,11 @@ CLI::App* declare(CLI::App& parent, const std::string& name, const std::string& 
   return sub;
 }
 
-// --profile (of the commands that make a backend) on `sub`, into `profile`.
-inline void add_profile(CLI::App& sub, std::string& profile) {
+// --profile, --dynamo-backend and --dynamo-options (of the commands that make a backend) on `sub`.
+inline void add_profile(CLI::App& sub, std::string& profile, std::string& dynamo_backend, std::string& dynamo_options) {
   CliSink sink(sub);
   describe_profile(sink, profile);
+  describe_dynamo(sink, dynamo_backend, dynamo_options);
 }
 
 }  // namespace gauntlet::cli

@@ -33,6 +33,8 @@ namespace gauntlet::cli {
 struct Options {
   std::vector<std::string> argv;  // the arguments after the program's name
   std::string profile;            // --profile, of the commands that make a backend
+  std::string dynamo_backend;     // --dynamo-backend, of the same
+  std::string dynamo_options;     // --dynamo-options, of the same
   ListOptions lo;
   RunRequest ro;
   GoldenOptions go;
@@ -74,7 +76,7 @@ int parse_failure(CLI::App& app, const CLI::ParseError& e);
 // Whether `word` is a subcommand of app; if not, says so with the nearest one.
 bool known_command(CLI::App& app, const std::string& word);
 // Runs the parsed command; every error ends here, once (Note [Error family] in gauntlet/base/error.h).
-int run_command(const Command& command, const std::string& profile);
+int run_command(const Command& command, const Options& all);
 // Parses argv into the commands and runs the one given: the whole of main() in either binary.
 int parse_and_run(CLI::App& app, Options& all, const std::vector<Command>& commands, int argc, char** argv);
 

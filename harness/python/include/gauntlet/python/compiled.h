@@ -89,11 +89,16 @@ Program program_from_graph(const torch::jit::Graph& graph, const std::string& fi
 // exception in one line). Its stats are read from dynamo's own records.
 std::unique_ptr<CompiledGraph> compile_with_dynamo(Program program, const DynamoBackend& backend);
 
-// The dynamo backend `$GAUNTLET_DYNAMO_BACKEND` names (Note [Compile path]): "NAME" or
+// The dynamo backend `$GAUNTLET_DYNAMO_BACKEND` names (Note [Compile path]), with the options of
+// dynamo_options_from_env(): "NAME" or
 // "NAME@MODULE", MODULE a Python module to import first (a vendor's package that registers NAME)
 // or a .py file's path; unset or empty: none (nullopt). Throws gauntlet::Error naming the variable
 // for a value that is not of that form. Read in every process, so workers follow their run.
 std::optional<DynamoBackend> dynamo_backend_from_env();
+// torch.compile's options `$GAUNTLET_DYNAMO_OPTIONS` gives, a JSON object ("{}" when unset or
+// empty); they apply to whichever dynamo backend compiles. Throws gauntlet::Error naming the
+// variable for anything else.
+std::string dynamo_options_from_env();
 
 // Once per process and backend: imports what `backend` compiles with and compiles one small
 // program with it, so that these one-time costs are paid before any case's clock starts.
