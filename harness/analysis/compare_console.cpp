@@ -20,6 +20,11 @@ std::string compare_console_text(const RunComparison& c, const Waivers& waivers)
                        c.speed.metric, c.speed.geomean.estimate, c.speed.geomean.lo, c.speed.geomean.hi,
                        c.speed.compared, c.speed.unjudged);
   }
+  if (c.compile_cache_differs > 0) {
+    out += fmt::format(
+        "compile time: {} compile cases not judged: a compiler's cache served them in one run and not in the other\n",
+        c.compile_cache_differs);
+  }
   for (const ThroughputSummary& t : c.throughput) {
     std::string cost;
     if (std::isfinite(t.baseline_cost) || std::isfinite(t.candidate_cost)) {

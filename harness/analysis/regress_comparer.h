@@ -43,6 +43,7 @@ struct Row {
   std::int64_t peak_mem = 0;
   std::int64_t work_items = 0;                      // 0: not recorded (Note [Throughput and cost])
   std::int32_t graph_breaks = -1, recompiles = -1;  // -1: not recorded
+  std::int32_t cache_hits = -1;                     // -1: no compiler cache consulted (Note [Compiler cache])
   Status status = Status::Pass;
   std::string_view fallback_ops = "[]";  // JSON text, "[]" for none; in the run's TextArena
   std::string_view samples;              // gauntlet/base/samples.h; in the run's TextArena
@@ -143,6 +144,7 @@ class CompareDb {
       r.peak_mem = q.peak_mem_bytes;
       r.graph_breaks = std::isnan(q.graph_breaks) ? -1 : static_cast<std::int32_t>(q.graph_breaks);
       r.recompiles = std::isnan(q.recompiles) ? -1 : static_cast<std::int32_t>(q.recompiles);
+      r.cache_hits = std::isnan(q.cache_hits) ? -1 : static_cast<std::int32_t>(q.cache_hits);
       if (q.fallback_ops != "[]") r.fallback_ops = out.texts.add(q.fallback_ops);
       if (q.graph_breaks > 0 && !q.compile_reasons.empty())
         out.break_reasons.emplace(q.case_id, out.texts.add(q.compile_reasons));

@@ -266,6 +266,12 @@ void md_counts(std::string& out, const RunComparison& c, const std::vector<Gate>
                        reg ? std::to_string(g) : "—");
   }
   out += "\n";
+  if (c.compile_cache_differs > 0) {
+    out += fmt::format(
+        "Compile time and first run of {} not judged: a compiler's cache served them in one run and not in the "
+        "other (a cold compile against a cached one).\n\n",
+        plural(c.compile_cache_differs, "compile case"));
+  }
 }
 
 void md_speed(std::string& out, const SpeedSummary& s) {
@@ -712,6 +718,7 @@ std::string json_report(const RunComparison& c, const ReportOptions& o) {
   for (const SpeedSummary::Point& p : s.history) {
     history.push_back(Json{{"release", p.release}, {"index", number(p.index)}, {"change_point", p.change_point}});
   }
+  j["compile_cache_differs"] = c.compile_cache_differs;
   j["speed"] = Json{{"metric", s.metric},       {"compared", s.compared},         {"unjudged", s.unjudged},
                     {"drift", number(s.drift)}, {"geomean", interval(s.geomean)}, {"history", history}};
   Json throughput = Json::array();

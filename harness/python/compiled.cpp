@@ -330,6 +330,7 @@ class DynamoCompiled final : public CompiledGraph {
     s.dynamo_ms = j.value("dynamo_ms", 0.0);
     s.aot_ms = j.value("aot_ms", 0.0);
     s.backend_ms = j.value("backend_ms", 0.0);
+    if (j.contains("cache_hits") && j["cache_hits"].is_number()) s.cache_hits = j["cache_hits"].get<std::int64_t>();
     s.breaks = j.value("breaks", std::vector<std::string>{});
     s.recompile_reasons = j.value("recompile_reasons", std::vector<std::string>{});
     const auto limit = j.value("recompile_limit", std::vector<std::string>{});

@@ -157,6 +157,10 @@ ALTER TABLE results ADD COLUMN backend_ms REAL;
     R"sql(
 ALTER TABLE results ADD COLUMN aot_ms REAL;
 )sql",
+    // 11 -> 12: graphs a compiler's cache served (Note [Compiler cache] in gauntlet_compile.py).
+    R"sql(
+ALTER TABLE results ADD COLUMN cache_hits INTEGER;
+)sql",
 };
 static_assert(std::size(kMigrations) == static_cast<std::size_t>(kSchemaVersion),
               "one migration step per schema version");

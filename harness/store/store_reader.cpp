@@ -254,9 +254,9 @@ void StoreReader::scan_facts(const FactScan& facts, const std::function<void(con
   ResultScan scan;
   scan.runs = facts.runs;
   scan.on_size = facts.on_size;
-  scan.columns = {"status",     "max_abs_err", "max_rel_err",    "atol",         "first_us",
-                  "median_us",  "sim_time_us", "compile_ms",     "backend_ms",   "graph_breaks",
-                  "recompiles", "work_items",  "peak_mem_bytes", "fallback_ops", kCompileReasons};
+  scan.columns = {"status",      "max_abs_err",    "max_rel_err",  "atol",         "first_us",   "median_us",
+                  "sim_time_us", "compile_ms",     "backend_ms",   "graph_breaks", "recompiles", "work_items",
+                  "cache_hits",  "peak_mem_bytes", "fallback_ops", kCompileReasons};
   if (facts.samples) scan.columns.emplace_back("samples");
   if (facts.errors) {
     scan.columns.emplace_back("error");
@@ -278,6 +278,7 @@ void StoreReader::scan_facts(const FactScan& facts, const std::function<void(con
     f.graph_breaks = q.real();
     f.recompiles = q.real();
     f.work_items = q.real();
+    f.cache_hits = q.real();
     f.peak_mem_bytes = q.int64();
     f.fallback_ops = q.text();
     f.compile_reasons = q.text();

@@ -6,6 +6,9 @@
 //   r3: the same release on a quiet host, 8 cases' compiles 1.6x slower       -> those 8 only
 //   r4, r5: a simulator's modelled cost (the same figures in both runs), 8 cases 1.3x in r5, by
 //   well under 1 ms                                                          -> those 8 only
+//   r6, r7: inductor's cache cold for every case in r6; in r7 it serves the even cases (20x
+//   faster compiles), and 4 odd (cold) cases compile 1.6x slower          -> those 4 only, and
+//   the 20 even cases counted as not judged (Note [Compile time across caches])
 // The backend reports no simulated time in r1 to r3, so first runs are judged too.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,7 +16,9 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "gauntlet/analysis/regress.h"
@@ -48,11 +53,22 @@ class CompileNoiseTest : public ::testing::Test {
         *store, 4, [](int n) { return 0.1 * (0.95 + 0.1 * uniform(1, n)); }, true);
     add_run(
         *store, 5, [](int n) { return 0.1 * (0.95 + 0.1 * uniform(1, n)) * (n % 5 == 0 ? 1.3 : 1.0); }, true);
+    add_run(
+        *store, 6, [](int n) { return 0.95 + 0.1 * uniform(6, n); }, false, [](int) { return 0; });
+    add_run(
+        *store, 7,
+        [](int n) {
+          const double noise = 0.95 + 0.1 * uniform(7, n);
+          if (n % 2 == 0) return noise / 20;  // served by the cache
+          return noise * (n % 5 == 0 ? 1.6 : 1.0);
+        },
+        false, [](int n) { return n % 2 == 0 ? 1 : 0; });
   }
   void TearDown() override { fs::remove_all(dir_); }
 
   template <typename Factor>
-  static void add_run(Store& store, int release, Factor factor, bool simulated = false) {
+  static void add_run(Store& store, int release, Factor factor, bool simulated = false,
+                      const std::function<std::optional<std::int64_t>(int)>& cache_hits = {}) {
     RunInfo info;
     info.release = "r" + std::to_string(release);
     info.backend = "sim";
@@ -72,6 +88,7 @@ class CompileNoiseTest : public ::testing::Test {
       o.graph_breaks = 0;
       o.recompiles = 0;
       o.timing.first_us = compile_ms * 1e3 + 300;
+      if (cache_hits) o.cache_hits = cache_hits(n);
       store.add_result(run, CaseKey::parse(key_of(n)), o);
     }
     store.flush();
@@ -117,6 +134,16 @@ TEST_F(CompileNoiseTest, AModelledCompileCostIsJudgedExactly) {
   for (int n = 5; n <= kCases; n += 5) slowed.insert(key_of(n));
   EXPECT_EQ(found(5, Change::CompileTime, 4), slowed);
   EXPECT_TRUE(found(5, Change::FirstRun, 4).empty());  // host time on a simulator: not judged
+}
+
+TEST_F(CompileNoiseTest, CompilesACacheServedInOneRunOnlyAreCountedNotJudged) {
+  const std::set<std::string> slowed = {key_of(5), key_of(15), key_of(25), key_of(35)};
+  EXPECT_EQ(found(7, Change::CompileTime, 6), slowed);
+  EXPECT_EQ(found(7, Change::FirstRun, 6), slowed);
+  const RunComparison c = compare_runs(db_, 7, 6, CompareOptions{});
+  EXPECT_EQ(c.compile_cache_differs, kCases / 2);
+  // results that do not say (r1: no compiler cache consulted) are judged as ever
+  EXPECT_EQ(compare_runs(db_, 6, 1, CompareOptions{}).compile_cache_differs, 0);
 }
 
 // Note [New graph break reasons]: a case whose count of graph breaks stays the same (or falls)

@@ -62,6 +62,12 @@ __attribute__((visibility("default"))) const char* gauntlet_backend_load_error(v
 
 __attribute__((visibility("default"))) const char* gauntlet_backend_name(void) { return "sim"; }
 
+// The simulator's compiler is a dynamo backend in the Python file the build puts beside this
+// library (Note [Simulated compiler] in compiler.cpp).
+__attribute__((visibility("default"))) const char* gauntlet_backend_dynamo_backend(void) {
+  return "gauntlet_sim@gauntlet_sim.py";
+}
+
 __attribute__((visibility("default"))) const char* gauntlet_backend_version(void) {
   return State::get().config().version.c_str();
 }

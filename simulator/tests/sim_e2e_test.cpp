@@ -1177,6 +1177,29 @@ TEST_F(SimE2E, OpCasesInCompileModeMeasureTheCompilePathsOpCoverage) {
   ASSERT_EQ(hit.by_key.size(), 1u);
   EXPECT_EQ(hit.by_key.begin()->second.graph_breaks, 1);
   EXPECT_EQ(hit.by_key.begin()->second.regions, 0);
+  // Note [Tracing on the CPU]: the simulator registers aten::convolution itself, so a trace on
+  // its tensors sees no aten node make the output; the call is traced on the CPU instead and its
+  // graph (aten::_convolution) compiles and runs on the device.
+  StoredRun conv = run_colls(dir_, "opc_conv", "sim", "compile_smoke",
+                             "op/conv2d/f32/2x4x9x9,6x4x3x3,6/contig/compile:op/conv_transpose1d/f32/*/compile");
+  ASSERT_GE(conv.by_key.size(), 2u);
+  for (const auto& [key, o] : conv.by_key) {
+    SCOPED_TRACE(key);
+    EXPECT_EQ(o.status, Status::Pass) << o.error;
+    EXPECT_EQ(o.graph_breaks, 0) << o.reason;
+    EXPECT_EQ(o.regions, 1);
+    EXPECT_TRUE(o.sim_time_us && *o.sim_time_us > 0);
+  }
+  // The simulator names its dynamo backend itself (gauntlet_backend_dynamo_backend, Note [Plugin
+  // ABI]): loaded as a plain plugin: library it compiles with gauntlet_sim as `sim` does.
+  const std::string lib = (fs::path(GAUNTLET_BIN).parent_path() / "libgauntlet_sim.so").string();
+  StoredRun plugin = run_colls(dir_, "opc_plugin", "plugin:" + lib, "compile_smoke",
+                               "op/add/f32/17x31,17x31/contig/compile:op/lgamma/f32/17x31/contig/compile");
+  ASSERT_EQ(plugin.by_key.size(), 2u);
+  const Outcome& add = plugin.by_key.at("op/add/f32/17x31,17x31/contig/compile");
+  EXPECT_EQ(add.status, Status::Pass) << add.error;
+  EXPECT_EQ(add.regions, 1);
+  EXPECT_EQ(plugin.by_key.at("op/lgamma/f32/17x31/contig/compile").graph_breaks, 1) << "the simulator's partitioning";
 }
 
 TEST_F(SimE2E, CpuCompilePathIsTorchCompileWithInductor) {
@@ -1200,6 +1223,16 @@ TEST_F(SimE2E, CpuCompilePathIsTorchCompileWithInductor) {
   EXPECT_EQ(seq.recompiles, 1) << seq.reason;
   EXPECT_NE(seq.reason.find("recompiles: 0/0: tensor 'x' size mismatch at index 1"), std::string::npos)
       << seq.reason;  // x is [t, b, d]
+  // Note [Compiler cache]: inductor's on-disk cache, empty for the first run, serves the second.
+  const std::string cache = "TORCHINDUCTOR_CACHE_DIR=" + (dir_ / "inductor").string();
+  StoredRun cold = run_colls(dir_, "cpu_cold", "cpu", "models_smoke", "model/gru/f32/tiny/compile/infer", cache);
+  StoredRun warm = run_colls(dir_, "cpu_warm", "cpu", "models_smoke", "model/gru/f32/tiny/compile/infer", cache);
+  const Outcome& c = cold.by_key.at("model/gru/f32/tiny/compile/infer");
+  const Outcome& w = warm.by_key.at("model/gru/f32/tiny/compile/infer");
+  ASSERT_EQ(c.status, Status::Pass) << c.error;
+  ASSERT_EQ(w.status, Status::Pass) << w.error;
+  EXPECT_EQ(c.cache_hits, 0);
+  EXPECT_EQ(w.cache_hits, 1);
 }
 
 TEST_F(SimE2E, ADataDependentBranchBreaksTheGraphWithItsReasonAndLine) {

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "gauntlet/base/command_line.h"
 #include "gauntlet/core/cases/compile_path.h"
 #include "gauntlet/core/cases/dispatch_probe.h"
 #include "gauntlet/plugin/plugin_abi.h"
@@ -115,12 +116,26 @@ Fn symbol(void* handle, const char* name) {
   return reinterpret_cast<Fn>(dlsym(handle, name));
 }
 
+// The dynamo backend a library names (gauntlet_backend_dynamo_backend): "NAME" or
+// "NAME@MODULE", a relative .py path taken from the library's folder.
+python::DynamoBackend library_dynamo_backend(const std::string& value, const std::string& library) {
+  check_dynamo_backend(value, library + ": gauntlet_backend_dynamo_backend");
+  python::DynamoBackend b;
+  const auto at = value.find('@');
+  b.name = value.substr(0, at);
+  if (at != std::string::npos) b.module = value.substr(at + 1);
+  const std::filesystem::path module(b.module);
+  if (module.extension() == ".py" && module.is_relative())
+    b.module = (std::filesystem::path(library).parent_path() / module).string();
+  return b;
+}
+
 // A vendor's backend library: loading it registers its PrivateUse1 kernels; what it exports of
 // the plugin ABI (Note [Plugin ABI]) tells the harness its memory, fallbacks and device time.
 class PluginBackend final : public Backend {
  public:
-  PluginBackend(std::string spec, const std::string& path, std::optional<python::DynamoBackend> dynamo)
-      : spec_(std::move(spec)), path_(path), profile_(library_profile(path)), dynamo_(std::move(dynamo)) {
+  PluginBackend(std::string spec, const std::string& path)
+      : spec_(std::move(spec)), path_(path), profile_(library_profile(path)) {
     if (!std::filesystem::exists(path)) throw std::invalid_argument("backend library not found: " + path);
     handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
     if (!handle_) throw std::invalid_argument(std::string("cannot load backend library: ") + dlerror());
@@ -136,6 +151,8 @@ class PluginBackend final : public Backend {
     if (auto fn = symbol<gauntlet_backend_version_t>(handle_, "gauntlet_backend_version")) version_ = fn();
     if (auto fn = symbol<gauntlet_backend_name_t>(handle_, "gauntlet_backend_name")) profile_ = fn();
     if (auto fn = symbol<gauntlet_backend_config_json_t>(handle_, "gauntlet_backend_config_json")) config_ = fn();
+    if (auto fn = symbol<gauntlet_backend_dynamo_backend_t>(handle_, "gauntlet_backend_dynamo_backend"))
+      dynamo_ = library_dynamo_backend(fn() ? fn() : "", path);
     sync_ = symbol<gauntlet_backend_synchronize_t>(handle_, "gauntlet_backend_synchronize");
     memory_ = symbol<gauntlet_backend_memory_t>(handle_, "gauntlet_backend_memory");
     reset_peak_ = symbol<gauntlet_backend_reset_peak_memory_t>(handle_, "gauntlet_backend_reset_peak_memory");
@@ -180,8 +197,9 @@ class PluginBackend final : public Backend {
     if (reset_time_) reset_time_();
   }
   // Note [Compile path]: the library's device compiles through torch.compile, with the dynamo
-  // backend $GAUNTLET_DYNAMO_BACKEND names, else the one the library ships with (`sim`:
-  // gauntlet_sim, from the Python file beside the library); none: no compile path.
+  // backend $GAUNTLET_DYNAMO_BACKEND names, else the one the library names by exporting
+  // gauntlet_backend_dynamo_backend (`sim`: gauntlet_sim, from the Python file beside the
+  // library); none: no compile path.
   std::optional<python::DynamoBackend> dynamo_backend() const {
     if (auto env = python::dynamo_backend_from_env()) return env;
     if (!dynamo_) return std::nullopt;
@@ -238,15 +256,14 @@ std::string& loaded_plugin() {
   return path;
 }
 
-std::unique_ptr<Backend> make_plugin(const std::string& spec, const std::string& path,
-                                     std::optional<python::DynamoBackend> dynamo = std::nullopt) {
+std::unique_ptr<Backend> make_plugin(const std::string& spec, const std::string& path) {
   std::error_code ec;
   const std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
   if (!loaded_plugin().empty() && loaded_plugin() != canonical) {
     throw std::invalid_argument("a process can load one backend library; " + loaded_plugin() + " is loaded, " + path +
                                 " was asked for");
   }
-  auto backend = std::make_unique<PluginBackend>(spec, path, std::move(dynamo));
+  auto backend = std::make_unique<PluginBackend>(spec, path);
   loaded_plugin() = canonical;
   return backend;
 }
@@ -270,15 +287,6 @@ std::string simulator_library() {
   }
   throw std::invalid_argument(
       "backend sim: libgauntlet_sim.so not found beside the gauntlet binary or in ../lib (set GAUNTLET_SIM_LIB)");
-}
-
-// The simulator's dynamo backend, gauntlet_sim: simulator/python/gauntlet_sim.py, which the build
-// puts beside the library (Note [Simulated compiler] in simulator/src/compiler.cpp).
-python::DynamoBackend simulator_dynamo_backend(const std::string& library) {
-  python::DynamoBackend b;
-  b.name = "gauntlet_sim";
-  b.module = (std::filesystem::path(library).parent_path() / "gauntlet_sim.py").string();
-  return b;
 }
 
 std::string library_profile(const std::string& path) {
@@ -339,7 +347,7 @@ std::vector<BackendEntry>& registry() {
       {"sim", "sim", "the simulated accelerator, libgauntlet_sim.so loaded as a backend library (docs/simulator.md)",
        [](const std::string&, const std::string&) {
          const std::string library = simulator_library();
-         return make_plugin("sim", library, simulator_dynamo_backend(library));
+         return make_plugin("sim", library);
        }},
       {"plugin:", "plugin:<path.so>", "a backend library that registers PrivateUse1 kernels when loaded",
        [](const std::string& spec, const std::string& path) {

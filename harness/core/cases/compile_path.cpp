@@ -17,6 +17,7 @@ void record_compile_stats(const CompileStats& st, Outcome& out) {
   out.dynamo_ms = st.dynamo_ms;
   out.aot_ms = st.aot_ms;
   out.backend_ms = st.backend_ms;
+  out.cache_hits = st.cache_hits;
   std::vector<std::string> notes;
   if (!st.breaks.empty()) {
     notes.push_back(fmt::format("graph breaks: {}", fmt::join(st.breaks, "; ")).substr(0, 1000));

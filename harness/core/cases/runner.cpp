@@ -250,38 +250,85 @@ std::vector<NamedTensor> obtain_golden(const OpDef& def, const CaseKey& key, con
 // compiled function pays them; the device time and fallbacks are the compiled run's. A call
 // that cannot be traced (it reads values on the host to decide what to do) is UNSUPPORTED: the
 // harness cannot make a graph of it, which says nothing about the backend.
+//
+// Note [Tracing on the CPU]: the tracer records the aten calls it sees, so what it sees depends on
+// which kernels the device registered. A backend that registers a composite itself (the simulator
+// registers aten::convolution on PrivateUse1, as a vendor may) computes its output where the
+// tracer records nothing (the composite's own calls, such as aten::_convolution, never happen),
+// and the trace fails with "output 1 ... did not have observable data dependence with trace
+// inputs". The graph a user's torch.compile gets does not depend on the device's kernels (dynamo
+// traces the Python call, AOT decomposes it without them), so the harness's should not either:
+// such a call is traced again on CPU copies of the inputs, where every composite decomposes as
+// aten's own kernels do, and the graph's device constants are moved to the inputs' device. The
+// compiled program then runs on the device inputs as any other.
+std::shared_ptr<torch::jit::Graph> trace_op_graph(const OpDef& def, const CaseKey& key,
+                                                  const std::vector<at::Tensor>& inputs, std::exception_ptr& op_error) {
+  torch::jit::Stack stack(inputs.begin(), inputs.end());
+  auto traced = torch::jit::tracer::trace(
+      std::move(stack),
+      [&](torch::jit::Stack in) {
+        std::vector<at::Tensor> ts;
+        for (const c10::IValue& v : in) ts.push_back(v.isTensor() ? v.toTensor() : at::Tensor());
+        OpCall call(def.spec, key, std::move(ts));
+        try {
+          std::vector<at::Tensor> outs = def.fn(call);
+          return torch::jit::Stack(outs.begin(), outs.end());
+        } catch (...) {
+          op_error = std::current_exception();
+          throw;
+        }
+      },
+      [](const at::Tensor&) { return std::string(); }, /*strict=*/false, /*force_outplace=*/false);
+  return traced.first->graph;
+}
+
+// The CPU constants of a graph traced on CPU copies become `device` (Note [Tracing on the CPU]).
+void move_device_constants(torch::jit::Graph& graph, const c10::Device& device) {
+  std::vector<torch::jit::Node*> moved;
+  for (torch::jit::Node* n : graph.nodes()) {
+    if (n->kind() != c10::prim::Constant || n->output()->type()->kind() != c10::TypeKind::DeviceObjType) continue;
+    const std::optional<c10::IValue> value = torch::jit::toIValue(n->output());
+    if (!value || value->toDevice().type() != c10::DeviceType::CPU) continue;
+    torch::jit::WithInsertPoint here(n);
+    n->output()->replaceAllUsesWith(graph.insertConstant(device));
+    moved.push_back(n);
+  }
+  for (torch::jit::Node* n : moved) n->destroy();
+}
+
 std::unique_ptr<CompiledGraph> trace_and_compile(const OpDef& def, const CaseKey& key,
                                                  const std::vector<at::Tensor>& inputs, Backend& backend) {
-  torch::jit::Stack stack(inputs.begin(), inputs.end());
   std::shared_ptr<torch::jit::Graph> graph;
   std::exception_ptr op_error;  // the op itself failed: classified as an eager call's failure
   try {
-    auto traced = torch::jit::tracer::trace(
-        std::move(stack),
-        [&](torch::jit::Stack in) {
-          std::vector<at::Tensor> ts;
-          for (const c10::IValue& v : in) ts.push_back(v.isTensor() ? v.toTensor() : at::Tensor());
-          OpCall call(def.spec, key, std::move(ts));
-          try {
-            std::vector<at::Tensor> outs = def.fn(call);
-            return torch::jit::Stack(outs.begin(), outs.end());
-          } catch (...) {
-            op_error = std::current_exception();
-            throw;
-          }
-        },
-        [](const at::Tensor&) { return std::string(); }, /*strict=*/false, /*force_outplace=*/false);
-    graph = traced.first->graph;
+    graph = trace_op_graph(def, key, inputs, op_error);
   } catch (const std::exception& e) {
     if (op_error) std::rethrow_exception(op_error);
-    // The tracer's complaints print a whole tensor ("output 1 (<values>) of traced region ..."):
-    // keep the words around it.
     std::string what = e.what();
-    const auto open = what.find(" ("), close = what.find(") of traced region");
-    if (open != std::string::npos && close != std::string::npos && open < close) what.erase(open, close + 1 - open);
-    std::replace(what.begin(), what.end(), '\n', ' ');
-    throw c10::NotImplementedError({__func__, __FILE__, __LINE__},
-                                   "the op's call cannot be traced into a graph: " + what.substr(0, 300));
+    const bool unseen_output = what.find("did not have observable data dependence") != std::string::npos;
+    std::optional<c10::Device> device;
+    for (const at::Tensor& t : inputs)
+      if (t.defined()) device = device.value_or(t.device());
+    if (unseen_output && device) {
+      std::vector<at::Tensor> on_cpu;
+      for (const at::Tensor& t : inputs) on_cpu.push_back(t.defined() ? t.detach().to(at::kCPU) : at::Tensor());
+      try {
+        std::exception_ptr cpu_error;
+        graph = trace_op_graph(def, key, on_cpu, cpu_error);
+        move_device_constants(*graph, *device);
+      } catch (const std::exception& again) {
+        what = again.what();
+      }
+    }
+    if (!graph) {
+      // The tracer's complaints print a whole tensor ("output 1 (<values>) of traced region ..."):
+      // keep the words around it.
+      const auto open = what.find(" ("), close = what.find(") of traced region");
+      if (open != std::string::npos && close != std::string::npos && open < close) what.erase(open, close + 1 - open);
+      std::replace(what.begin(), what.end(), '\n', ' ');
+      throw c10::NotImplementedError({__func__, __FILE__, __LINE__},
+                                     "the op's call cannot be traced into a graph: " + what.substr(0, 300));
+    }
   }
   enter_stage(Stage::Compile);
   return backend.compile_graph(graph, nullptr);

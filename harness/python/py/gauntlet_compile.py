@@ -256,6 +256,14 @@ def program_stats(handle):
         if first not in logged and not any(first in b for b in breaks):
             breaks.append(first)
     graphs = int(counters["stats"]["unique_graphs"])
+    # Note [Compiler cache]: graphs whose compiled code a compiler's on-disk cache served
+    # (inductor's FX graph cache, AOT autograd's cache): a cached compile takes a fraction of a
+    # cold one, so compile time is judged only between results compiled alike. None where
+    # neither cache was consulted (a backend without one).
+    fx, aot = counters["inductor"], counters["aot_autograd"]
+    consulted = fx["fxgraph_cache_hit"] + fx["fxgraph_cache_miss"]
+    consulted += aot["autograd_cache_hit"] + aot["autograd_cache_miss"]
+    cache_hits = max(fx["fxgraph_cache_hit"], aot["autograd_cache_hit"]) if consulted else None
     dynamo_ms = max(0.0, total - backend) * 1000.0
     own = program.records() if program.records is not None else None
     if own is not None:
@@ -280,6 +288,7 @@ def program_stats(handle):
         "dynamo_ms": dynamo_ms,
         "aot_ms": aot_ms,
         "backend_ms": backend_ms,
+        "cache_hits": cache_hits,
         "failures": [
             f"{m.fail_type}: {(m.fail_reason or '').splitlines()[0] if m.fail_reason else ''}"
             for m in metrics

@@ -190,6 +190,10 @@ struct RunComparison {
   // runs, from 5 such cases on (else 1): what each case's change is judged against (Note
   // [Compile-time noise] in regress.cpp).
   double compile_drift = 1, first_run_drift = 1;
+  // Compile cases whose compile time and first run were not judged: a compiler's on-disk cache
+  // served a different number of their graphs in the two runs (Note [Compile time across caches] in
+  // regress_detectors.cpp), so the two times measure different work.
+  std::int64_t compile_cache_differs = 0;
   std::vector<ThroughputSummary> throughput;  // samples first, then elements; units with no case left out
   // Regressions that fail the gates asked for (after waivers), by gate.
   std::map<Gate, std::int64_t> gating_counts() const;

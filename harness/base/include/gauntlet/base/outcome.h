@@ -76,6 +76,10 @@ struct Outcome {
   // aot_ms (AOT autograd) + backend_ms (the backend's compiler: inductor on `cpu`).
   std::optional<std::int64_t> graph_breaks, recompiles, regions;
   std::optional<double> compile_ms, dynamo_ms, aot_ms, backend_ms;
+  // Of the graphs compiled, those a compiler's on-disk cache served (inductor's FX graph cache,
+  // AOT autograd's cache): compile time is judged only between results compiled alike. None
+  // where no such cache was consulted (Note [Compiler cache] in gauntlet_compile.py).
+  std::optional<std::int64_t> cache_hits;
   // What one call processes, for throughput and cost per million (Note [Throughput and cost] in
   // harness/analysis/regress.cpp): samples for a model case (its batch size b), elements for an
   // op or a collective case (every output and gradient compared). 0: not known.

@@ -83,6 +83,7 @@ void visit_fields(O& o, F&& f) {
   f(Field{"dynamo_ms", "dynamo_ms"}, o.dynamo_ms);
   f(Field{"aot_ms", "aot_ms"}, o.aot_ms);
   f(Field{"backend_ms", "backend_ms"}, o.backend_ms);
+  f(Field{"cache_hits", "cache_hits"}, o.cache_hits);
 }
 
 }  // namespace gauntlet::fields

@@ -134,7 +134,7 @@ bool is_empty(Fail fail, sqlite3* db, const std::string& path, const std::string
 // The schema of results databases (store.h's kSchemaVersion, which store.cpp asserts equal): the
 // read-only readers accept this version only, as `show` does (Store::open), so that every command
 // refuses a newer file, and an older one until `run` has migrated it.
-inline constexpr int kResultsSchemaVersion = 11;
+inline constexpr int kResultsSchemaVersion = 12;
 sqlite3* open_results_readonly(Fail fail, const std::string& path);
 
 // Case ids are XXH64 values; SQLite integers are signed, so ids are stored bit-cast.

@@ -44,6 +44,12 @@ typedef void (*gauntlet_backend_reset_device_time_t)(void);
 typedef double (*gauntlet_backend_device_time_us_t)(void);
 // Reports each op the library implements natively (count 0), e.g. "aten::add.Tensor".
 typedef void (*gauntlet_backend_kernels_t)(gauntlet_op_count_fn fn, void* ctx);
+// The dynamo backend the library's device compiles with (docs/compile-path.md), as a user names
+// it in torch.compile(backend=...): "NAME" (registered by a package torch autoloads or by a
+// torch_dynamo_backends entry point) or "NAME@MODULE", MODULE a Python module or a .py file, a
+// relative path taken from the library's folder ("gauntlet_sim@gauntlet_sim.py"). --dynamo-backend
+// ($GAUNTLET_DYNAMO_BACKEND) replaces it; a library with neither has no compile path.
+typedef const char* (*gauntlet_backend_dynamo_backend_t)(void);
 
 #ifdef __cplusplus
 }

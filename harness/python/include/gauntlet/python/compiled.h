@@ -57,6 +57,9 @@ struct CompileStats {
   double backend_ms = 0;            // the backend's compiler: inductor for `cpu`, the modelled cost on `sim`
   std::vector<std::string> recompile_reasons;  // the guard that failed, per recompile
   std::string recompile_limit;                 // non-empty: the limit was reached and the frame ran eagerly
+  // Graphs whose compiled code a compiler's on-disk cache served (inductor's FX graph cache, AOT
+  // autograd's); none where no such cache was consulted (Note [Compiler cache]).
+  std::optional<std::int64_t> cache_hits;
 };
 
 // A compiled program, called many times: with the inputs of the first call, then possibly with

@@ -26,7 +26,7 @@ class StoreError : public Error {
   using Error::Error;
 };
 
-inline constexpr int kSchemaVersion = 11;
+inline constexpr int kSchemaVersion = 12;
 
 // What a run records about itself and its environment.
 struct RunInfo {

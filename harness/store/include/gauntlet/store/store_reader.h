@@ -73,6 +73,7 @@ struct ResultFacts {
   double max_abs_err = 0, max_rel_err = 0, atol = 0;
   double first_us = 0, median_us = 0, sim_time_us = 0, compile_ms = 0, backend_ms = 0;
   double graph_breaks = 0, recompiles = 0, work_items = 0;
+  double cache_hits = 0;  // NaN: no compiler cache consulted (Note [Compiler cache])
   std::int64_t peak_mem_bytes = 0;
   std::string_view fallback_ops;     // a JSON list of op names ("[]" for none)
   std::string_view compile_reasons;  // the `reason` of a result with graph breaks or recompiles, "" otherwise
