@@ -5,6 +5,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "gauntlet/base/strings.h"
+
 namespace gauntlet {
 
 namespace {
@@ -203,7 +205,11 @@ CaseKey CaseKey::parse(std::string_view text) {
 
   std::string_view dt = p.segment("dtype");
   auto d = parse_dtype(dt);
-  if (!d) p.fail(p.start(), "unknown dtype '" + std::string(dt) + "'");
+  if (!d) {
+    std::vector<std::string> names;
+    for (DType known : kAllDTypes) names.emplace_back(dtype_name(known));
+    p.fail(p.start(), "unknown dtype '" + std::string(dt) + "'" + nearest_hint(std::string(dt), names));
+  }
   k.dtype = *d;
 
   if (kind == "model") {

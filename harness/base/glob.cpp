@@ -34,6 +34,13 @@ std::vector<std::string> split_patterns(std::string_view s, std::string_view who
   std::vector<std::string> out = split(s, ":");
   for (const std::string& part : out) {
     if (part.empty()) throw std::invalid_argument("bad filter '" + std::string(whole) + "': empty pattern");
+    // Shell-style classes and alternatives match nothing here (no key has these characters):
+    // refused rather than silently selecting nothing.
+    if (const std::size_t at = part.find_first_of("[]{}\\"); at != std::string::npos) {
+      throw std::invalid_argument("bad filter '" + std::string(whole) + "': '" + part[at] +
+                                  "' is not filter syntax (patterns have '*' and '?' only; give alternatives as "
+                                  "patterns separated by ':')");
+    }
   }
   return out;
 }

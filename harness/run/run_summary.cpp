@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <sstream>
 
@@ -10,6 +11,7 @@
 #include "gauntlet/analysis/reports.h"
 #include "gauntlet/base/error.h"
 #include "gauntlet/base/stage.h"
+#include "gauntlet/base/strings.h"
 #include "gauntlet/base/text.h"
 #include "gauntlet/run/outcome_json.h"
 #include "gauntlet/run/run_config.h"
@@ -53,8 +55,12 @@ std::vector<std::string> parse_status_list(const std::string& spec) {
     }
     auto st = parse_status(item);
     if (!st) {
-      throw Error("unknown status '" + item +
-                  "' (PASS, FAIL, ERROR, CRASH, TIMEOUT, UNSUPPORTED, SKIP, XFAIL, XPASS, all)");
+      std::string shouted = item;
+      for (char& c : shouted) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      std::vector<std::string> names;
+      for (Status known : kAllStatuses) names.emplace_back(status_name(known));
+      throw Error("unknown status '" + item + "'" + nearest_hint(shouted, names) +
+                  " (PASS, FAIL, ERROR, CRASH, TIMEOUT, UNSUPPORTED, SKIP, XFAIL, XPASS, all)");
     }
     out.emplace_back(status_name(*st));
   }
@@ -147,6 +153,24 @@ RunSummary summarize_run(const Store& store, std::int64_t run_id, const std::vec
     if (n[u] > 0) s.throughput.push_back({u == 0 ? "samples" : "elements", n[u], std::exp(logs[u] / double(n[u]))});
   }
 
+  std::map<std::string, std::vector<const Outcome*>> by_collective;
+  for (const auto& r : results) {
+    if (r.outcome.busbw_gbps && r.outcome.key.rfind("coll/", 0) == 0) {
+      const std::string& key = r.outcome.key;
+      by_collective[key.substr(5, key.find('/', 5) - 5)].push_back(&r.outcome);
+    }
+  }
+  for (auto& [coll, outs] : by_collective) {
+    std::sort(outs.begin(), outs.end(),
+              [](const Outcome* a, const Outcome* b) { return *a->busbw_gbps < *b->busbw_gbps; });
+    const std::size_t m = outs.size() / 2;
+    const double median =
+        outs.size() % 2 ? *outs[m]->busbw_gbps : (*outs[m - 1]->busbw_gbps + *outs[m]->busbw_gbps) / 2;
+    const Outcome& best = *outs.back();
+    s.bandwidth.push_back({coll, best.key, static_cast<std::int64_t>(outs.size()), median, *best.busbw_gbps,
+                           best.algbw_gbps.value_or(0)});
+  }
+
   std::map<std::pair<std::string, std::string>, std::size_t> index;
   for (const auto& r : results) {
     if (!wanted(statuses, r.outcome.status)) continue;
@@ -200,6 +224,11 @@ std::string run_summary_text(const RunSummary& s, const std::string& db_path) {
     }
     out += fmt::format("  throughput: {} cases, geomean {:.4g} {}/s ({} time){}\n", t.cases, t.geomean, t.unit,
                        s.simulated ? "simulated" : "host", cost);
+  }
+  for (const RunSummary::Bandwidth& b : s.bandwidth) {
+    out +=
+        fmt::format("  busbw {}: {} case{}, median {:.3g} GB/s, best {:.3g} GB/s (algbw {:.3g}) on {}\n", b.collective,
+                    b.cases, b.cases == 1 ? "" : "s", b.median_gbps, b.best_gbps, b.best_algbw_gbps, b.best_key);
   }
   const auto repro = [&](const std::string& key) { return repro_command(key, db_path, info.id, info.backend); };
   for (std::size_t g = 0; g < s.groups.size(); ++g) {

@@ -5,12 +5,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <string_view>
 #include <unordered_set>
 
 #include "gauntlet/base/error.h"
 #include "gauntlet/base/glob.h"
 #include "gauntlet/base/output_dir.h"
+#include "gauntlet/base/strings.h"
 
 namespace gauntlet {
 
@@ -83,6 +85,42 @@ std::vector<const Case*> keep_keys(const Suite& suite, const std::vector<const C
   return kept;
 }
 
+namespace {
+
+// Why a filter selects nothing, where one of its words names nothing: ": it has no dtype 'f31'
+// (did you mean f32?)". Looks at the first three parts of each positive
+// pattern (kind, op/model/collective, dtype) that have no wildcard; "" when each names something.
+std::string why_nothing(const Suite& suite, const std::string& filter_spec) {
+  static constexpr std::size_t kParts = 3;
+  for (const std::string& pattern : split(filter_spec, ":")) {
+    if (pattern.empty() || pattern.front() == '-') break;  // the negative part
+    const std::vector<std::string> parts = split(pattern, "/");
+    for (std::size_t i = 0; i < parts.size() && i < kParts; ++i) {
+      if (parts[i].find_first_of("*?") != std::string::npos) break;
+      std::set<std::string> seen;
+      for (const Case& c : suite.cases) {
+        const std::vector<std::string> have = split(c.text, "/");
+        if (have.size() <= i ||
+            !std::equal(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(i), have.begin()))
+          continue;
+        seen.insert(have[i]);
+      }
+      if (seen.count(parts[i]) || seen.empty()) continue;
+      const std::string field = i == 0                ? "kind"
+                                : i == 2              ? "dtype"
+                                : parts[0] == "op"    ? "op"
+                                : parts[0] == "model" ? "model"
+                                : parts[0] == "coll"  ? "collective"
+                                                      : "target";
+      return fmt::format(": it has no {} '{}'{}", field, parts[i],
+                         nearest_hint(parts[i], std::vector<std::string>(seen.begin(), seen.end())));
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 std::vector<const Case*> select_cases(const Suite& suite, const std::string& filter_spec, const std::string& shard_spec,
                                       const KeyList* keys) {
   Filter filter = filter_spec.empty() ? Filter() : Filter(filter_spec);
@@ -106,7 +144,8 @@ std::vector<const Case*> select_cases(const Suite& suite, const std::string& fil
     for (const Case& c : suite.cases) selected += selects(c.text);
     if (selected == 0) {
       throw Error(keys ? fmt::format("filter '{}' matches none of the keys of {}", filter_spec, keys->file)
-                       : fmt::format("filter '{}' matches no case of suite {}", filter_spec, suite.name));
+                       : fmt::format("filter '{}' matches no case of suite {}{}", filter_spec, suite.name,
+                                     why_nothing(suite, filter_spec)));
     }
     fmt::print(stderr,
                "gauntlet: note: shard {}/{} holds none of the {} case{} that {} selects from suite {}: nothing to do\n",

@@ -120,6 +120,20 @@ TEST(Filter, EmptyPatternsRejected) {
   }
 }
 
+// Shell classes and alternatives would silently select nothing (no key has these characters).
+TEST(Filter, ShellGlobSyntaxIsRefusedNamingTheCharacter) {
+  for (const char* bad : {"op/ad[a-d]/*", "op/{add,mul}/*", "op/a]", "-op/x\\y", "op/*:op/[ab]"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_THROW(Filter{bad}, std::invalid_argument);
+  }
+  try {
+    Filter f("op/ad[a-d]/*");
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'[' is not filter syntax"), std::string::npos) << e.what();
+  }
+}
+
 // Note [Filters at scale]: literal keys and globs bucketed by their prefix decide exactly as trying
 // every pattern in turn does, on thousands of patterns of every shape.
 TEST(Filter, ManyPatternsDecideAsTryingEachInTurn) {

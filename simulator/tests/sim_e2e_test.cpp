@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -921,6 +922,21 @@ StoredRun run_colls(const fs::path& dir, const std::string& name, const std::str
   return read_stored_run(db);
 }
 
+// backend-info fits on one screen: its problems first, its kernels counted by namespace;
+// --verbose lists every kernel.
+TEST_F(SimE2E, BackendInfoFitsOnOneScreenWithItsProblemsFirst) {
+  const Result brief = gauntlet("backend-info --backend sim");
+  ASSERT_EQ(brief.code, 0) << brief.err;
+  EXPECT_LE(std::count(brief.out.begin(), brief.out.end(), '\n'), 60) << brief.out;
+  EXPECT_NE(brief.out.find("\nproblems none\nkernels  "), std::string::npos) << brief.out;
+  EXPECT_NE(brief.out.find("  native kernels: "), std::string::npos) << brief.out;
+  EXPECT_EQ(brief.out.find("\n  aten::add.Tensor\n"), std::string::npos) << brief.out;
+  const Result full = gauntlet("backend-info --backend sim --verbose");
+  ASSERT_EQ(full.code, 0) << full.err;
+  EXPECT_NE(full.out.find("\n  aten::add.Tensor\n"), std::string::npos);
+  EXPECT_GT(std::count(full.out.begin(), full.out.end(), '\n'), 400);
+}
+
 TEST_F(SimE2E, CollectiveSmokePassesOnSimAndOnCpuThroughGloo) {
   Result count = gauntlet("list --suite coll_smoke --count");
   ASSERT_EQ(count.code, 0);
@@ -939,6 +955,11 @@ TEST_F(SimE2E, CollectiveSmokePassesOnSimAndOnCpuThroughGloo) {
         EXPECT_GT(o.timing.reps, 0) << key;
       }
     }
+    // `show` prints each collective's bus bandwidth: its median and its best case.
+    Result shown = gauntlet("show --db " + (dir_ / (std::string("coll_") + backend + ".db")).string());
+    ASSERT_EQ(shown.code, 0) << shown.err;
+    EXPECT_NE(shown.out.find("\n  busbw all_reduce: "), std::string::npos) << shown.out;
+    EXPECT_NE(shown.out.find(" GB/s, best "), std::string::npos) << shown.out;
   }
 }
 

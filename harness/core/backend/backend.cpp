@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "gauntlet/base/command_line.h"
+#include "gauntlet/base/strings.h"
 #include "gauntlet/core/cases/compile_path.h"
 #include "gauntlet/core/cases/dispatch_probe.h"
 #include "gauntlet/plugin/plugin_abi.h"
@@ -365,7 +366,10 @@ std::unique_ptr<Backend> make_named(const std::string& spec) {
       return e.make(spec, scheme ? spec.substr(e.name.size()) : std::string());
     }
   }
-  throw std::invalid_argument("unknown backend '" + spec + "' (known: " + backend_usages(", ") + ")");
+  std::vector<std::string> names;
+  for (const BackendEntry& e : registry()) names.push_back(e.name);
+  throw std::invalid_argument("unknown backend '" + spec + "'" + nearest_hint(spec, names) +
+                              " (known: " + backend_usages(", ") + ")");
 }
 
 }  // namespace

@@ -4,8 +4,10 @@
 #include "gauntlet/core/backend/backend_info.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "gauntlet/core/backend/backend.h"
@@ -28,7 +30,20 @@ std::string backends_listing(bool json) {
   return out;
 }
 
-std::string backend_info(Backend& b, bool json) {
+namespace {
+
+// "466 (aten 445, c10d 21)": how many ops, by namespace.
+std::string counted(const std::vector<std::string>& ops) {
+  std::map<std::string, std::size_t> by;
+  for (const std::string& op : ops) ++by[op.substr(0, op.find("::"))];
+  std::vector<std::string> parts;
+  for (const auto& [ns, n] : by) parts.push_back(fmt::format("{} {}", ns, n));
+  return fmt::format("{} ({})", ops.size(), fmt::join(parts, ", "));
+}
+
+}  // namespace
+
+std::string backend_info(Backend& b, bool json, bool verbose) {
   Backend* backend = &b;
   std::string out;
   const std::vector<std::string> kernels = backend->kernels();
@@ -73,8 +88,27 @@ std::string backend_info(Backend& b, bool json) {
   out += fmt::format("backend  {}\nprofile  {}\nversion  {}\ntorch    {} ({})\ndevice   {}\nconfig   {}\n",
                      backend->name(), backend->profile(), backend->version(), compat::torch_version(),
                      compat::torch_lib_dir(), backend->device().str(), config.dump());
+  // What stops or limits a run, first (the dispatcher's findings, below, say each in full).
+  std::vector<std::string> problems;
+  if (device) {
+    if (!caps.can_take_inputs()) problems.push_back("`run` cannot take even contiguous inputs on this backend");
+    for (const Requirement& r : caps.requirements) {
+      if (!r.present)
+        problems.push_back(fmt::format("MISSING {}{}: {}", r.op, r.required ? " (required)" : "", r.needed_for));
+    }
+    if (!caps.backend_fallback)
+      problems.push_back("no backend fallback: an op without a kernel fails instead of running on the CPU");
+  }
+  if (problems.empty()) {
+    out += "problems none\n";
+  } else {
+    out += fmt::format("problems {}:\n", problems.size());
+    for (const std::string& p : problems) out += fmt::format("  {}\n", p);
+  }
   if (kernels.empty()) {
     out += fmt::format("kernels  (the backend does not list its kernels)\n");
+  } else if (!verbose) {
+    out += fmt::format("kernels  {} native ops (--verbose lists them)\n", counted(kernels));
   } else {
     out += fmt::format("kernels  {} native ops:\n", kernels.size());
     for (const auto& k : kernels) out += fmt::format("  {}\n", k);
@@ -103,6 +137,10 @@ std::string backend_info(Backend& b, bool json) {
   if (!caps.can_take_inputs()) {
     out += fmt::format("  => `run` cannot take even contiguous inputs on this backend\n");
   }
+  if (!verbose) {
+    out += fmt::format("  native kernels: {} (--verbose lists them)\n", counted(caps.native));
+    return out;
+  }
   out += fmt::format("  native kernels: {}\n", caps.native.size());
   for (const auto& k : caps.native) out += fmt::format("    {}\n", k);
   return out;
@@ -112,10 +150,11 @@ void describe_options(OptionSink& s, BackendInfoOptions& o) {
   describe_backend(s, o.backend).show_default();
   s.flag("--json", o.json, "print JSON");
   s.flag("--list", o.list, "list the backends --backend can name, with a line on each");
+  s.flag("--verbose", o.verbose, "list every kernel (without it: their counts by namespace, the problems first)");
 }
 
 std::string backend_info(const BackendInfoOptions& o) {
-  return o.list ? backends_listing(o.json) : backend_info(*make_backend(o.backend), o.json);
+  return o.list ? backends_listing(o.json) : backend_info(*make_backend(o.backend), o.json, o.verbose);
 }
 
 }  // namespace gauntlet

@@ -433,8 +433,9 @@ Suite load_suite_including(const std::string& name_or_path, const std::string& d
         fmt::format("suites folder {}: {}", dir, fs::exists(dir, ec) ? "not a folder" : "no such folder"));
   }
   if (!fs::exists(path)) {
-    throw CatalogError(fmt::format("unknown suite '{}': no file {} (suites in {}: {})", name_or_path, path, dir,
-                                   fmt::join(list_suites(dir), ", ")));
+    const std::vector<std::string> suites = list_suites(dir);
+    throw CatalogError(fmt::format("unknown suite '{}'{}: no file {} (suites in {}: {})", name_or_path,
+                                   nearest_hint(name_or_path, suites), path, dir, fmt::join(suites, ", ")));
   }
   Reader r(path);
   YAML::Node root = r.load();

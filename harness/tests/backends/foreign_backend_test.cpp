@@ -159,7 +159,7 @@ TEST_F(ForeignBackend, FallbackOpsAreReadFromTheDispatcher) {
   const std::string backend = "plugin:" + lib("tb_fallback");
   const Rows rows = run_suite("smoke", backend);
   expect_honest(rows, "tb_fallback");
-  const Result info = gauntlet("backend-info --backend " + backend);
+  const Result info = gauntlet("backend-info --backend " + backend + " --verbose");
   ASSERT_EQ(info.code, 0) << info.err;
   EXPECT_NE(info.out.find("backend fallback: yes"), std::string::npos) << info.out;
   EXPECT_NE(info.out.find("aten::add.Tensor"), std::string::npos) << info.out;
@@ -375,6 +375,9 @@ TEST_F(ForeignBackend, OtherSuitesStayHonestOnEveryTestBackend) {
 TEST_F(ForeignBackend, APluginsProfileIsItsLibrarysName) {
   Result r = gauntlet("backend-info --backend plugin:" + lib("tb_sparse"));
   EXPECT_NE(r.out.find("profile  tb_sparse\n"), std::string::npos) << r.out;
+  // its problems first, before the dispatcher's section says each in full
+  EXPECT_NE(r.out.find("\nproblems 4:\n  MISSING aten::as_strided: "), std::string::npos) << r.out;
+  EXPECT_LT(r.out.find("  no backend fallback: "), r.out.find("\ndispatcher (")) << r.out;
   r = gauntlet("backend-info --backend plugin:" + lib("tb_sparse") + " --profile acme-x1");
   EXPECT_NE(r.out.find("profile  acme-x1\n"), std::string::npos) << r.out;
   const fs::path suites =

@@ -38,6 +38,14 @@ struct RunSummary {
     double geomean = 0;
   };
   std::vector<Throughput> throughput;
+  // Collectives' bus bandwidth (nccl-tests' busbw, GB/s) per collective: over its cases that
+  // recorded one, the median and the best, with the best case's key.
+  struct Bandwidth {
+    std::string collective, best_key;
+    std::int64_t cases = 0;
+    double median_gbps = 0, best_gbps = 0, best_algbw_gbps = 0;
+  };
+  std::vector<Bandwidth> bandwidth;
   bool simulated = false;  // throughput in simulated time
   // The results of the statuses asked for, grouped by status and failure signature of the error (or
   // reason): its first line with numbers blanked (Note [Failure signature] in base/text.cpp).

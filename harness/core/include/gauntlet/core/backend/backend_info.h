@@ -12,8 +12,9 @@ namespace gauntlet {
 class Backend;
 
 // Its name, profile, version, device, configuration and kernels; for a device of its own, the
-// dispatcher's view: fallback, autograd, what the harness needs (Note [Device plumbing]).
-std::string backend_info(Backend& backend, bool json);
+// dispatcher's view: fallback, autograd, what the harness needs (Note [Device plumbing]). As
+// text, its problems first and the kernels counted by namespace; `verbose`: every kernel listed.
+std::string backend_info(Backend& backend, bool json, bool verbose = false);
 // The backends --backend can name (Note [Backend registry]), with a line on each.
 std::string backends_listing(bool json);
 
@@ -21,7 +22,8 @@ std::string backends_listing(bool json);
 struct BackendInfoOptions {
   std::string backend = "cpu";
   bool json = false;
-  bool list = false;  // the registered backends instead (Note [Backend registry])
+  bool list = false;     // the registered backends instead (Note [Backend registry])
+  bool verbose = false;  // every kernel listed, not their counts
 };
 void describe_options(OptionSink& s, BackendInfoOptions& o);
 // What `gauntlet backend-info` prints.
