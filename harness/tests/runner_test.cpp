@@ -81,7 +81,8 @@ TEST_F(RunnerTest, ABackendRegisteredByNameIsMadeRunAndListed) {
     make_backend("tpu");
     FAIL() << "no error for an unknown backend";
   } catch (const std::invalid_argument& e) {
-    EXPECT_STREQ(e.what(), "unknown backend 'tpu' (known: cpu, sim, plugin:<path.so>, reference-test)");
+    EXPECT_STREQ(e.what(),
+                 "unknown backend 'tpu' (did you mean cpu?) (known: cpu, sim, plugin:<path.so>, reference-test)");
   }
   EXPECT_THROW(make_backend("plugin:"), std::invalid_argument);
 }
