@@ -369,12 +369,17 @@ std::optional<DynamoBackend> dynamo_backend_from_env() {
   const char* env = std::getenv("GAUNTLET_DYNAMO_BACKEND");
   const std::string v = env ? env : "";
   if (v.empty()) return std::nullopt;
-  check_dynamo_backend(v, "$GAUNTLET_DYNAMO_BACKEND");
-  DynamoBackend b;
-  const auto at = v.find('@');
-  b.name = v.substr(0, at);
-  if (at != std::string::npos) b.module = v.substr(at + 1);
+  DynamoBackend b = parse_dynamo_backend(v, "$GAUNTLET_DYNAMO_BACKEND");
   b.options_json = dynamo_options_from_env();
+  return b;
+}
+
+DynamoBackend parse_dynamo_backend(const std::string& value, const std::string& where) {
+  check_dynamo_backend(value, where);
+  DynamoBackend b;
+  const auto at = value.find('@');
+  b.name = value.substr(0, at);
+  if (at != std::string::npos) b.module = value.substr(at + 1);
   return b;
 }
 

@@ -15,7 +15,6 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "gauntlet/base/command_line.h"
 #include "gauntlet/base/strings.h"
 #include "gauntlet/core/cases/compile_path.h"
 #include "gauntlet/core/cases/dispatch_probe.h"
@@ -120,11 +119,7 @@ Fn symbol(void* handle, const char* name) {
 // The dynamo backend a library names (gauntlet_backend_dynamo_backend): "NAME" or
 // "NAME@MODULE", a relative .py path taken from the library's folder.
 python::DynamoBackend library_dynamo_backend(const std::string& value, const std::string& library) {
-  check_dynamo_backend(value, library + ": gauntlet_backend_dynamo_backend");
-  python::DynamoBackend b;
-  const auto at = value.find('@');
-  b.name = value.substr(0, at);
-  if (at != std::string::npos) b.module = value.substr(at + 1);
+  python::DynamoBackend b = python::parse_dynamo_backend(value, library + ": gauntlet_backend_dynamo_backend");
   const std::filesystem::path module(b.module);
   if (module.extension() == ".py" && module.is_relative())
     b.module = (std::filesystem::path(library).parent_path() / module).string();

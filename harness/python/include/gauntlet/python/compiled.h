@@ -98,6 +98,9 @@ std::unique_ptr<CompiledGraph> compile_with_dynamo(Program program, const Dynamo
 // or a .py file's path; unset or empty: none (nullopt). Throws gauntlet::Error naming the variable
 // for a value that is not of that form. Read in every process, so workers follow their run.
 std::optional<DynamoBackend> dynamo_backend_from_env();
+// "NAME" or "NAME@MODULE" as a DynamoBackend (no options), checked as above; `where` names the
+// value's source in the error.
+DynamoBackend parse_dynamo_backend(const std::string& value, const std::string& where);
 // torch.compile's options `$GAUNTLET_DYNAMO_OPTIONS` gives, a JSON object ("{}" when unset or
 // empty); they apply to whichever dynamo backend compiles. Throws gauntlet::Error naming the
 // variable for anything else.
