@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+
+#include "gauntlet/analysis/rollup.h"
 
 namespace gauntlet {
 
@@ -32,6 +35,29 @@ std::string compare_console_text(const RunComparison& c, const Waivers& waivers)
     }
     out += fmt::format("throughput ({}/s): {:.4g} -> {:.4g}, {:.4f}x [{:.4f}, {:.4f}] over {} cases{}\n", t.unit,
                        t.baseline, t.candidate, t.ratio.estimate, t.ratio.lo, t.ratio.hi, t.cases, cost);
+  }
+  // Note [Rollups] in rollup.cpp: the groups first, so that one fault reads as one line.
+  std::vector<FindingGroup> groups = group_findings(c);
+  std::erase_if(groups, [](const FindingGroup& g) { return !is_regression(g.change); });
+  if (!groups.empty()) {
+    out += "regressions by group, worst first (each case: --markdown or --json):\n";
+    // A few per gate: one fault of each kind stays in the first lines, however many groups
+    // another fault spreads to.
+    constexpr std::size_t kShown = 5;
+    for (Gate gate : kAllGates) {
+      std::vector<const FindingGroup*> in;
+      std::int64_t cases = 0;
+      for (const FindingGroup& g : groups) {
+        if (change_gate(g.change) != gate) continue;
+        in.push_back(&g);
+        cases += g.moved;
+      }
+      if (in.empty()) continue;
+      out += fmt::format("  {}: {} regressions in {} group{}\n", gate_name(gate), cases, in.size(),
+                         in.size() == 1 ? "" : "s");
+      for (std::size_t i = 0; i < std::min(in.size(), kShown); ++i) out += "    " + group_line(*in[i]) + "\n";
+      if (in.size() > kShown) out += fmt::format("    ... and {} more\n", in.size() - kShown);
+    }
   }
   for (const auto& [change, n] : by_change) {
     if (change == Change::New) continue;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gauntlet/analysis/rollup.h"
 #include "gauntlet/base/text.h"
 
 namespace gauntlet {
@@ -144,6 +145,7 @@ std::string compare_step_summary(const RunComparison& c, const ReportOptions& o,
     for (const auto& [ch, n] : by_change) parts.push_back(fmt::format("{} {}", change_name(ch), n));
     out += fmt::format("Findings: {}.\n\n", fmt::join(parts, ", "));
   }
+  out += "Regressions by group:\n\n" + rollup_markdown(c, 5);  // Note [Rollups] in rollup.cpp
   std::vector<const Finding*> gating;
   for (const Finding& f : c.findings) {
     if (gates_build(f, o.gates)) gating.push_back(&f);

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "gauntlet/analysis/rollup.h"
 #include "gauntlet/base/samples.h"
 #include "gauntlet/store/store_reader.h"
 #include "regress_comparer.h"
@@ -430,6 +431,28 @@ void Comparer::throughput() {
 }
 
 // Keys and error texts, only for what is reported, read in two batches.
+// Note [Rollups] in rollup.cpp: the denominator of each group the findings name, its cases in both
+// runs. Read only when there are findings: the candidate's keys, one pass.
+void Comparer::count_groups() {
+  std::set<std::string> named;
+  for (const Finding& f : c_.findings) {
+    if (f.change == Change::New) continue;
+    named.insert(case_group(f.key));
+    named.insert(case_target(f.key));
+  }
+  if (named.empty()) return;
+  const std::vector<Row>& base = base_run_.rows;
+  db_.run_keys(c_.candidate.id, [&](std::uint64_t id, std::string_view key) {
+    const auto at =
+        std::lower_bound(base.begin(), base.end(), id, [](const Row& r, std::uint64_t v) { return r.case_id < v; });
+    const bool common = at != base.end() && at->case_id == id;
+    if (!common) return;
+    for (std::string group : {case_group(key), case_target(key)}) {
+      if (auto it = named.find(group); it != named.end()) ++c_.group_cases[group];
+    }
+  });
+}
+
 RunComparison Comparer::finish() {
   std::vector<std::uint64_t> named, with_error;
   for (const Pending& p : found_) {
@@ -463,6 +486,7 @@ RunComparison Comparer::finish() {
     c_.findings.push_back(std::move(p.f));
   }
   sort_findings(c_.findings);
+  count_groups();
   for (const Known& k : known_)
     c_.known_failures.push_back({key(k.case_id), k.baseline, k.candidate, error_line(k.case_id)});
   std::sort(c_.known_failures.begin(), c_.known_failures.end(),

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -162,6 +163,9 @@ class CompareDb {
   }
 
   // The keys and the error texts (in `run`) of the cases compare reports, by case id.
+  void run_keys(std::int64_t run, const std::function<void(std::uint64_t, std::string_view)>& on_case) {
+    reader_.run_keys(run, on_case);
+  }
   std::unordered_map<std::uint64_t, std::string> keys(std::vector<std::uint64_t> ids) {
     return reader_.keys(std::move(ids));
   }
@@ -190,6 +194,7 @@ class Comparer {
   void join();
   void judge_populations();
   void summarise();
+  void count_groups();
   RunComparison finish();
 
  private:

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gauntlet/analysis/rollup.h"
 #include "gauntlet/base/text.h"
 #include "markdown.h"
 
@@ -195,7 +196,7 @@ std::string show_command(const ReportOptions& o, std::int64_t run) {
 // Markdown.
 
 using Rows = std::vector<const Finding*>;
-constexpr std::string_view kSeeJson = "see the JSON report";
+constexpr std::string_view kSeeJson = "`--top N` shows more; the JSON report, `--json`, lists every one";
 
 void md_regressions(std::string& out, const RunComparison& c, const Rows& rows, int top) {
   constexpr std::string_view kHeader =
@@ -412,6 +413,9 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
   md_counts(out, c, gates);
   md_speed(out, c.speed);
   md_throughput(out, c);
+  // Note [Rollups] in rollup.cpp: the regressions by group, before the per-case tables.
+  out += fmt::format("## Regressions by group\n\n{}",
+                     rollup_markdown(c, static_cast<std::size_t>(std::clamp(o.top, 0, 10))));
 
   // Each finding in exactly one section: waived regressions under Waived, whatever their kind.
   Rows by_gate[3], missing, waived_rows, others;
@@ -478,7 +482,7 @@ std::string markdown_report(const RunComparison& c, const ReportOptions& o) {
                          markdown_code(repro_command(k.key, c.db_path, c.candidate.id, c.candidate.backend)));
     }
     if (shown < c.known_failures.size()) {
-      out += fmt::format("\n... and {} more (see the JSON report)\n", c.known_failures.size() - shown);
+      out += fmt::format("\n... and {} more ({})\n", c.known_failures.size() - shown, kSeeJson);
     }
     out += "\n";
   }
@@ -774,6 +778,26 @@ std::string json_report(const RunComparison& c, const ReportOptions& o) {
                         number(cost_per_million(c.candidate.price_per_device_hour, f.work_items, f.candidate))}};
     }
   }
+  // Note [Rollups] in rollup.cpp: every group, regressions first; the findings' indices in "findings".
+  Json groups = Json::array();
+  for (const FindingGroup& g : group_findings(c)) {
+    Json members = Json::array();
+    for (const Finding* f : g.findings) members.push_back(f - c.findings.data());
+    groups.push_back(Json{{"group", g.group},
+                          {"change", change_name(g.change)},
+                          {"gate", gate_name(change_gate(g.change))},
+                          {"regression", is_regression(g.change)},
+                          {"cause", g.cause.empty() ? Json(nullptr) : Json(g.cause)},
+                          {"cases", g.cases > 0 ? Json(g.cases) : Json(nullptr)},
+                          {"moved", g.moved},
+                          {"waived", g.waived},
+                          {"median_ratio", number(g.median)},
+                          {"q1_ratio", number(g.q1)},
+                          {"q3_ratio", number(g.q3)},
+                          {"worst", g.findings.front()->key},
+                          {"findings", std::move(members)}});
+  }
+  j["groups"] = std::move(groups);
   j["findings"] = std::move(findings);
   Json known = Json::array();
   for (const KnownFailure& k : c.known_failures) {

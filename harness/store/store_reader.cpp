@@ -153,6 +153,16 @@ std::unordered_map<std::uint64_t, std::string> StoreReader::errors(std::int64_t 
   return out;
 }
 
+void StoreReader::run_keys(std::int64_t run, const std::function<void(std::uint64_t, std::string_view)>& on_case) {
+  sqlite::Stmt q(fail_, db_, path_,
+                 "SELECT c.id, c.key FROM results r JOIN cases c ON c.id = r.case_id WHERE r.run_id = ?");
+  q.bind(run);
+  while (q.step()) {
+    const std::uint64_t id = sqlite::as_unsigned(q.int64());
+    on_case(id, q.text_view());
+  }
+}
+
 std::map<Status, StatusTally> StoreReader::status_tally(std::int64_t run) {
   sqlite::Stmt q(fail_, db_, path_,
                  "SELECT status, COUNT(*), SUM(fallback_ops NOT IN ('', '[]')) FROM results WHERE run_id = ? "

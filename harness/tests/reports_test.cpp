@@ -318,8 +318,10 @@ TEST(ReportMarkdown, TablesStopAtTop) {
   o.top = 1;
   const std::string md = markdown_report(sample(), o);
   // Accuracy: 3 rows; coverage: 6; fixed/faster/new: 3.
-  EXPECT_NE(md.find("... and 2 more (see the JSON report)"), std::string::npos);
-  EXPECT_NE(md.find("... and 5 more (see the JSON report)"), std::string::npos);
+  EXPECT_NE(md.find("... and 2 more (`--top N` shows more; the JSON report, `--json`, lists every one)"),
+            std::string::npos);
+  EXPECT_NE(md.find("... and 5 more (`--top N` shows more; the JSON report, `--json`, lists every one)"),
+            std::string::npos);
   EXPECT_EQ(count(md, "`op/add/float32/shape=[2,3]`"), 1u);
   EXPECT_EQ(md.find("`op/erfinv/float16/n=1024`"), std::string::npos);
 }

@@ -195,6 +195,9 @@ struct RunComparison {
   // regress_detectors.cpp), so the two times measure different work.
   std::int64_t compile_cache_differs = 0;
   std::vector<ThroughputSummary> throughput;  // samples first, then elements; units with no case left out
+  // Cases in both runs of each group the findings name (Note [Rollups] in rollup.cpp): by
+  // case_group ("op/add/f32/eager") and by case_target ("op/add"), gauntlet/analysis/rollup.h.
+  std::map<std::string, std::int64_t> group_cases;
   // Regressions that fail the gates asked for (after waivers), by gate.
   std::map<Gate, std::int64_t> gating_counts() const;
 };

@@ -116,6 +116,9 @@ class StoreReader {
   // compare names its findings and known failures, thousands of them, this way.
   std::unordered_map<std::uint64_t, std::string> keys(std::vector<std::uint64_t> case_ids);
   std::unordered_map<std::uint64_t, std::string> errors(std::int64_t run, std::vector<std::uint64_t> case_ids);
+  // Calls `on_case(case_id, key)` for each case with a result in `run`, in no particular order:
+  // compare counts the cases of each group it names this way (gauntlet/analysis/rollup.h).
+  void run_keys(std::int64_t run, const std::function<void(std::uint64_t, std::string_view)>& on_case);
   std::map<Status, StatusTally> status_tally(std::int64_t run);
   // How many results of `run` have each of `columns` set (not NULL), in order.
   std::vector<std::int64_t> counts_set(std::int64_t run, const std::vector<std::string_view>& columns);
