@@ -595,6 +595,39 @@
   }
 
   // Overview: charts and the table of releases (or weeks).
+  // Regressions by group (Note [Rollups] in harness/analysis/rollup.cpp): one op in one dtype and
+  // mode, how many of its cases moved, the median change and its middle half, the worst case; a
+  // failure's group is its op and error signature. `data` is {list, more}.
+  function groupsTable(g, data, withKeys) {
+    var list = arr(data && data.list);
+    var more = (data && data.more) || {};
+    var rows = [];
+    GATES.forEach(function (gt) {
+      list.forEach(function (x) { if (x.gate === gt) rows.push(x); });
+      if (isNum(more[gt]) && more[gt] > 0) rows.push({ gate: gt, more: more[gt] });
+    });
+    return table([
+      { label: 'Gate', cell: function (x) { return h('span', { class: 'gate gate-' + (GATES.indexOf(x.gate) >= 0 ? x.gate : 'other') }, str(x.gate)); } },
+      { label: 'Group', cls: 'keycol', cell: function (x) {
+        if (x.more) return h('span', { class: 'muted' }, fmtInt(x.more) + ' more groups');
+        if (!withKeys) return h('code', null, str(x.group));
+        var keys = arr(x.keys);
+        return h('details', { class: 'cause-keys' }, h('summary', { testid: 'group-name' }, h('code', null, str(x.group))),
+          h('ul', { class: 'keys' }, keys.map(function (k) { return h('li', null, caseLink(g.id, str(k))); }),
+            x.moved > keys.length ? h('li', { class: 'muted' }, '\u2026 and ' + fmtInt(x.moved - keys.length) + ' more') : null));
+      } },
+      { label: 'Cases moved', cls: 'num', cell: function (x) { return x.more ? '' : h('span', { testid: 'group-moved' }, fmtInt(x.moved) + (isNum(x.cases) ? ' of ' + fmtInt(x.cases) : '')); } },
+      { label: 'Change', cls: 'nowrap', cell: function (x) { return x.more ? '' : str(x.change); } },
+      { label: 'Median', cls: 'num', cell: function (x) { return x.more ? '' : h('span', { testid: 'group-median' }, str(x.change_text) || DASH); } },
+      { label: 'Worst case, or cause', cls: 'detail', cell: function (x) {
+        if (x.more) return '';
+        var keys = arr(x.keys);
+        var what = x.cause ? h('span', null, str(x.cause)) : keys.length ? h('span', null, caseLink(g.id, str(keys[0])), ' ', str(x.worst_text)) : '';
+        return x.waived ? h('span', null, what, ' (' + fmtInt(x.waived) + ' waived)') : what;
+      } },
+    ], rows, { testid: 'groups-table', rowProps: function (x) { return x.more ? { testid: 'group-more' } : { testid: 'group-row', 'data-group': str(x.group), 'data-moved': String(x.moved) }; } });
+  }
+
   function viewOverview(g, r, out) {
     var byWeek = state.axis === 'week';
     var rows = byWeek ? arr(g.weeks) : arr(g.releases);
@@ -620,6 +653,19 @@
       stat('Speed index', last ? fmtRatio(last.speed_index) : DASH),
       stat('Cases (all releases)', fmtInt(g.cases)));
     out.appendChild(stats);
+
+    // The latest release's worst regressions by group, whatever the suite's index says.
+    if (g.latest && g.latest.groups) {
+      var latestRel = str(g.latest.release);
+      var worst = section(null, 'latest-groups');
+      worst.appendChild(h('h2', null, 'Worst regressions in ' + latestRel, h('span', { class: 'sub' }, ' against ' + str(g.latest.baseline))));
+      if (!arr(g.latest.groups.list).length) worst.appendChild(h('p', { class: 'muted', testid: 'no-latest-groups' }, 'No regression.'));
+      else {
+        worst.appendChild(groupsTable(g, g.latest.groups, false));
+        worst.appendChild(h('p', null, h('a', { href: releaseHash(g.id, latestRel), testid: 'latest-groups-link' }, 'Every regression of ' + latestRel + ', case by case \u2192')));
+      }
+      out.appendChild(worst);
+    }
 
     // Change points, in words.
     var cps = [];
@@ -663,10 +709,10 @@
     var charts = [
       { id: 'pass_rate', title: 'Pass rate of the cases that ran, and the share that ran', values: rows.map(passRan), color: COLORS.pass, fmt: fmtPct, kind: 'rate', cps: cpOf('pass'), what: 'pass rate',
         more: [{ label: 'ran', values: pick('ran_share'), color: COLORS.ran, fmt: fmtPct }] },
+      { id: 'speed_index', title: 'Speed index (time vs the first release; lower is faster)', values: pick('speed_index'), color: COLORS.speed, fmt: fmtRatio, kind: 'ratio', cps: cpOf('speed'), what: 'speed' },
       { id: 'fallback_rate', title: 'Fallback rate', values: pick('fallback_rate'), color: COLORS.fallback, fmt: fmtPct, kind: 'rate', cps: cpOf('fallback'), what: 'fallback rate' },
       { id: 'graph_breaks', title: 'Graph breaks', values: pick('graph_breaks'), color: COLORS.breaks, fmt: fmtInt, kind: 'count', cps: cpOf('breaks'), what: 'graph breaks',
         unmeasured: 'Not measured: no case of ' + (byWeek ? 'this week' : 'this release') + ' ran the compile path' },
-      { id: 'speed_index', title: 'Speed index (time vs the first release; lower is faster)', values: pick('speed_index'), color: COLORS.speed, fmt: fmtRatio, kind: 'ratio', cps: cpOf('speed'), what: 'speed' },
     ];
     var render = function () {
       var slots = charts.map(function (c) { return chartSlot(grid, c.id, c.title); });
@@ -826,6 +872,16 @@
             'cost-' + unit, t.cost_ratio && t.cost_ratio.lo > 1 ? 'bad' : null)];
         })));
 
+      // Note [Rollups]: the regressions by group and the failures by cause first, case by case after.
+      var grp = section('Regressions by group', 'groups');
+      if (!arr(d.groups && d.groups.list).length) grp.appendChild(h('p', { class: 'muted', testid: 'no-groups' }, 'No regressions.'));
+      else {
+        grp.appendChild(h('p', { class: 'muted' }, 'One op (model, collective) in one dtype and mode; a failure\u2019s group is its op and error. Worst first in each gate: most cases moved, then the largest median change. Open a group for its cases.'));
+        grp.appendChild(groupsTable(g, d.groups, true));
+      }
+      out.appendChild(grp);
+      out.appendChild(causesSection(g, d));
+
       // Filters and the regression table.
       var p = r.params;
       var f = { gate: p.get('gate') || '', family: p.get('family') || '', dtype: p.get('dtype') || '', mode: p.get('mode') || '', status: p.get('status') || '', q: p.get('q') || '', page: Math.max(0, parseInt(p.get('page') || '0', 10) || 0) };
@@ -911,7 +967,6 @@
         ], nfs, { testid: 'new-fallbacks-table' }));
       }
       out.appendChild(nf);
-      out.appendChild(causesSection(g, d));
       out.appendChild(fixesSection(g, d, base, cand));
     });
   }

@@ -137,6 +137,31 @@ async function main() {
       checkEq('overview: charts inside their frames', await chartsOverflowing(), '');
       checkEq('overview: database name in the header', (await text('[data-testid=db-name]')), String(overview.db));
     });
+    // Note [Rollups]: the overview's first screen names the latest release's worst regressed
+    // groups, and its release page lists the groups and the failures by cause before the cases.
+    await step('overview: the latest release\'s worst groups on the first screen', async () => {
+      const lg = (g.latest && g.latest.groups && g.latest.groups.list) || [];
+      check('overview: the latest release has regression groups', lg.length > 0, 'none in the data');
+      checkEq('overview: group rows shown', await count('[data-testid=latest-groups] [data-testid=group-row]'), lg.length);
+      if (lg.length) {
+        const first = page.locator('[data-testid=latest-groups] [data-testid=group-row]').first();
+        checkEq('overview: the first group is the worst', await first.getAttribute('data-group'), lg[0].group);
+        checkEq('overview: its cases moved', (await first.locator('[data-testid=group-moved]').textContent()).trim(),
+          `${lg[0].moved}` + (lg[0].cases ? ` of ${lg[0].cases}` : ''));
+        const box = await first.boundingBox();
+        const vh = page.viewportSize().height;
+        check('overview: the worst group is above the fold', box && box.y + box.height <= vh, box ? `at y=${box.y} of ${vh}` : 'not laid out');
+      }
+      await page.screenshot({ path: path.join(shots, 'overview_first_screen.png'), fullPage: false });
+      await go(`#/${gid}/latest`, 'latest');
+      const order = await page.evaluate(() => ['groups', 'causes', 'regressions'].map((id) => {
+        const e = document.querySelector(`[data-testid=${id}]`);
+        return e ? e.getBoundingClientRect().top + window.scrollY : -1;
+      }));
+      check('release page: groups, then causes, then the cases', order[0] >= 0 && order[0] < order[1] && order[1] < order[2], JSON.stringify(order));
+      checkEq('release page: group rows', await count('[data-testid=groups] [data-testid=group-row]'), (readData(site, `${gid}/latest`).groups.list || []).length);
+      await go(`#/${gid}/overview`, 'overview');
+    });
     // Note [Change points on every series]: each chart marks its own series' change points.
     const cpKinds = { speed: 'speed_index', pass: 'pass_rate', fallback: 'fallback_rate', breaks: 'graph_breaks' };
     const cpCount = (kind) => g.releases.filter((r) => r.change_point && r.change_point[kind]).length;
@@ -230,6 +255,7 @@ async function main() {
       const j = g.releases.findIndex((r, i) => hasPage(i) && i !== cpAt);
       if (j < 0) return;
       await go(`#/${gid}/overview`, 'overview');
+      await page.locator('[data-testid=chart-pass_rate]').scrollIntoViewIfNeeded();  // below the worst groups
       const box = await page.locator('[data-testid=chart-pass_rate] .u-over').boundingBox();
       const n = g.releases.length;
       await page.evaluate(() => document.body.removeAttribute('data-ready'));

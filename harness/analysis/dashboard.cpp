@@ -468,6 +468,7 @@ void judge(GroupData& d, const std::string& db_path) {
     }
     d.judged[r] = counts;
   }
+  if (nr >= 2 && done[nr - 1]) d.latest_groups = groups_json(*done[nr - 1], 5);
   d.judged_pairs = std::move(done);
 }
 

@@ -129,6 +129,9 @@ struct GroupData {
   std::vector<ChangePoints> cps;  // per release
   std::vector<std::optional<std::map<Gate, std::int64_t>>> judged;
   std::vector<std::optional<RunComparison>> judged_pairs;  // per release: against the one before
+  // The latest release's regressions by group, worst first (Note [Rollups] in rollup.cpp): the
+  // overview's first screen. Null when the latest release was not judged.
+  json latest_groups;
 
   std::int64_t ran(std::size_t r) const {
     std::int64_t n = 0;
@@ -170,6 +173,9 @@ struct GroupData {
 
 // The group's entry in overview.js: its releases, weeks and facets (dashboard_overview.cpp).
 json group_overview(const GroupData& d, std::int64_t case_files);
+// A comparison's regressions by group (Note [Rollups] in rollup.cpp): {"list": at most `per_gate`
+// groups a gate, each with its first keys; "more": the groups left out, by gate} (dashboard_releases.cpp).
+json groups_json(const RunComparison& c, std::size_t per_gate);
 // data/<g>/releases/<r>.js and latest.js (dashboard_releases.cpp); frees each comparison written.
 void write_release_pages(GroupData& d, Writer& w);
 // data/<g>/breakdown.js and coverage.js (dashboard_breakdown.cpp).

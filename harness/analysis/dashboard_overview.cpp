@@ -95,9 +95,10 @@ json group_overview(const GroupData& d, std::int64_t case_files) {
           {"metric", d.sim ? "sim" : "host"},
           {"releases", releases},
           {"weeks", weeks_json(d)},
-          {"latest",
-           nr >= 2 ? json{{"release", d.g.releases[nr - 1].run.release}, {"baseline", d.g.releases[nr - 2].run.release}}
-                   : json(nullptr)},
+          {"latest", nr >= 2 ? json{{"release", d.g.releases[nr - 1].run.release},
+                                    {"baseline", d.g.releases[nr - 2].run.release},
+                                    {"groups", d.latest_groups}}
+                             : json(nullptr)},
           {"facets", facets_json(d)},
           {"cases", d.cases.size()},
           {"case_files", case_files}};

@@ -9,6 +9,7 @@
 
 #include "dashboard_group.h"
 #include "gauntlet/analysis/reports.h"
+#include "gauntlet/analysis/rollup.h"
 #include "gauntlet/base/outcome.h"
 #include "gauntlet/base/text.h"
 
@@ -26,6 +27,7 @@ struct Cause {
 constexpr std::size_t kKeysPerCause = 20;
 
 json release_page(const GroupData& d, std::size_t r, const RunComparison& c) {
+  const json groups_by_change = groups_json(c, 25);
   std::unordered_map<std::string_view, std::uint32_t> by_key;
   for (std::uint32_t i = 0; i < d.cases.size(); ++i) by_key.emplace(d.cases[i].key, i);
   json regressions = json::array(), missing = json::array();
@@ -133,6 +135,7 @@ json release_page(const GroupData& d, std::size_t r, const RunComparison& c) {
             {"geomean", interval_json(c.speed.geomean, c.speed.compared)},
             {"throughput", throughput},
             {"counts", gates_json(counts)},
+            {"groups", groups_by_change},
             {"regressions", regressions},
             {"regressions_total", total},
             {"missing", missing},
@@ -147,6 +150,35 @@ json release_page(const GroupData& d, std::size_t r, const RunComparison& c) {
 }
 
 }  // namespace
+
+json groups_json(const RunComparison& c, std::size_t per_gate) {
+  json out = json::array();
+  std::map<Gate, std::size_t> in_gate;
+  for (const FindingGroup& g : group_findings(c)) {
+    if (!is_regression(g.change) || in_gate[change_gate(g.change)]++ >= per_gate) continue;
+    json keys = json::array();
+    for (std::size_t i = 0; i < std::min<std::size_t>(g.findings.size(), kKeysPerCause); ++i)
+      keys.push_back(g.findings[i]->key);
+    out.push_back({{"group", g.group},
+                   {"gate", gate_name(change_gate(g.change))},
+                   {"change", change_name(g.change)},
+                   {"cause", g.cause.empty() ? json(nullptr) : json(g.cause)},
+                   {"cases", g.cases > 0 ? json(g.cases) : json(nullptr)},
+                   {"moved", g.moved},
+                   {"waived", g.waived},
+                   {"median", number(g.median)},
+                   {"q1", number(g.q1)},
+                   {"q3", number(g.q3)},
+                   {"change_text", group_change_text(g.change, g.median)},
+                   {"worst_text", group_change_text(g.change, g.findings.front()->ratio)},
+                   {"keys", keys}});
+  }
+  json more = json::object();
+  for (const auto& [gate, n] : in_gate) {
+    if (n > per_gate) more[std::string(gate_name(gate))] = n - per_gate;
+  }
+  return {{"list", std::move(out)}, {"more", std::move(more)}};
+}
 
 // Note [Release pages]: every judged release has a page, data/<g>/releases/<r>.js (r: its index
 // in the overview's releases), holding what changed against the release before it: compare's

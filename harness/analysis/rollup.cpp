@@ -149,7 +149,9 @@ std::vector<FindingGroup> group_findings(const RunComparison& c) {
     }
     out.push_back(std::move(g));
   }
-  const auto magnitude = [](const FindingGroup& g) { return std::isfinite(g.median) ? std::abs(std::log(g.median)) : 0; };
+  const auto magnitude = [](const FindingGroup& g) {
+    return std::isfinite(g.median) ? std::abs(std::log(g.median)) : 0;
+  };
   std::stable_sort(out.begin(), out.end(), [&](const FindingGroup& a, const FindingGroup& b) {
     const bool ra = is_regression(a.change), rb = is_regression(b.change);
     if (ra != rb) return ra;
@@ -178,8 +180,8 @@ std::string group_line(const FindingGroup& g) {
   if (std::isfinite(g.median)) {
     out += fmt::format(", median {}", group_change_text(g.change, g.median));
     if (g.moved >= 4) {
-      out += fmt::format(" (middle half {} .. {})", group_change_text(g.change, g.q1),
-                         group_change_text(g.change, g.q3));
+      out +=
+          fmt::format(" (middle half {} .. {})", group_change_text(g.change, g.q1), group_change_text(g.change, g.q3));
     }
   }
   if (!g.findings.empty()) {

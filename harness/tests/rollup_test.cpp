@@ -3,6 +3,8 @@
 // The candidate makes every `add` case 20% slower, one `mul` case 30% slower, and 5 `exp` cases
 // fail with one error whose numbers differ from case to case. The suite's speed moves too (a
 // finding of its own, key suite:smoke).
+#include "gauntlet/analysis/rollup.h"
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -12,7 +14,6 @@
 
 #include "gauntlet/analysis/compare_console.h"
 #include "gauntlet/analysis/reports.h"
-#include "gauntlet/analysis/rollup.h"
 #include "gauntlet/analysis/waivers.h"
 #include "gauntlet/store/store.h"
 
