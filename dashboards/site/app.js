@@ -623,9 +623,29 @@
         if (x.more) return '';
         var keys = arr(x.keys);
         var what = x.cause ? h('span', null, str(x.cause)) : keys.length ? h('span', null, caseLink(g.id, str(keys[0])), ' ', str(x.worst_text)) : '';
+        if (x.reopened) what = h('span', null, what, h('strong', { testid: 'group-reopened' }, ' open again: ' + fmtInt(x.reopened) + ' grew past their acknowledgement'));
         return x.waived ? h('span', null, what, ' (' + fmtInt(x.waived) + ' waived)') : what;
       } },
     ], rows, { testid: 'groups-table', rowProps: function (x) { return x.more ? { testid: 'group-more' } : { testid: 'group-row', 'data-group': str(x.group), 'data-moved': String(x.moved) }; } });
+  }
+
+  // Acknowledged regressions (gauntlet triage ack; Note [Triage]): apart from the open ones, each
+  // with who acknowledged it, when and why. Null when there are none.
+  function ackedTable(data) {
+    var acked = arr(data && data.acked);
+    if (!acked.length) return null;
+    return h('div', { class: 'acked' },
+      h('h3', null, 'Acknowledged (' + fmtInt(acked.reduce(function (a, x) { return a + (x.moved || 0); }, 0)) + ' regressions)'),
+      table([
+        { label: 'Gate', cell: function (x) { return h('span', { class: 'gate gate-' + (GATES.indexOf(x.gate) >= 0 ? x.gate : 'other') }, str(x.gate)); } },
+        { label: 'Group', cls: 'keycol', cell: function (x) { return h('code', null, str(x.group)); } },
+        { label: 'Cases', cls: 'num', cell: function (x) { return fmtInt(x.moved) + (isNum(x.cases) ? ' of ' + fmtInt(x.cases) : ''); } },
+        { label: 'Change', cls: 'nowrap', cell: function (x) { return str(x.change) + (x.change_text ? ' ' + str(x.change_text) : ''); } },
+        { label: 'Acknowledged', cls: 'detail', cell: function (x) {
+          var a = x.ack || {};
+          return h('span', { testid: 'ack-note' }, 'ack ' + str(a.id) + ' by ' + str(a.by) + ' on ' + fmtDate(a.at) + (a.until ? ', until ' + str(a.until) : '') + ': ' + str(a.note));
+        } },
+      ], acked, { testid: 'acked-table', rowProps: function (x) { return { testid: 'acked-row', 'data-group': str(x.group) }; } }));
   }
 
   function viewOverview(g, r, out) {
@@ -659,11 +679,12 @@
       var latestRel = str(g.latest.release);
       var worst = section(null, 'latest-groups');
       worst.appendChild(h('h2', null, 'Worst regressions in ' + latestRel, h('span', { class: 'sub' }, ' against ' + str(g.latest.baseline))));
-      if (!arr(g.latest.groups.list).length) worst.appendChild(h('p', { class: 'muted', testid: 'no-latest-groups' }, 'No regression.'));
+      if (!arr(g.latest.groups.list).length) worst.appendChild(h('p', { class: 'muted', testid: 'no-latest-groups' }, arr(g.latest.groups.acked).length ? 'No open regression.' : 'No regression.'));
       else {
         worst.appendChild(groupsTable(g, g.latest.groups, false));
         worst.appendChild(h('p', null, h('a', { href: releaseHash(g.id, latestRel), testid: 'latest-groups-link' }, 'Every regression of ' + latestRel + ', case by case \u2192')));
       }
+      add(worst, ackedTable(g.latest.groups));
       out.appendChild(worst);
     }
 
@@ -874,11 +895,12 @@
 
       // Note [Rollups]: the regressions by group and the failures by cause first, case by case after.
       var grp = section('Regressions by group', 'groups');
-      if (!arr(d.groups && d.groups.list).length) grp.appendChild(h('p', { class: 'muted', testid: 'no-groups' }, 'No regressions.'));
+      if (!arr(d.groups && d.groups.list).length) grp.appendChild(h('p', { class: 'muted', testid: 'no-groups' }, arr(d.groups && d.groups.acked).length ? 'No open regressions.' : 'No regressions.'));
       else {
         grp.appendChild(h('p', { class: 'muted' }, 'One op (model, collective) in one dtype and mode; a failure\u2019s group is its op and error. Worst first in each gate: most cases moved, then the largest median change. Open a group for its cases.'));
         grp.appendChild(groupsTable(g, d.groups, true));
       }
+      add(grp, ackedTable(d.groups));
       out.appendChild(grp);
       out.appendChild(causesSection(g, d));
 

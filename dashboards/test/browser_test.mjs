@@ -152,6 +152,14 @@ async function main() {
         const vh = page.viewportSize().height;
         check('overview: the worst group is above the fold', box && box.y + box.height <= vh, box ? `at y=${box.y} of ${vh}` : 'not laid out');
       }
+      // Note [Triage]: the acknowledged group (run_browser_tests.sh acks one) is apart, with its note.
+      const acked = (g.latest && g.latest.groups && g.latest.groups.acked) || [];
+      check('overview: the acknowledged group is in the data', acked.length > 0, 'no acked group');
+      checkEq('overview: acknowledged groups shown apart', await count('[data-testid=latest-groups] [data-testid=acked-row]'), acked.length);
+      if (acked.length) {
+        check('overview: the acknowledged group is not among the open ones', !lg.some((x) => x.group === acked[0].group && x.change === acked[0].change), acked[0].group);
+        check('overview: its note is shown', (await text('[data-testid=latest-groups] [data-testid=ack-note]')).includes('the tile retune'), 'no note');
+      }
       await page.screenshot({ path: path.join(shots, 'overview_first_screen.png'), fullPage: false });
       await go(`#/${gid}/latest`, 'latest');
       const order = await page.evaluate(() => ['groups', 'causes', 'regressions'].map((id) => {

@@ -39,6 +39,11 @@ std::string compare_console_text(const RunComparison& c, const Waivers& waivers)
   // Note [Rollups] in rollup.cpp: the groups first, so that one fault reads as one line.
   std::vector<FindingGroup> groups = group_findings(c);
   std::erase_if(groups, [](const FindingGroup& g) { return !is_regression(g.change); });
+  std::vector<FindingGroup> acked;  // Note [Triage] in triage.cpp: apart from the open ones
+  for (FindingGroup& g : groups) {
+    if (g.ack != nullptr) acked.push_back(std::move(g));
+  }
+  std::erase_if(groups, [](const FindingGroup& g) { return g.findings.empty() || g.ack != nullptr; });
   if (!groups.empty()) {
     out += "regressions by group, worst first (each case: --markdown or --json):\n";
     // A few per gate: one fault of each kind stays in the first lines, however many groups
@@ -58,6 +63,15 @@ std::string compare_console_text(const RunComparison& c, const Waivers& waivers)
       for (std::size_t i = 0; i < std::min(in.size(), kShown); ++i) out += "    " + group_line(*in[i]) + "\n";
       if (in.size() > kShown) out += fmt::format("    ... and {} more\n", in.size() - kShown);
     }
+  }
+  if (!acked.empty()) {
+    std::int64_t n = 0;
+    for (const FindingGroup& g : acked) n += g.moved;
+    out += fmt::format("acknowledged ({} regressions in {} group{}; gauntlet triage list):\n", n, acked.size(),
+                       acked.size() == 1 ? "" : "s");
+    constexpr std::size_t kShownAcked = 10;
+    for (std::size_t i = 0; i < std::min(acked.size(), kShownAcked); ++i) out += "  " + group_line(acked[i]) + "\n";
+    if (acked.size() > kShownAcked) out += fmt::format("  ... and {} more\n", acked.size() - kShownAcked);
   }
   for (const auto& [change, n] : by_change) {
     if (change == Change::New) continue;

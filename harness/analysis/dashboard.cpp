@@ -21,6 +21,7 @@
 #include "gauntlet/analysis/dates.h"
 #include "gauntlet/analysis/reports.h"
 #include "gauntlet/analysis/stats.h"
+#include "gauntlet/analysis/triage.h"
 #include "gauntlet/base/output_dir.h"
 #include "gauntlet/base/stage.h"
 #include "gauntlet/base/text.h"
@@ -441,6 +442,11 @@ void judge(GroupData& d, const std::string& db_path) {
     if (r >= nr - pairs || cp.speed || cp.pass || cp.fallback || cp.breaks) todo.push_back(r);
   }
   std::vector<std::optional<RunComparison>> done(nr);
+  // Note [Triage] in triage.cpp: acknowledged regressions are shown apart (never honoured here:
+  // the counts are of every regression).
+  const std::vector<Ack> acks = read_acks(db_path, raise);
+  std::vector<RunRef> runs;
+  for (const Release& rel : d.g.releases) runs.push_back(rel.run);
   std::vector<std::string> errors(nr);
   std::vector<int> error_codes(nr, kExitBadInput);
   std::atomic<std::size_t> next{0};
@@ -449,6 +455,7 @@ void judge(GroupData& d, const std::string& db_path) {
       const std::size_t r = todo[k];
       try {
         done[r] = compare_runs(db_path, d.g.releases[r].run.id, d.g.releases[r - 1].run.id, d.o.compare);
+        apply_acks(*done[r], acks, runs, false);
       } catch (const CompareError& e) {
         errors[r] = e.what();
         error_codes[r] = e.exit_code();

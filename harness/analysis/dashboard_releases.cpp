@@ -152,10 +152,28 @@ json release_page(const GroupData& d, std::size_t r, const RunComparison& c) {
 }  // namespace
 
 json groups_json(const RunComparison& c, std::size_t per_gate) {
-  json out = json::array();
+  json out = json::array(), acked = json::array();
   std::map<Gate, std::size_t> in_gate;
   for (const FindingGroup& g : group_findings(c)) {
-    if (!is_regression(g.change) || in_gate[change_gate(g.change)]++ >= per_gate) continue;
+    if (!is_regression(g.change)) continue;
+    if (g.ack != nullptr) {  // Note [Triage] in triage.cpp: apart, with the note
+      if (acked.size() < 100) {
+        acked.push_back({{"group", g.group},
+                         {"gate", gate_name(change_gate(g.change))},
+                         {"change", change_name(g.change)},
+                         {"cases", g.cases > 0 ? json(g.cases) : json(nullptr)},
+                         {"moved", g.moved},
+                         {"change_text", group_change_text(g.change, g.median)},
+                         {"ack",
+                          {{"id", g.ack->id},
+                           {"by", g.ack->by},
+                           {"at", g.ack->at},
+                           {"until", g.ack->until.empty() ? json(nullptr) : json(g.ack->until)},
+                           {"note", g.ack->note}}}});
+      }
+      continue;
+    }
+    if (in_gate[change_gate(g.change)]++ >= per_gate) continue;
     json keys = json::array();
     for (std::size_t i = 0; i < std::min<std::size_t>(g.findings.size(), kKeysPerCause); ++i)
       keys.push_back(g.findings[i]->key);
@@ -171,13 +189,14 @@ json groups_json(const RunComparison& c, std::size_t per_gate) {
                    {"q3", number(g.q3)},
                    {"change_text", group_change_text(g.change, g.median)},
                    {"worst_text", group_change_text(g.change, g.findings.front()->ratio)},
+                   {"reopened", g.reopened},
                    {"keys", keys}});
   }
   json more = json::object();
   for (const auto& [gate, n] : in_gate) {
     if (n > per_gate) more[std::string(gate_name(gate))] = n - per_gate;
   }
-  return {{"list", std::move(out)}, {"more", std::move(more)}};
+  return {{"list", std::move(out)}, {"more", std::move(more)}, {"acked", std::move(acked)}};
 }
 
 // Note [Release pages]: every judged release has a page, data/<g>/releases/<r>.js (r: its index

@@ -371,7 +371,7 @@ std::string repro_command(const RunComparison& c, const Finding& f) {
 GateVerdict gate_verdict(const RunComparison& c, const std::vector<Gate>& gates_asked) {
   const std::vector<Gate> gates = normalized(gates_asked);
   std::map<Gate, std::int64_t> failing;
-  std::int64_t waived_n = 0, expired = 0, outside = 0;
+  std::int64_t waived_n = 0, expired = 0, outside = 0, acked_gating = 0, acked_passing = 0;
   for (const Finding& f : c.findings) {
     if (!is_regression(f.change)) continue;
     const Gate g = change_gate(f.change);
@@ -380,8 +380,11 @@ GateVerdict gate_verdict(const RunComparison& c, const std::vector<Gate>& gates_
     } else if (f.gating()) {
       ++failing[g];
       expired += f.waiver.has_value();
-    } else {
+      acked_gating += f.acknowledged();
+    } else if (f.waiver && !f.waiver->expired) {
       ++waived_n;
+    } else {
+      ++acked_passing;  // acknowledged, and acks honoured (Note [Triage] in triage.cpp)
     }
   }
   std::vector<std::string> reasons;
@@ -392,6 +395,8 @@ GateVerdict gate_verdict(const RunComparison& c, const std::vector<Gate>& gates_
   if (waived_n > 0) notes.push_back(fmt::format("{} waived", waived_n));
   if (expired > 0) notes.push_back(fmt::format("{} with an expired waiver", expired));
   if (outside > 0) notes.push_back(plural(outside, "regression") + " outside the gates");
+  if (acked_gating > 0) notes.push_back(fmt::format("{} acknowledged, gating without --honour-acks", acked_gating));
+  if (acked_passing > 0) notes.push_back(fmt::format("{} acknowledged", acked_passing));
 
   GateVerdict v;
   v.exit_code = reasons.empty() ? 0 : 1;
@@ -645,6 +650,20 @@ std::string junit_report(const RunComparison& c, const ReportOptions& o) {
       total_tests, total_failures, total_skipped, body);
 }
 
+// Note [Triage] in triage.cpp: a finding's or group's acknowledgement.
+static Json ack_json(const std::optional<AckRef>& a) {
+  if (!a) return nullptr;
+  return Json{{"id", a->id},
+              {"subject", a->subject},
+              {"note", a->note},
+              {"by", a->by},
+              {"at", a->at},
+              {"until", a->until.empty() ? Json(nullptr) : Json(a->until)},
+              {"grown", a->grown},
+              {"grown_why", a->grown ? Json(a->grown_why) : Json(nullptr)},
+              {"honoured", a->honoured}};
+}
+
 std::string json_report(const RunComparison& c, const ReportOptions& o) {
   const std::vector<Gate> gates = normalized(o.gates);
   auto number = [](double x) { return std::isfinite(x) ? Json(x) : Json(nullptr); };
@@ -764,6 +783,7 @@ std::string json_report(const RunComparison& c, const ReportOptions& o) {
                             {"p_value", has_p_value(f.p_value) ? Json(f.p_value) : Json(nullptr)},
                             {"detail", f.detail},
                             {"waiver", waiver},
+                            {"ack", ack_json(f.ack)},
                             {"repro", repro_command(c, f)}});
     if (f.work_items > 0) {
       // Note [Throughput and cost]: a speed finding's times as throughput and cost.
@@ -795,6 +815,8 @@ std::string json_report(const RunComparison& c, const ReportOptions& o) {
                           {"q1_ratio", number(g.q1)},
                           {"q3_ratio", number(g.q3)},
                           {"worst", g.findings.front()->key},
+                          {"ack", g.ack != nullptr ? ack_json(*g.ack) : Json(nullptr)},
+                          {"reopened", g.reopened},
                           {"findings", std::move(members)}});
   }
   j["groups"] = std::move(groups);

@@ -117,22 +117,25 @@ std::string case_target(std::string_view key) {
 
 std::vector<FindingGroup> group_findings(const RunComparison& c) {
   // (change, group, signature) -> group; the signature is "" but for status changes.
-  std::map<std::tuple<Change, std::string, std::string>, FindingGroup> groups;
+  std::map<std::tuple<Change, std::string, std::string, std::int64_t>, FindingGroup> groups;
   for (const Finding& f : c.findings) {
     if (f.change == Change::New) continue;
     const bool by_cause = f.change == Change::StatusChange;
     std::string group = by_cause ? case_target(f.key) : case_group(f.key);
-    FindingGroup& g = groups[{f.change, group, by_cause ? error_signature(f.detail) : ""}];
+    const std::int64_t ack = f.acknowledged() ? f.ack->id : 0;
+    FindingGroup& g = groups[{f.change, group, by_cause ? error_signature(f.detail) : "", ack}];
     if (g.findings.empty()) {
       g.change = f.change;
       g.group = std::move(group);
       if (by_cause) g.cause = first_line_cut(f.detail, 200);
       const auto n = c.group_cases.find(g.group);
       g.cases = n != c.group_cases.end() ? n->second : 0;
+      if (ack != 0) g.ack = &*f.ack;
     }
     g.findings.push_back(&f);
     ++g.moved;
     g.waived += f.waiver.has_value();
+    g.reopened += f.ack && f.ack->grown;
   }
   std::vector<FindingGroup> out;
   out.reserve(groups.size());
@@ -156,6 +159,8 @@ std::vector<FindingGroup> group_findings(const RunComparison& c) {
     const bool ra = is_regression(a.change), rb = is_regression(b.change);
     if (ra != rb) return ra;
     if (change_gate(a.change) != change_gate(b.change)) return change_gate(a.change) < change_gate(b.change);
+    // grown past its acknowledgement: flagged again, first (Note [Triage] in triage.cpp)
+    if ((a.reopened > 0) != (b.reopened > 0)) return a.reopened > 0;
     if (a.moved != b.moved) return a.moved > b.moved;
     return magnitude(a) > magnitude(b);
   });
@@ -195,13 +200,40 @@ std::string group_line(const FindingGroup& g) {
     }
   }
   if (g.waived > 0) out += fmt::format(" ({} waived)", g.waived);
+  if (g.reopened > 0) {
+    const auto grown =
+        std::find_if(g.findings.begin(), g.findings.end(), [](const Finding* f) { return f->ack && f->ack->grown; });
+    out += fmt::format(" (open again, {} acknowledged in ack {}: {})", g.reopened, (*grown)->ack->id,
+                       (*grown)->ack->grown_why);
+  }
+  if (g.ack != nullptr) out += " " + ack_text(*g.ack);
   return out;
+}
+
+std::string ack_text(const AckRef& a) {
+  return fmt::format("[ack {} by {} on {}{}: {}]", a.id, a.by, a.at.substr(0, 10),
+                     a.until.empty() ? "" : fmt::format(", until {}", a.until), first_line_cut(a.note, 200));
 }
 
 std::string rollup_markdown(const RunComparison& c, std::size_t per_gate) {
   std::vector<FindingGroup> groups = group_findings(c);
   std::erase_if(groups, [](const FindingGroup& g) { return !is_regression(g.change); });
-  if (groups.empty()) return "None.\n\n";
+  std::string acked;  // Note [Triage] in triage.cpp: acknowledged groups in a table of their own
+  for (const FindingGroup& g : groups) {
+    if (g.ack == nullptr) continue;
+    acked += fmt::format("| {} | {} | {} | {} | {} | {} |\n", gate_name(change_gate(g.change)), markdown_code(g.group),
+                         g.cases > 0 ? fmt::format("{} of {}", g.moved, g.cases) : std::to_string(g.moved),
+                         change_name(g.change), group_change_text(g.change, g.median), markdown_text(ack_text(*g.ack)));
+  }
+  std::erase_if(groups, [](const FindingGroup& g) { return g.ack != nullptr; });
+  if (!acked.empty()) {
+    acked =
+        "Acknowledged (`gauntlet triage`): listed apart, and gating unless the gate honours acks "
+        "(`--honour-acks`).\n\n| Gate | Group | Cases | Change | Median | Acknowledgement |\n"
+        "|---|---|--:|---|--:|---|\n" +
+        acked + "\n";
+  }
+  if (groups.empty()) return acked.empty() ? "None.\n\n" : "None open.\n\n" + acked;
   std::string out =
       "A group is one op (model, collective) in one dtype and mode; a failure's group is its op and the signature of "
       "its error. Worst first in each gate: most cases moved, then largest median change.\n\n"
@@ -222,6 +254,7 @@ std::string rollup_markdown(const RunComparison& c, std::size_t per_gate) {
         if (const std::string ch = group_change_text(g.change, worst.ratio); !ch.empty()) what += " " + ch;
       }
       if (g.waived > 0) what += fmt::format(" ({} waived)", g.waived);
+      if (g.reopened > 0) what += fmt::format(" (open again: {} grew past their acknowledgement)", g.reopened);
       const std::string middle =
           g.moved >= 4 && std::isfinite(g.q1)
               ? fmt::format("{} .. {}", group_change_text(g.change, g.q1), group_change_text(g.change, g.q3))
@@ -234,7 +267,7 @@ std::string rollup_markdown(const RunComparison& c, std::size_t per_gate) {
       out += fmt::format("| {} | {} more groups | {} | | | | |\n", gate_name(gate), in - per_gate, rest);
     }
   }
-  return out + "\n";
+  return out + "\n" + acked;
 }
 
 }  // namespace gauntlet

@@ -1,4 +1,4 @@
-// The torch-free commands (show, merge, compare, report) and the parsing and
+// The torch-free commands (show, merge, compare, report, triage) and the parsing and
 // error handling both binaries share (Note [Two binaries] in front.cpp).
 #include "gauntlet/cli/commands.h"
 
@@ -42,6 +42,12 @@ Command add_report(CLI::App& app, Options& all) {
   auto* sub = declare(app, "report",
                       "summarise a database: --weekly, the last 7 days across releases, with change points", all.rp);
   return {sub, [&all] { return print(weekly_command(all.rp)); }};
+}
+
+Command add_triage(CLI::App& app, Options& all) {
+  auto* sub = declare(app, "triage",
+                      "acknowledge a regression (ack), take it back (unack), list them: kept in the database", all.tr);
+  return {sub, [&all] { return print(triage_command(all.tr)); }};
 }
 
 // A parse error in one line: the (sub)command's help to see, and an unknown option named even when
@@ -130,7 +136,7 @@ int run_command(const Command& command, const Options& all) {
 }
 
 const std::vector<std::string>& torch_free_commands() {
-  static const std::vector<std::string> names = {"show", "merge", "compare", "report"};
+  static const std::vector<std::string> names = {"show", "merge", "compare", "report", "triage"};
   return names;
 }
 

@@ -40,7 +40,7 @@ int front_main(int argc, char** argv) {
     Options all;
     all.argv.assign(argv + 1, argv + argc);
     const std::vector<Command> commands = {add_show(app, all), add_merge(app, all), add_compare(app, all),
-                                           add_report(app, all)};
+                                           add_report(app, all), add_triage(app, all)};
     return parse_and_run(app, all, commands, argc, argv);
   }
   const std::string torch = torch_binary();

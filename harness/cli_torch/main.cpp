@@ -133,21 +133,11 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "gauntlet " GAUNTLET_VERSION_STRING);
   Options all;
   all.argv.assign(argv + 1, argv + argc);
-  const std::vector<Command> commands = {add_list(app, all),
-                                         add_run(app, all),
-                                         add_golden(app, all),
-                                         add_show(app, all),
-                                         add_repro(app, all),
-                                         add_reduce(app, all),
-                                         add_ops_from_models(app, all),
-                                         add_plan(app, all),
-                                         add_merge(app, all),
-                                         add_compare(app, all),
-                                         add_report(app, all),
-                                         add_dashboard(app, all),
-                                         add_bench(app, all),
-                                         add_backend_info(app, all),
-                                         add_rank(app, all),
-                                         add_worker(app, all)};
+  const std::vector<Command> commands = {
+      add_list(app, all),      add_run(app, all),     add_golden(app, all),          add_show(app, all),
+      add_repro(app, all),     add_reduce(app, all),  add_ops_from_models(app, all), add_plan(app, all),
+      add_merge(app, all),     add_compare(app, all), add_report(app, all),          add_triage(app, all),
+      add_dashboard(app, all), add_bench(app, all),   add_backend_info(app, all),    add_rank(app, all),
+      add_worker(app, all)};
   return parse_and_run(app, all, commands, argc, argv);
 }

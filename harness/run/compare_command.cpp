@@ -8,10 +8,13 @@
 #include "gauntlet/analysis/compare_console.h"
 #include "gauntlet/analysis/regress.h"
 #include "gauntlet/analysis/reports.h"
+#include "gauntlet/analysis/triage.h"
 #include "gauntlet/analysis/waivers.h"
 #include "gauntlet/run/confirm.h"
 #include "gauntlet/run/reporters.h"
+#include "gauntlet/store/acks.h"
 #include "gauntlet/store/store.h"
+#include "gauntlet/store/store_reader.h"
 
 namespace gauntlet {
 
@@ -32,6 +35,8 @@ void describe_options(OptionSink& s, CompareRequest& o) {
   s.option("--history", o.history, "earlier releases used for noise bands and change points (0: none)").show_default();
   s.option("--waivers", o.waivers, "waivers file (docs/waivers.md)");
   s.option("--gate", o.gate, "exit 1 when regressions of these kinds remain: accuracy,speed,coverage");
+  s.flag("--honour-acks", o.honour_acks,
+         "--gate: regressions acknowledged with gauntlet triage ack do not fail it (by default they do)");
   s.option("--min-ran", o.min_ran, "--gate: the candidate is hollow below this fraction of cases that ran")
       .show_default();
   s.option("--max-ran-drop", o.max_ran_drop,
@@ -115,6 +120,12 @@ Judged judge_run(const CompareRequest& o) {
   const std::string today = today_utc();
   for (Finding& f : c.findings) {
     if (is_regression(f.change)) f.waiver = waivers.match(f.key, f.change, change_gate(f.change), today);
+  }
+
+  {  // Note [Triage] in analysis/triage.cpp: acknowledged regressions listed apart
+    StoreReader reader(o.db, [](const std::string& message, int exit_code) { throw Error(message, exit_code); });
+    apply_acks(c, read_acks(o.db, [](const std::string& message, int exit_code) { throw Error(message, exit_code); }),
+               reader.runs(), o.honour_acks);
   }
 
   ReportOptions ro;

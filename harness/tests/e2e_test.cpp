@@ -189,6 +189,49 @@ TEST_F(E2E, GateExitsOneOnFailures) {
   EXPECT_EQ(r.code, 1) << r.out << r.err;
 }
 
+// Note [Triage] in analysis/triage.cpp, through the real binary: `add` (f32) 20% slower in r2 and
+// 44% in r3 (simulated time), against r1.
+TEST_F(E2E, AnAcknowledgedSlowdownIsListedApartSurvivesInTheDatabaseAndIsFlaggedAgainWhenItGrows) {
+  const std::string db = (dir_ / "t.db").string();
+  const std::string run = "run --suite smoke --backend sim --filter 'op/add/f32/*' --quiet --db " + db;
+  ASSERT_EQ(gauntlet(run + " --release r1").code, 0);
+  ASSERT_EQ(gauntlet(run + " --release r2", "GAUNTLET_SIM_FAULTS='op=aten::add*,kind=slow,factor=1.2'").code, 0);
+  ASSERT_EQ(gauntlet(run + " --release r3", "GAUNTLET_SIM_FAULTS='op=aten::add*,kind=slow,factor=1.44'").code, 0);
+  const std::string r2 = " --db " + db + " --run 2 --baseline 1";
+
+  Result before = gauntlet("compare" + r2);
+  ASSERT_EQ(before.code, 0) << before.err;
+  ASSERT_NE(before.out.find("op/add/f32/eager: "), std::string::npos) << before.out;
+  // the op's groups and the suite's own speed finding
+  for (const std::string subject : {"op/add", "suite:smoke"}) {
+    Result ack = gauntlet("triage ack " + subject + r2 + " --note 'known: the add rewrite' --by alice");
+    ASSERT_EQ(ack.code, 0) << ack.err;
+    EXPECT_NE(ack.out.find("acknowledged: ack "), std::string::npos) << ack.out;
+  }
+  Result list = gauntlet("triage list --db " + db);  // another process: the acks are in the database
+  EXPECT_NE(list.out.find("op/add/f32/eager slower  on sim  by alice"), std::string::npos) << list.out;
+
+  Result after = gauntlet("compare" + r2 + " --gate speed");
+  EXPECT_EQ(after.code, 1) << "acknowledged still gates by default\n" << after.out;
+  const std::size_t apart = after.out.find("acknowledged (");
+  ASSERT_NE(apart, std::string::npos) << after.out;
+  EXPECT_EQ(after.out.substr(0, apart).find("op/add/f32/eager: "), std::string::npos) << after.out;
+  EXPECT_NE(after.out.find("by alice on ", apart), std::string::npos) << after.out;
+  EXPECT_NE(after.out.find("acknowledged, gating without --honour-acks"), std::string::npos) << after.out;
+  EXPECT_EQ(gauntlet("compare" + r2 + " --gate speed --honour-acks").code, 0);
+
+  Result grown = gauntlet("compare --db " + db + " --run 3 --baseline 1 --gate speed --honour-acks");
+  EXPECT_EQ(grown.code, 1) << grown.out;
+  EXPECT_NE(grown.out.find("open again"), std::string::npos) << grown.out;
+
+  Result unack = gauntlet("triage unack op/add --db " + db + " --by bob");
+  EXPECT_EQ(unack.code, 0) << unack.err;
+  EXPECT_NE(unack.out.find("removed: ack "), std::string::npos) << unack.out;
+  EXPECT_EQ(gauntlet("compare" + r2 + " --gate speed --honour-acks").code, 1);
+  Result all = gauntlet("triage list --all --db " + db);
+  EXPECT_NE(all.out.find("removed by bob"), std::string::npos) << all.out;
+}
+
 TEST_F(E2E, BadInputGivesOneLineErrorAndExitTwo) {
   expect_one_line_error(gauntlet("repro 'op/no_such_op/f32/4/contig/eager'"), "unknown op 'no_such_op'");
   expect_one_line_error(gauntlet("repro 'op/exp/f33/4/contig/eager'"), "unknown dtype 'f33'");
@@ -357,6 +400,17 @@ std::vector<BadInput> bad_inputs(const fs::path& dir, const std::string& db, con
       {run + " --golden-store ''", "", "--golden-store: must not be empty"},
       {run + " --golden-store " + (dir / "nowhere").string(), "", "no such golden store"},
       {run + " --record-env 'NEURON_[x]'", "", "--record-env 'NEURON_[x]'"},
+      // triage (Note [Triage] in analysis/triage.cpp): nothing is written on a refusal
+      {"triage ack --db " + db, "", "triage ack: name what to acknowledge"},
+      {"triage ack op/exp --db " + db, "", "triage ack: --note is required"},
+      {"triage frob --db " + db, "", "triage: unknown action 'frob'"},
+      {"triage ack op/nothing --db " + db + " --note x", "",
+       "triage ack: nothing regressed in run 2 (r2) against run 1 (r1) is 'op/nothing'"},
+      {"triage ack op/exp --db " + db + " --note x --change slowr", "",
+       "--change: unknown change 'slowr' (did you mean slower?)"},
+      {"triage ack op/exp --db " + db + " --note x --until r1", "", "--until: release 'r1' is run 1, not after run 2"},
+      {"triage unack 99 --db " + db, "", "triage unack: no acknowledgement '99' holds"},
+      {"triage list --db " + fifo, "", fifo + ": not a regular file"},
       {"compare --db " + db + " --top -1", "", "--top"},
       {"compare --db " + db + " --gate ''", "", "--gate: must not be empty"},
       {"compare --db " + db + " --json ''", "", "--json: must not be empty"},

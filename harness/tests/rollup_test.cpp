@@ -1,8 +1,8 @@
-// Rollups (Note [Rollups] in harness/analysis/rollup.cpp), on a database written through the
-// Store: two runs of `sim` over 40 `add`, 20 `mul` and 10 `exp` cases (f32, eager), simulated time.
-// The candidate makes every `add` case 20% slower, one `mul` case 30% slower, and 5 `exp` cases
-// fail with one error whose numbers differ from case to case. The suite's speed moves too (a
-// finding of its own, key suite:smoke).
+// Rollups (Note [Rollups] in harness/analysis/rollup.cpp) and triage (Note [Triage] in
+// harness/analysis/triage.cpp), on a database written through the Store: runs of `sim` over 40 `add`, 20 `mul` and 10
+// `exp` cases (f32, eager), simulated time. The candidate makes every `add` case 20% slower, one `mul` case 30% slower,
+// and 5 `exp` cases fail with one error whose numbers differ from case to case. The suite's speed moves too (a finding
+// of its own, key suite:smoke). r3 is r1 again; r4 makes `add` 40% slower (twice r2's).
 #include "gauntlet/analysis/rollup.h"
 
 #include <fmt/format.h>
@@ -14,8 +14,11 @@
 
 #include "gauntlet/analysis/compare_console.h"
 #include "gauntlet/analysis/reports.h"
+#include "gauntlet/analysis/triage.h"
 #include "gauntlet/analysis/waivers.h"
+#include "gauntlet/store/acks.h"
 #include "gauntlet/store/store.h"
+#include "gauntlet/store/store_reader.h"
 
 namespace gauntlet {
 namespace {
@@ -33,6 +36,7 @@ class RollupTest : public ::testing::Test {
     add_run(*store, 1);
     add_run(*store, 2);
     add_run(*store, 3);
+    add_run(*store, 4);
   }
   void TearDown() override { fs::remove_all(dir_); }
 
@@ -45,6 +49,7 @@ class RollupTest : public ::testing::Test {
     info.started_at = fmt::format("2026-11-0{}T10:00:00Z", release);
     const std::int64_t run = store.begin_run(info);
     const bool candidate = release == 2;  // r3 is r1 again
+    const double add_factor = release == 2 ? 1.2 : release == 4 ? 1.4 : 1.0;
     auto add = [&](const std::string& op, int n, double factor, bool fail) {
       Outcome o;
       o.status = fail ? Status::Fail : Status::Pass;
@@ -55,7 +60,7 @@ class RollupTest : public ::testing::Test {
       if (fail) o.error = fmt::format("out0: {} of 527 elements outside tolerance (rtol=1.3e-06, atol=1e-05)", 500 + n);
       store.add_result(run, CaseKey::parse(fmt::format("op/{}/f32/{}x8/contig/eager", op, n)), o);
     };
-    for (int n = 1; n <= 40; ++n) add("add", n, candidate ? 1.2 : 1.0, false);
+    for (int n = 1; n <= 40; ++n) add("add", n, add_factor, false);
     for (int n = 1; n <= 20; ++n) add("mul", n, candidate && n == 7 ? 1.3 : 1.0, false);
     for (int n = 1; n <= 10; ++n) add("exp", n, 1.0, candidate && n % 2 == 0);
     store.flush();
@@ -123,6 +128,113 @@ TEST_F(RollupTest, NoFindingsNoGroupsAndNoKeysRead) {
   EXPECT_TRUE(group_findings(c).empty());
   EXPECT_TRUE(c.group_cases.empty());
   EXPECT_EQ(compare_console_text(c, Waivers{}).find("by group"), std::string::npos);
+}
+
+[[noreturn]] void fail(const std::string& message, int exit_code) { throw Error(message, exit_code); }
+
+std::int64_t count_acknowledged(const RunComparison& c) {
+  return std::count_if(c.findings.begin(), c.findings.end(), [](const Finding& f) { return f.acknowledged(); });
+}
+
+class TriageTest : public RollupTest {
+ protected:
+  // `gauntlet triage ack SUBJECT` against run 2 (r2 vs r1), as the command makes it.
+  std::vector<Ack> ack(const std::string& subject, const std::string& until = "") {
+    const RunComparison c = compare_runs(db_, 2, 1, CompareOptions{});
+    std::vector<Ack> acks = make_acks(c, subject, "");
+    for (Ack& a : acks) {
+      a.note = "known: the add rewrite";
+      a.by = "alice";
+      a.at = "2026-12-07T10:00:00Z";
+      a.until = until;
+      a.id = add_ack(db_, a, fail);
+    }
+    return acks;
+  }
+  RunComparison judged(std::int64_t run, std::int64_t baseline, bool honour = false) {
+    RunComparison c = compare_runs(db_, run, baseline, CompareOptions{});
+    apply_acks(c, read_acks(db_, fail), StoreReader(db_, fail).runs(), honour);
+    return c;
+  }
+};
+
+TEST_F(TriageTest, AnAcknowledgedGroupIsListedApartWithItsNoteAndGatesOnlyWhenAcksAreNotHonoured) {
+  EXPECT_TRUE(read_acks(db_, fail).empty());  // no table yet: no acks
+  const std::vector<Ack> made = ack("op/add/f32/eager");
+  ASSERT_EQ(made.size(), 1u);
+  EXPECT_EQ(made[0].moved, 40);
+  EXPECT_NEAR(made[0].worst, 1.2, 1e-9);
+  const std::vector<Ack> stored = read_acks(db_, fail);  // in the database, as a restart reads it
+  ASSERT_EQ(stored.size(), 1u);
+  EXPECT_EQ(stored[0].subject, "op/add/f32/eager");
+  EXPECT_EQ(stored[0].change, "slower");
+  EXPECT_EQ(stored[0].by, "alice");
+
+  const RunComparison c = judged(2, 1);
+  EXPECT_EQ(count_acknowledged(c), 40);
+  const std::string text = compare_console_text(c, Waivers{});
+  const std::size_t apart = text.find("acknowledged (40 regressions in 1 group");
+  ASSERT_NE(apart, std::string::npos) << text;
+  EXPECT_NE(text.find("[ack 1 by alice on 2026-12-07: known: the add rewrite]", apart), std::string::npos) << text;
+  EXPECT_EQ(text.substr(0, apart).find("op/add/f32/eager"), std::string::npos) << "not among the open ones:\n" << text;
+  EXPECT_EQ(gate_verdict(c, {Gate::Speed}).summary,
+            "gate speed: FAIL: 42 speed regressions (5 regressions outside the gates, 40 acknowledged, gating "
+            "without --honour-acks)");
+  EXPECT_EQ(gate_verdict(judged(2, 1, true), {Gate::Speed}).summary,
+            "gate speed: FAIL: 2 speed regressions (5 regressions outside the gates, 40 acknowledged)");
+  const std::string md = markdown_report(c, ReportOptions{});
+  EXPECT_NE(md.find("| speed | `op/add/f32/eager` | 40 of 40 | slower | +20.0% | [ack 1 by alice"), std::string::npos)
+      << md;
+}
+
+TEST_F(TriageTest, ARegressionThatGrewPastItsAcknowledgementIsOpenAgain) {
+  ack("op/add");
+  const RunComparison c = judged(4, 1);  // add 40% slower against r1, where 20% was acknowledged
+  EXPECT_EQ(count_acknowledged(c), 0);
+  const std::vector<FindingGroup> groups = group_findings(c);
+  const auto add = std::find_if(groups.begin(), groups.end(), [](const FindingGroup& g) {
+    return g.group == "op/add/f32/eager" && g.change == Change::Slower;
+  });
+  ASSERT_NE(add, groups.end());
+  EXPECT_EQ(add->reopened, 40);
+  EXPECT_EQ(add->ack, nullptr);
+  EXPECT_NE(group_line(*add).find("open again, 40 acknowledged in ack 1: +40.0% where at most +20.0% was acknowledged"),
+            std::string::npos)
+      << group_line(*add);
+}
+
+TEST_F(TriageTest, AnAckHoldsOnlyAcrossTheChangeItAcknowledgedUntilItsReleaseAndUntilRemoved) {
+  ack("op/add/f32/eager", "r4");
+  EXPECT_EQ(count_acknowledged(judged(2, 1)), 40);
+  // r4 against r2: the baseline already has the slowdown; what changed since is a change of its own
+  EXPECT_EQ(count_acknowledged(judged(4, 2)), 0);
+  // r4 is the ack's --until release: it no longer holds there
+  EXPECT_EQ(count_acknowledged(judged(4, 1)), 0);
+  ASSERT_TRUE(remove_ack(db_, 1, "bob", "2026-12-08T09:00:00Z", fail));
+  EXPECT_FALSE(remove_ack(db_, 1, "bob", "2026-12-08T09:00:00Z", fail));  // once
+  EXPECT_EQ(count_acknowledged(judged(2, 1)), 0);
+  const std::vector<Ack> kept = read_acks(db_, fail);  // removed, kept for the record
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].removed_by, "bob");
+}
+
+TEST_F(TriageTest, AFailingOpIsAcknowledgedByItsCauseAndNamesAreCheckedWithTheNearest) {
+  const std::vector<Ack> made = ack("op/exp");
+  ASSERT_EQ(made.size(), 1u);
+  EXPECT_EQ(made[0].change, "status-change");
+  EXPECT_EQ(made[0].moved, 5);
+  EXPECT_NE(made[0].signature.find("elements outside tolerance"), std::string::npos);
+  EXPECT_EQ(count_acknowledged(judged(2, 1)), 5);
+  const RunComparison c = compare_runs(db_, 2, 1, CompareOptions{});
+  try {
+    make_acks(c, "op/add/f32/eagr", "");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "triage ack: nothing regressed in run 2 (r2) against run 1 (r1) is 'op/add/f32/eagr' "
+                 "(did you mean op/add/f32/eager?)");
+  }
+  EXPECT_THROW(make_acks(c, "op/mul/f32/eager", "status-change"), Error);
 }
 
 }  // namespace

@@ -70,6 +70,17 @@ struct WaiverRef {
   bool expired = false;
 };
 
+// The acknowledgement that covers a regression (gauntlet/analysis/triage.h, `gauntlet triage
+// ack`): listed apart with its note; gating only when the gate is asked to honour acks. One that
+// grew past what was acknowledged is open again and says so.
+struct AckRef {
+  std::int64_t id = 0;
+  std::string subject, note, by, at, until;
+  bool grown = false;     // open again: the regression grew since it was acknowledged
+  std::string grown_why;  // "+40.0% where +20.0% was acknowledged"
+  bool honoured = false;  // compare --honour-acks: an acknowledged regression does not gate
+};
+
 struct Finding {
   std::string key;  // the case key
   Change change = Change::StatusChange;
@@ -85,8 +96,14 @@ struct Finding {
   std::int64_t work_items = 0;
   bool samples = false;  // work_items are samples (a model case), else elements
   std::optional<WaiverRef> waiver;
-  // A regression that fails the gate of its kind: not waived, or waived by an expired waiver.
-  bool gating() const { return is_regression(change) && (!waiver || waiver->expired); }
+  std::optional<AckRef> ack;
+  // Acknowledged and not grown since: listed apart from the open regressions.
+  bool acknowledged() const { return ack && !ack->grown; }
+  // A regression that fails the gate of its kind: not waived, or waived by an expired waiver; and
+  // not acknowledged where acks are honoured.
+  bool gating() const {
+    return is_regression(change) && (!waiver || waiver->expired) && !(acknowledged() && ack->honoured);
+  }
 };
 
 // Which time a speed comparison judges.

@@ -36,11 +36,15 @@ struct FindingGroup {
   // growth): median and quartiles; NaN otherwise.
   double median = NAN, q1 = NAN, q3 = NAN;
   std::vector<const Finding*> findings;  // worst first (the comparison's own order)
+  // Acknowledged findings group apart (gauntlet/analysis/triage.h): the ack of the group's first
+  // case when the group's cases are acknowledged, else null.
+  const AckRef* ack = nullptr;
+  std::int64_t reopened = 0;  // open findings whose ack they grew past (Finding::ack grown)
 };
 
 // The findings of `c` grouped by change and group (status changes by op and error signature),
-// in gate order (accuracy, speed, coverage), then the most cases moved first, then the largest
-// median change. New cases are left out. Points into `c`.
+// acknowledged ones apart from the open ones, in gate order (accuracy, speed, coverage), then the most cases moved
+// first, then the largest median change. New cases are left out. Points into `c`.
 std::vector<FindingGroup> group_findings(const RunComparison& c);
 
 // "+20.0%" for a time or memory ratio, "x12.3" for an error's growth; "" where the change has no ratio.
@@ -48,6 +52,8 @@ std::string group_change_text(Change change, double ratio);
 // One line: "op/mm/f32/eager: 40 of 40 cases slower, median +20.0% (middle half +19.8% .. +20.3%),
 // worst op/mm/f32/64x64,64x64/contig/eager +20.9%". Status changes name the cause.
 std::string group_line(const FindingGroup& g);
+// "[ack 3 by alice on 2026-12-07, until r3: known: the tile retune]"
+std::string ack_text(const AckRef& a);
 // The regressions by group as a Markdown table (compare's Markdown report, GitHub step summary):
 // at most `per_gate` rows per gate, each gate's rest counted; "None." when there is no regression.
 std::string rollup_markdown(const RunComparison& c, std::size_t per_gate);

@@ -20,6 +20,7 @@
 #include "gauntlet/run/compare_command.h"
 #include "gauntlet/run/merge.h"
 #include "gauntlet/run/run_summary.h"
+#include "gauntlet/run/triage_command.h"
 #include "gauntlet/run/weekly_command.h"
 
 namespace CLI {
@@ -46,6 +47,7 @@ struct Options {
   MergeOptions mo;
   CompareRequest co;
   ReportRequest rp;
+  TriageRequest tr;
   DashboardRequest dso;
   BenchOptions be;
   BackendInfoOptions bo;
@@ -68,6 +70,7 @@ Command add_show(CLI::App& app, Options& all);
 Command add_merge(CLI::App& app, Options& all);
 Command add_compare(CLI::App& app, Options& all);
 Command add_report(CLI::App& app, Options& all);
+Command add_triage(CLI::App& app, Options& all);
 // Their names, for the front binary's dispatch.
 const std::vector<std::string>& torch_free_commands();
 

@@ -24,8 +24,9 @@ struct CompareRequest {
   int min_samples = 5;
   double error_growth = 4.0;
   int history = 8;
-  std::string waivers;                                                 // waivers file (none: nothing is waived)
-  std::string gate;                                                    // accuracy,speed,coverage (empty: report only)
+  std::string waivers;       // waivers file (none: nothing is waived)
+  std::string gate;          // accuracy,speed,coverage (empty: report only)
+  bool honour_acks = false;  // acknowledged regressions (gauntlet triage) do not gate
   double min_ran = kDefaultMinRan, max_ran_drop = kDefaultMaxRanDrop;  // Note [Hollow runs]
   std::string markdown, junit, json;                                   // report files ("-": stdout)
   int top = 50;
