@@ -90,7 +90,8 @@ void apply_acks(RunComparison& c, const std::vector<Ack>& acks, const std::vecto
   }
   for (auto& [a, findings] : covered) {
     const auto n = static_cast<std::int64_t>(findings.size());
-    if (n <= std::max<std::int64_t>(static_cast<std::int64_t>(kAckGrowth * static_cast<double>(a->moved)), a->moved + 1))
+    if (n <=
+        std::max<std::int64_t>(static_cast<std::int64_t>(kAckGrowth * static_cast<double>(a->moved)), a->moved + 1))
       continue;
     for (Finding* f : findings) {
       if (f->ack->grown) continue;
@@ -102,7 +103,7 @@ void apply_acks(RunComparison& c, const std::vector<Ack>& acks, const std::vecto
 
 std::vector<Ack> make_acks(const RunComparison& c, const std::string& subject, const std::string& change) {
   std::map<std::string, std::vector<const Finding*>> by_change;  // change name -> findings
-  std::set<std::string> subjects;                                  // for the nearest name
+  std::set<std::string> subjects;                                // for the nearest name
   for (const Finding& f : c.findings) {
     if (!is_regression(f.change)) continue;
     subjects.insert(f.key);
@@ -142,9 +143,9 @@ std::vector<Ack> make_acks(const RunComparison& c, const std::string& subject, c
     std::set<std::string> signatures;
     for (const Finding* f : findings) signatures.insert(signature_of(*f));
     if (signatures.size() > 1) {
-      throw Error(fmt::format(
-          "triage ack: '{}' fails in {} ways in {}: acknowledge each cause by one of its cases' keys", subject,
-          signatures.size(), runs));
+      throw Error(
+          fmt::format("triage ack: '{}' fails in {} ways in {}: acknowledge each cause by one of its cases' keys",
+                      subject, signatures.size(), runs));
     }
   }
   std::vector<Ack> out;

@@ -9,9 +9,11 @@
 #include <cstring>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "gauntlet/analysis/judged.h"
 #include "gauntlet/analysis/reports.h"
 #include "gauntlet/base/output_dir.h"
 #include "gauntlet/base/stage.h"
@@ -33,6 +35,34 @@
 namespace gauntlet::cli {
 
 namespace {
+
+// Note [What was judged]: the bundle's manifest gains compare's figures and thresholds
+// (`judged`), which only repro, with the database, knows; repro.py times the case against them.
+void add_judged(const std::string& dir, const nlohmann::json& judged) {
+  const std::string path = dir + "/manifest.json";
+  nlohmann::json man;
+  {
+    std::ifstream in(path);
+    man = nlohmann::json::parse(in);
+  }
+  man["judged"] = judged;
+  std::ofstream out(path, std::ios::trunc);
+  out << man.dump(1) << "\n";
+  if (!out) throw std::runtime_error(path + ": cannot write");
+}
+
+CaseFigures figures_of(const Outcome& o) {
+  CaseFigures f;
+  f.present = true;
+  f.status = o.status;
+  f.sim_us = o.sim_time_us.value_or(NAN);
+  f.median_us = o.timing.reps > 0 ? o.timing.median_us : NAN;
+  f.first_us = o.timing.first_us;
+  f.compile_ms = o.compile_ms.value_or(NAN);
+  f.peak_mem = o.peak_mem_bytes;
+  f.samples_us = o.timing.samples_us;
+  return f;
+}
 
 // Note [Crash-safe repro]: a case that crashes the backend (SIGSEGV in a kernel, abort in its
 // allocator) would end `repro` with a bare "free(): invalid pointer". So repro prints the header,
@@ -141,6 +171,16 @@ int repro(const ReproOptions& given) {
   detail.keep_tensors = !o.bundle.empty();
   Outcome out = run_case(key, *backend, cfg, &detail);
   const int rc = is_failure(out.status) ? 1 : 0;
+  // Note [What was judged] in analysis/judged.cpp: compare's figures of a stored case.
+  std::optional<CaseJudgement> judgement;
+  std::string judge_error;
+  if (restored && !o.json) {
+    try {
+      judgement = judge_case(o.db, restored->info.id, key.str());
+    } catch (const std::exception& e) {
+      judge_error = one_line(e.what());
+    }
+  }
   std::optional<BundleWritten> bundle;
   std::string bundle_error;
   if (!o.bundle.empty()) {
@@ -160,6 +200,7 @@ int repro(const ReproOptions& given) {
     if (restored) src.restored_from = fmt::format("run {} of {}", restored->info.id, o.db);
     try {
       bundle = write_bundle(o.bundle, src);
+      if (judgement) add_judged(o.bundle, judged_json(*judgement));
     } catch (const std::exception& e) {
       bundle_error = e.what();
     }
@@ -192,15 +233,25 @@ int repro(const ReproOptions& given) {
   }
   fmt::print("{}", case_explanation_text(out, detail, !o.child));
   if (restored) fmt::print("{}", reproduced_line(*restored, out.status, out.stage));
+  if (judgement) fmt::print("{}", judged_text(*judgement, figures_of(out)));
+  if (!judge_error.empty()) fmt::print("judged   not shown: {}\n", judge_error);
   if (bundle) {
     // A compile case replays with the backend's own compiler: on its device, its library loaded.
     std::vector<std::string> replay = {"--device", "cpu"};
-    if (std::find(bundle->files.begin(), bundle->files.end(), "program.py") != bundle->files.end())
+    // So does a case whose judged time is the device's own (Note [What was judged]), in the
+    // environment that configured the backend.
+    const bool device_time = judgement && judged_on_device_time(*judgement);
+    std::string env;
+    if (device_time) {
+      for (const auto& [name, value] : recorded_environment(record_env_patterns({})))
+        env += name + "=" + shell_argument(value) + " ";
+    }
+    if (device_time || std::find(bundle->files.begin(), bundle->files.end(), "program.py") != bundle->files.end())
       replay = backend->replay_arguments();
     std::string args;
     for (const std::string& a : replay) args += (args.empty() ? "" : " ") + shell_argument(a);
-    fmt::print("bundle   {} ({} files, {:.1f} KiB): replay with python3 {}/repro.py {}\n", o.bundle,
-               bundle->files.size(), static_cast<double>(bundle->bytes) / 1024, o.bundle, args);
+    fmt::print("bundle   {} ({} files, {:.1f} KiB): replay with {}python3 {}/repro.py {}\n", o.bundle,
+               bundle->files.size(), static_cast<double>(bundle->bytes) / 1024, env, o.bundle, args);
   } else if (!bundle_error.empty()) {
     fmt::print("bundle   NOT written: {}\n", bundle_error);
     return 2;

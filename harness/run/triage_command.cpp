@@ -56,20 +56,23 @@ std::string list(const TriageRequest& o) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const Ack& a : acks) {
       if (!o.all && !a.removed_at.empty()) continue;
-      out.push_back({{"id", a.id},
-                     {"subject", a.subject},
-                     {"change", a.change},
-                     {"signature", a.signature},
-                     {"backend", a.backend},
-                     {"note", a.note},
-                     {"by", a.by},
-                     {"at", a.at},
-                     {"until", a.until.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(a.until)},
-                     {"run_id", a.run_id},
-                     {"moved", a.moved},
-                     {"worst", std::isfinite(a.worst) ? nlohmann::ordered_json(a.worst) : nlohmann::ordered_json(nullptr)},
-                     {"removed_at", a.removed_at.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(a.removed_at)},
-                     {"removed_by", a.removed_by.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(a.removed_by)}});
+      out.push_back(
+          {{"id", a.id},
+           {"subject", a.subject},
+           {"change", a.change},
+           {"signature", a.signature},
+           {"backend", a.backend},
+           {"note", a.note},
+           {"by", a.by},
+           {"at", a.at},
+           {"until", a.until.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(a.until)},
+           {"run_id", a.run_id},
+           {"moved", a.moved},
+           {"worst", std::isfinite(a.worst) ? nlohmann::ordered_json(a.worst) : nlohmann::ordered_json(nullptr)},
+           {"removed_at",
+            a.removed_at.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(a.removed_at)},
+           {"removed_by",
+            a.removed_by.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(a.removed_by)}});
     }
     return out.dump(2) + "\n";
   }
@@ -87,7 +90,8 @@ std::string list(const TriageRequest& o) {
 }
 
 std::string ack(const TriageRequest& o) {
-  if (o.subject.empty()) throw Error("triage ack: name what to acknowledge: a group, an op or a case key, as compare lists it");
+  if (o.subject.empty())
+    throw Error("triage ack: name what to acknowledge: a group, an op or a case key, as compare lists it");
   if (o.note.empty()) throw Error("triage ack: --note is required: say why it is acknowledged");
   if (!o.change.empty()) {
     bool known = false;
@@ -135,7 +139,8 @@ std::string unack(const TriageRequest& o) {
     if (std::to_string(a.id) == o.subject || a.subject == o.subject || case_target(a.subject) == o.subject)
       hits.push_back(&a);
   }
-  if (hits.empty()) throw Error(fmt::format("triage unack: no acknowledgement '{}' holds in {} (triage list)", o.subject, o.db));
+  if (hits.empty())
+    throw Error(fmt::format("triage unack: no acknowledgement '{}' holds in {} (triage list)", o.subject, o.db));
   const std::string by = who(o.by), at = utc_now();
   std::string out;
   for (const Ack* a : hits) {
@@ -153,7 +158,8 @@ void describe_options(OptionSink& s, TriageRequest& o) {
   s.option("--db", o.db, "SQLite database holding the runs (the acknowledgements are kept in it)").required();
   s.option("--note", o.note, "ack: why it is acknowledged (required)");
   s.option("--until", o.until, "ack: the release from whose first run on it no longer holds");
-  s.option("--change", o.change, "ack: the kind of regression (slower, status-change, ...), where the subject has several");
+  s.option("--change", o.change,
+           "ack: the kind of regression (slower, status-change, ...), where the subject has several");
   s.option("--run", o.run, "ack: the run whose regression it is (default: the latest run)");
   s.option("--baseline", o.baseline, "ack: the baseline it is judged against, as compare's").show_default();
   s.option("--by", o.by, "who acknowledges (default: $GAUNTLET_USER, else $USER)");

@@ -62,9 +62,10 @@ std::vector<Ack> read_acks(const std::string& path, sqlite::Fail fail) {
     sqlite::Stmt has(fail, db.get(), path, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'acks'");
     if (!has.step()) return out;
   }
-  sqlite::Stmt q(fail, db.get(), path,
-                 "SELECT id, subject, change, signature, backend, note, by, at, until, run_id, moved, worst, removed_at, "
-                 "removed_by FROM acks ORDER BY id");
+  sqlite::Stmt q(
+      fail, db.get(), path,
+      "SELECT id, subject, change, signature, backend, note, by, at, until, run_id, moved, worst, removed_at, "
+      "removed_by FROM acks ORDER BY id");
   while (q.step()) {
     Ack a;
     a.id = q.int64();

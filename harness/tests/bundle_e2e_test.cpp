@@ -256,6 +256,42 @@ TEST_F(Bundle, FromTheRecordOfAStoredRun) {
   expect_python_agrees(dir, "--from-saved");
 }
 
+// Note [What was judged] in analysis/judged.cpp: a case compare found 20% slower in simulated
+// time. `repro --db` prints the baseline's figure, the stored one, its own and the verdict with
+// its threshold; the bundle's repro.py times the case on the device and prints the same verdict.
+TEST_F(Bundle, ASlowedCaseShowsWhatWasJudgedAndItsBundleReplaysTheTimingToTheSameVerdict) {
+  const std::string key = "op/mm/f32/64x64,64x64/contig/eager";
+  const std::string db = (dir_ / "slow.db").string();
+  const std::string run = "run --suite smoke --filter 'op/mm/f32/*' --backend sim --quiet --db " + db;
+  ASSERT_EQ(gauntlet(run + " --release r1").code, 0);
+  ASSERT_EQ(gauntlet(run + " --release r2", "GAUNTLET_SIM_FAULTS='op=aten::mm,kind=slow,factor=1.2'").code, 0);
+  const path dir = make(key, "slowed", "--db " + db);
+  for (const char* line :
+       {"judged   run 2 (r2) against baseline run 1 (r1), as compare judges it:\n", "  slower: sim time ",
+        "\n    baseline  sim time ", "\n    run 2     sim time ", "\n    now       sim time ",
+        "\n    verdict   slower: +20.0% against the baseline, flagged past +5.0% (--min-effect): the "
+        "regression reproduces\n"}) {
+    EXPECT_NE(last_out_.find(line), std::string::npos) << line << "\n" << last_out_;
+  }
+  // the bundle line replays on the device, in the run's environment
+  EXPECT_NE(last_out_.find("GAUNTLET_SIM_FAULTS=op=aten::mm,kind=slow,factor=1.2 python3 "), std::string::npos)
+      << last_out_;
+  const nlohmann::json man = manifest(dir);
+  EXPECT_EQ(man["judged"]["metric"], "sim");
+  ASSERT_TRUE(python_has_torch()) << kPython << " cannot import torch: run ci/setup.sh";
+  const std::string on_sim = std::string(" --load ") + GAUNTLET_SIM_LIB + " --device privateuseone:0";
+  auto [code, out] = shell("GAUNTLET_SIM_FAULTS='op=aten::mm,kind=slow,factor=1.2' " + std::string(kPython) + " " +
+                           (dir / "repro.py").string() + on_sim);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("\n    verdict   slower: +20.0% against the baseline, flagged past +5.0% (--min-effect): the "
+                     "regression reproduces\n"),
+            std::string::npos)
+      << out;
+  // without the fault, the time is the baseline's: not flagged
+  std::tie(code, out) = shell(std::string(kPython) + " " + (dir / "repro.py").string() + on_sim);
+  EXPECT_NE(out.find("\n    verdict   not flagged: +0.0% against the baseline"), std::string::npos) << out;
+}
+
 // An expected failure: Gauntlet's XFAIL is the raw FAIL repro.py prints, with the expectation.
 // f16 logit rounds x / (1 - x) to f16 before the log on every CPU (expectations.yaml).
 TEST_F(Bundle, AnExpectedFailureReplaysAsItsRawFail) {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "gauntlet/analysis/compare_console.h"
+#include "gauntlet/analysis/judged.h"
 #include "gauntlet/analysis/reports.h"
 #include "gauntlet/analysis/triage.h"
 #include "gauntlet/analysis/waivers.h"
@@ -235,6 +236,45 @@ TEST_F(TriageTest, AFailingOpIsAcknowledgedByItsCauseAndNamesAreCheckedWithTheNe
                  "(did you mean op/add/f32/eager?)");
   }
   EXPECT_THROW(make_acks(c, "op/mul/f32/eager", "status-change"), Error);
+}
+
+// Note [What was judged] in analysis/judged.cpp: one case's figures as compare judged them.
+TEST_F(RollupTest, ACaseJudgementHasBothRunsFiguresAndJudgesANewMeasurementByTheSameRule) {
+  const std::optional<CaseJudgement> j = judge_case(db_, 2, "op/add/f32/3x8/contig/eager");
+  ASSERT_TRUE(j.has_value());
+  EXPECT_EQ(j->baseline.id, 1);
+  EXPECT_DOUBLE_EQ(j->base.sim_us, 13.0);
+  EXPECT_NEAR(j->stored.sim_us, 15.6, 1e-9);
+  ASSERT_EQ(j->findings.size(), 1u);
+  EXPECT_TRUE(judged_on_device_time(*j));
+  const std::string again = judged_text(*j, j->stored);
+  EXPECT_NE(again.find("    verdict   slower: +20.0% against the baseline, flagged past +5.0% (--min-effect): the "
+                       "regression reproduces\n"),
+            std::string::npos)
+      << again;
+  EXPECT_NE(judged_text(*j, j->base).find("verdict   not flagged: +0.0%"), std::string::npos);
+  CaseFigures none = j->stored;
+  none.sim_us = NAN;
+  EXPECT_NE(judged_text(*j, none).find("no sim time: the backend reported none here"), std::string::npos);
+  // a case compare did not flag
+  const std::optional<CaseJudgement> mul = judge_case(db_, 2, "op/mul/f32/3x8/contig/eager");
+  ASSERT_TRUE(mul.has_value());
+  EXPECT_EQ(judged_text(*mul, mul->stored),
+            "judged   no speed, memory, compile-time or first-run regression of run 2 against baseline run 1 (r1)\n");
+  // host time: the minimum effect and the significance of the repetitions
+  CaseFigures base, now;
+  base.median_us = 10;
+  base.samples_us = {10, 10.1, 9.9, 10.2, 9.8, 10, 10.1};
+  now.median_us = 12;
+  now.samples_us = {12, 12.1, 11.9, 12.2, 11.8, 12, 12.1};
+  CompareOptions host;
+  host.metric = Metric::Host;
+  const NowVerdict v = judge_now(Change::Slower, base, now, host);
+  EXPECT_NEAR(v.ratio, 1.2, 1e-12);
+  EXPECT_TRUE(v.flagged);
+  EXPECT_LT(v.p_value, 0.01);
+  now.samples_us = {12};  // one repetition cannot be significant
+  EXPECT_FALSE(judge_now(Change::Slower, base, now, host).flagged);
 }
 
 }  // namespace

@@ -117,7 +117,8 @@ def flatten(value, out):
     return out
 
 
-def run_op(man, T, dev, program=None):
+def op_inputs(man, T, dev):
+    """The case's inputs on the device, laid out as Gauntlet laid them out, and its constants."""
     bwd = man["mode"] == "eager-bwd"
     xs, leaves = [], []
     for m in man["inputs"]:
@@ -127,6 +128,12 @@ def run_op(man, T, dev, program=None):
             leaves.append((m["name"], x))
         xs.append(x)
     consts = {k[len("const."):]: v.to(dev) for k, v in T.items() if k.startswith("const.")}
+    return xs, leaves, consts
+
+
+def run_op(man, T, dev, program=None, inputs=None):
+    bwd = man["mode"] == "eager-bwd"
+    xs, leaves, consts = inputs if inputs is not None else op_inputs(man, T, dev)
     with torch.set_grad_enabled(bwd):
         outs = flatten(program(xs), []) if program else call(dev, xs, consts)
     named = [("out%d" % k, o.detach()) for k, o in enumerate(outs)]
@@ -370,6 +377,153 @@ def judge(man, T, actual):
     return ("FAIL: " + problem if problem else "PASS"), m
 
 
+# --- the timing compare judged (Note [What was judged] in harness/analysis/judged.cpp) ---
+
+class DeviceClock:
+    """The backend's own device time (simulated time on Gauntlet's simulator), read through the C
+    functions a Gauntlet backend library may export (harness/plugin/include/gauntlet/plugin/plugin_abi.h);
+    None where no library loaded exports them."""
+
+    def __init__(self, libs):
+        import ctypes
+        self.reset = self.read = self.sync = None
+        for lib in libs:
+            h = ctypes.CDLL(lib)
+            if hasattr(h, "gauntlet_backend_device_time_us") and hasattr(h, "gauntlet_backend_reset_device_time"):
+                self.reset = h.gauntlet_backend_reset_device_time
+                self.read = h.gauntlet_backend_device_time_us
+                self.read.restype = ctypes.c_double
+            if hasattr(h, "gauntlet_backend_synchronize"):
+                self.sync = h.gauntlet_backend_synchronize
+
+
+def synchronize(dev, clock):
+    if clock.sync is not None:
+        clock.sync()
+    elif dev.type != "cpu" and hasattr(torch, "accelerator"):
+        torch.accelerator.synchronize()
+
+
+def us_text(us):
+    if us is None or not math.isfinite(us):
+        return "none"
+    if us >= 1e6:
+        return "%.4g s" % (us / 1e6)
+    if us >= 1e3:
+        return "%.4g ms" % (us / 1e3)
+    return "%.4g µs" % us
+
+
+def percent(ratio):
+    return "%+.1f%%" % ((ratio - 1) * 100)
+
+
+def quantile(v, q):
+    v = sorted(v)
+    at = q * (len(v) - 1)
+    lo = int(at)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (at - lo)
+
+
+def mann_whitney_p(a, b):
+    """Two-sided Mann-Whitney U p-value, normal approximation with tie and continuity corrections
+    (Gauntlet's exact small-sample branch aside: with 5 or more repetitions a side they agree to
+    the significance levels used)."""
+    n1, n2 = len(a), len(b)
+    if n1 == 0 or n2 == 0:
+        return 1.0
+    allv = sorted([(x, 0) for x in a] + [(x, 1) for x in b])
+    ranks, i, ties = [0.0] * len(allv), 0, 0.0
+    while i < len(allv):
+        j = i
+        while j + 1 < len(allv) and allv[j + 1][0] == allv[i][0]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[k] = (i + j) / 2.0 + 1
+        t = j - i + 1
+        ties += t ** 3 - t
+        i = j + 1
+    r1 = sum(r for r, (_, side) in zip(ranks, allv) if side == 0)
+    u = r1 - n1 * (n1 + 1) / 2.0
+    mu = n1 * n2 / 2.0
+    n = n1 + n2
+    sigma = math.sqrt(n1 * n2 / 12.0 * ((n + 1) - ties / (n * (n - 1)))) if n > 1 else 0
+    if sigma == 0:
+        return 1.0
+    z = (abs(u - mu) - 0.5) / sigma
+    return min(1.0, math.erfc(max(z, 0) / math.sqrt(2)))
+
+
+def host_text(median, samples):
+    if median is None:
+        return "none"
+    if len(samples) < 4:
+        return us_text(median)
+    return "%s (middle half %s .. %s, %d reps)" % (us_text(median), us_text(quantile(samples, 0.25)),
+                                                   us_text(quantile(samples, 0.75)), len(samples))
+
+
+def replay_timing(man, dev, call, libs):
+    """Times the case as Gauntlet does (the first call's device time; host repetitions after one
+    warm-up) and judges it against the baseline by compare's single-case rule."""
+    j = man["judged"]
+    o, base, stored = j["options"], j["base"], j["stored"]
+    print("judged   run %d (%s) against baseline run %d (%s), as compare judges it:" % (
+        j["candidate"]["run"], j["candidate"]["release"], j["baseline"]["run"], j["baseline"]["release"]))
+    clock = DeviceClock(libs)
+    for f in j["findings"]:
+        print("  %s: %s" % (f["change"], f["detail"]))
+        if f["change"] != "slower":
+            print("    %-9s not timed by repro.py (gauntlet repro --db measures %s)" % ("now", f["change"]))
+            continue
+        sim = j["metric"] == "sim"
+        name = "sim time" if sim else "host time"
+        if sim:
+            b, k = base["sim_us"], stored["sim_us"]
+            print("    %-9s %s %s" % ("baseline", name, us_text(b)))
+            print("    %-9s %s %s (%s)" % ("run %d" % j["candidate"]["run"], name, us_text(k), percent(k / b)))
+            if clock.read is None:
+                print("    %-9s no sim time: no library loaded (--load) reports the backend's device time" % "now")
+                continue
+            synchronize(dev, clock)
+            clock.reset()
+            call()
+            synchronize(dev, clock)
+            now = clock.read()
+            ratio, p = now / b, None
+            print("    %-9s %s %s (%s)" % ("now", name, us_text(now), percent(ratio)))
+            flagged = ratio > 1 + o["min_effect"]
+            rule = "flagged past %s (--min-effect)" % percent(1 + o["min_effect"])
+        else:
+            import time
+            b = base["median_us"]
+            reps = max(len(base["samples_us"]), 5)
+            call()  # warm-up
+            synchronize(dev, clock)
+            samples = []
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                call()
+                synchronize(dev, clock)
+                samples.append((time.perf_counter() - t0) * 1e6)
+            now = quantile(samples, 0.5)
+            print("    %-9s %s %s" % ("baseline", name, host_text(b, base["samples_us"])))
+            print("    %-9s %s %s (%s)" % ("run %d" % j["candidate"]["run"], name,
+                                           host_text(stored["median_us"], stored["samples_us"]),
+                                           percent(stored["median_us"] / b)))
+            ratio = now / b
+            p = mann_whitney_p(samples, base["samples_us"])
+            print("    %-9s %s %s (%s)" % ("now", name, host_text(now, samples), percent(ratio)))
+            flagged = ratio > 1 + o["min_effect"] and p < o["significance"]
+            rule = "flagged past %s (--min-effect) with p < %g (--significance)" % (
+                percent(1 + o["min_effect"]), o["significance"])
+        print("    %-9s %s: %s against the baseline%s, %s: %s" % (
+            "verdict", "slower" if flagged else "not flagged", percent(ratio),
+            "" if p is None else " (p = %.2g)" % p, rule,
+            "the regression reproduces" if flagged else "it does not reproduce here"))
+
+
 def main():
     ap = argparse.ArgumentParser(description="Replay Gauntlet case %s without Gauntlet." % json.load(
         open(os.path.join(HERE, "manifest.json")))["key"])
@@ -406,8 +560,9 @@ def main():
         dev = torch.device(args.device)
         runner = {"op": run_op, "model": run_model_file if "model_file" in man else run_model,
                   "coll": run_collective}[man["kind"]]
+        program = compiled_program(man, T, dev, args.dynamo_backend) if compiled else None
         if compiled:
-            actual = runner(man, T, dev, compiled_program(man, T, dev, args.dynamo_backend))
+            actual = runner(man, T, dev, program)
             print_compile_records()
         else:
             if man.get("compile"):
@@ -423,6 +578,13 @@ def main():
         # Gauntlet's expectations turn a FAIL into XFAIL and a PASS into XPASS; the verdict here is the raw one.
         print("expected %s (%s)" % ("to fail" if g["status"] == "XFAIL" else "to fail, and passed", g["reason"]))
     print("verdict  %s" % verdict)
+    if man.get("judged") and not args.from_saved:
+        if runner is run_op:  # the call alone, its inputs already on the device (as Gauntlet times it)
+            inputs = op_inputs(man, T, dev)
+            call = lambda: run_op(man, T, dev, program, inputs)  # noqa: E731
+        else:
+            call = lambda: runner(man, T, dev, program) if program else runner(man, T, dev)  # noqa: E731
+        replay_timing(man, dev, call, args.load)
     return 1 if verdict != "PASS" else 0
 
 

@@ -22,8 +22,8 @@ bool ack_covers(const Ack& a, const Finding& f);
 
 // Marks each regression of `c` that a holding ack of the candidate's backend covers (Finding::ack):
 // not removed, made against a run after `c`'s baseline, and not past its `until` release (a run
-// of that release at or before the candidate, among `runs`). Covered findings that grew (kAckGrowth) are marked grown. `honour`:
-// acknowledged regressions do not gate (compare --honour-acks).
+// of that release at or before the candidate, among `runs`). Covered findings that grew (kAckGrowth) are marked grown.
+// `honour`: acknowledged regressions do not gate (compare --honour-acks).
 void apply_acks(RunComparison& c, const std::vector<Ack>& acks, const std::vector<RunRef>& runs, bool honour);
 
 // The acks of `subject` (a group, an op or a case key, as compare lists them) against the

@@ -13,16 +13,16 @@ namespace gauntlet {
 
 struct Ack {
   std::int64_t id = 0;
-  std::string subject;  // a group ("op/add/f32/eager"), a failure's op ("op/exp") or a case key
-  std::string change;   // the change acknowledged (regress.h change_name: "slower", "status-change")
-  std::string signature;  // a failure's: its error's signature (text.h error_signature); "" otherwise
-  std::string backend;  // the backend whose runs it covers
-  std::string note;     // why
-  std::string by, at;   // who, and when (UTC, ISO 8601)
-  std::string until;    // a release: the ack no longer holds from that release's first run on ("" never)
-  std::int64_t run_id = 0;  // the candidate run it was made against
-  std::int64_t moved = 0;   // its findings then
-  double worst = NAN;       // the largest ratio among them then (NaN: the change has none)
+  std::string subject;                 // a group ("op/add/f32/eager"), a failure's op ("op/exp") or a case key
+  std::string change;                  // the change acknowledged (regress.h change_name: "slower", "status-change")
+  std::string signature;               // a failure's: its error's signature (text.h error_signature); "" otherwise
+  std::string backend;                 // the backend whose runs it covers
+  std::string note;                    // why
+  std::string by, at;                  // who, and when (UTC, ISO 8601)
+  std::string until;                   // a release: the ack no longer holds from that release's first run on ("" never)
+  std::int64_t run_id = 0;             // the candidate run it was made against
+  std::int64_t moved = 0;              // its findings then
+  double worst = NAN;                  // the largest ratio among them then (NaN: the change has none)
   std::string removed_at, removed_by;  // unack: kept for the record ("" while it holds)
 };
 
