@@ -43,7 +43,12 @@ std::string compare_console_text(const RunComparison& c, const Waivers& waivers)
   for (FindingGroup& g : groups) {
     if (g.ack != nullptr) acked.push_back(std::move(g));
   }
-  std::erase_if(groups, [](const FindingGroup& g) { return g.findings.empty() || g.ack != nullptr; });
+  std::int64_t waived_findings = 0, waived_groups = 0;  // waived groups: counted, not listed
+  for (const FindingGroup& g : groups) {
+    if (!g.findings.empty() && g.ack == nullptr && g.waived == g.moved) waived_findings += g.moved, ++waived_groups;
+  }
+  std::erase_if(groups,
+                [](const FindingGroup& g) { return g.findings.empty() || g.ack != nullptr || g.waived == g.moved; });
   if (!groups.empty()) {
     out += "regressions by group, worst first (each case: --markdown or --json):\n";
     // A few per gate: one fault of each kind stays in the first lines, however many groups
@@ -63,6 +68,10 @@ std::string compare_console_text(const RunComparison& c, const Waivers& waivers)
       for (std::size_t i = 0; i < std::min(in.size(), kShown); ++i) out += "    " + group_line(*in[i]) + "\n";
       if (in.size() > kShown) out += fmt::format("    ... and {} more\n", in.size() - kShown);
     }
+  }
+  if (waived_findings > 0) {
+    out += fmt::format("waived: {} regressions in {} group{} (each: --markdown or --json)\n", waived_findings,
+                       waived_groups, waived_groups == 1 ? "" : "s");
   }
   if (!acked.empty()) {
     std::int64_t n = 0;

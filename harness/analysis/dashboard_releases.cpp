@@ -173,6 +173,7 @@ json groups_json(const RunComparison& c, std::size_t per_gate) {
       }
       continue;
     }
+    if (g.waived == g.moved) continue;  // waived: not open (the dashboard applies none today)
     if (in_gate[change_gate(g.change)]++ >= per_gate) continue;
     json keys = json::array();
     for (std::size_t i = 0; i < std::min<std::size_t>(g.findings.size(), kKeysPerCause); ++i)

@@ -86,8 +86,8 @@ std::string_view figure_name(Change c, bool sim) {
 
 nlohmann::json figures_json(const CaseFigures& f) {
   auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  return {{"status", status_name(f.status)},     {"sim_us", num(f.sim_us)},         {"median_us", num(f.median_us)},
-          {"first_us", num(f.first_us)},         {"compile_ms", num(f.compile_ms)}, {"peak_mem", f.peak_mem},
+  return {{"status", status_name(f.status)}, {"sim_us", num(f.sim_us)},         {"median_us", num(f.median_us)},
+          {"first_us", num(f.first_us)},     {"compile_ms", num(f.compile_ms)}, {"peak_mem", f.peak_mem},
           {"samples_us", f.samples_us}};
 }
 

@@ -117,13 +117,15 @@ std::string case_target(std::string_view key) {
 
 std::vector<FindingGroup> group_findings(const RunComparison& c) {
   // (change, group, signature) -> group; the signature is "" but for status changes.
-  std::map<std::tuple<Change, std::string, std::string, std::int64_t>, FindingGroup> groups;
+  // Waived (by a waiver still in force) and acknowledged findings group apart from the open ones.
+  std::map<std::tuple<Change, std::string, std::string, std::int64_t, bool>, FindingGroup> groups;
   for (const Finding& f : c.findings) {
     if (f.change == Change::New) continue;
     const bool by_cause = f.change == Change::StatusChange;
     std::string group = by_cause ? case_target(f.key) : case_group(f.key);
     const std::int64_t ack = f.acknowledged() ? f.ack->id : 0;
-    FindingGroup& g = groups[{f.change, group, by_cause ? error_signature(f.detail) : "", ack}];
+    const bool waived = f.waiver && !f.waiver->expired;
+    FindingGroup& g = groups[{f.change, group, by_cause ? error_signature(f.detail) : "", ack, waived}];
     if (g.findings.empty()) {
       g.change = f.change;
       g.group = std::move(group);
@@ -134,7 +136,7 @@ std::vector<FindingGroup> group_findings(const RunComparison& c) {
     }
     g.findings.push_back(&f);
     ++g.moved;
-    g.waived += f.waiver.has_value();
+    g.waived += waived;
     g.reopened += f.ack && f.ack->grown;
   }
   std::vector<FindingGroup> out;
@@ -218,22 +220,35 @@ std::string ack_text(const AckRef& a) {
 std::string rollup_markdown(const RunComparison& c, std::size_t per_gate) {
   std::vector<FindingGroup> groups = group_findings(c);
   std::erase_if(groups, [](const FindingGroup& g) { return !is_regression(g.change); });
-  std::string acked;  // Note [Triage] in triage.cpp: acknowledged groups in a table of their own
+  // Note [Triage] in triage.cpp: acknowledged groups in a table of their own; waived ones are
+  // counted (each is under Waived).
+  std::string acked_rows;
+  std::int64_t waived_findings = 0, waived_groups = 0;
   for (const FindingGroup& g : groups) {
-    if (g.ack == nullptr) continue;
-    acked += fmt::format("| {} | {} | {} | {} | {} | {} |\n", gate_name(change_gate(g.change)), markdown_code(g.group),
-                         g.cases > 0 ? fmt::format("{} of {}", g.moved, g.cases) : std::to_string(g.moved),
-                         change_name(g.change), group_change_text(g.change, g.median), markdown_text(ack_text(*g.ack)));
+    if (g.ack != nullptr) {
+      acked_rows +=
+          fmt::format("| {} | {} | {} | {} | {} | {} |\n", gate_name(change_gate(g.change)), markdown_code(g.group),
+                      g.cases > 0 ? fmt::format("{} of {}", g.moved, g.cases) : std::to_string(g.moved),
+                      change_name(g.change), group_change_text(g.change, g.median), markdown_text(ack_text(*g.ack)));
+    } else if (g.waived == g.moved) {
+      waived_findings += g.moved;
+      ++waived_groups;
+    }
   }
-  std::erase_if(groups, [](const FindingGroup& g) { return g.ack != nullptr; });
-  if (!acked.empty()) {
-    acked =
+  std::erase_if(groups, [](const FindingGroup& g) { return g.ack != nullptr || g.waived == g.moved; });
+  std::string tail;
+  if (!acked_rows.empty()) {
+    tail +=
         "Acknowledged (`gauntlet triage`): listed apart, and gating unless the gate honours acks "
         "(`--honour-acks`).\n\n| Gate | Group | Cases | Change | Median | Acknowledgement |\n"
         "|---|---|--:|---|--:|---|\n" +
-        acked + "\n";
+        acked_rows + "\n";
   }
-  if (groups.empty()) return acked.empty() ? "None.\n\n" : "None open.\n\n" + acked;
+  if (waived_findings > 0) {
+    tail += fmt::format("Waived, not listed here: {} regression{} in {} group{} (each under Waived).\n\n",
+                        waived_findings, waived_findings == 1 ? "" : "s", waived_groups, waived_groups == 1 ? "" : "s");
+  }
+  if (groups.empty()) return tail.empty() ? "None.\n\n" : "None open.\n\n" + tail;
   std::string out =
       "A group is one op (model, collective) in one dtype and mode; a failure's group is its op and the signature of "
       "its error. Worst first in each gate: most cases moved, then largest median change.\n\n"
@@ -267,7 +282,7 @@ std::string rollup_markdown(const RunComparison& c, std::size_t per_gate) {
       out += fmt::format("| {} | {} more groups | {} | | | | |\n", gate_name(gate), in - per_gate, rest);
     }
   }
-  return out + "\n" + acked;
+  return out + "\n" + tail;
 }
 
 }  // namespace gauntlet

@@ -19,11 +19,11 @@ namespace gauntlet {
 struct CaseFigures {
   bool present = false;
   Status status = Status::Pass;
-  double sim_us = NAN;       // the backend's device time of the first call (simulated on `sim`)
-  double median_us = NAN;    // host time, median of the repetitions
-  double first_us = NAN;     // the first call, host time (compile included)
-  double compile_ms = NAN;   // compile cases
-  std::int64_t peak_mem = 0;  // bytes above the case's baseline
+  double sim_us = NAN;             // the backend's device time of the first call (simulated on `sim`)
+  double median_us = NAN;          // host time, median of the repetitions
+  double first_us = NAN;           // the first call, host time (compile included)
+  double compile_ms = NAN;         // compile cases
+  std::int64_t peak_mem = 0;       // bytes above the case's baseline
   std::vector<double> samples_us;  // the host repetitions
 };
 
@@ -44,10 +44,10 @@ std::optional<CaseJudgement> judge_case(const std::string& db_path, std::int64_t
 // minimum absolute change); the suite-level parts (drift, population noise) need the whole run.
 // "" when no time of that kind is on both sides.
 struct NowVerdict {
-  double ratio = NAN;     // now / baseline
-  double p_value = -1;    // host time: Mann-Whitney U of the repetitions (-1: none)
+  double ratio = NAN;   // now / baseline
+  double p_value = -1;  // host time: Mann-Whitney U of the repetitions (-1: none)
   bool flagged = false;
-  std::string rule;       // "flagged past +5.0% (--min-effect) with p < 0.01 (--significance)"
+  std::string rule;  // "flagged past +5.0% (--min-effect) with p < 0.01 (--significance)"
 };
 NowVerdict judge_now(Change change, const CaseFigures& base, const CaseFigures& now, const CompareOptions& o);
 
