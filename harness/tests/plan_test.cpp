@@ -9,6 +9,8 @@
 #include <numeric>
 #include <set>
 
+#include "gauntlet/store/store.h"
+
 namespace gauntlet {
 namespace {
 
@@ -51,6 +53,45 @@ TEST(Plan, HistoryCostsWinOverEstimates) {
   }
   ASSERT_GE(holder, 0);
   EXPECT_EQ(p.assignment[static_cast<std::size_t>(holder)].size(), 1u) << "the huge case has a shard to itself";
+}
+
+// Note [ETA from history]: a case is weighed by what it took in the latest finished run of the
+// same backend and suite; one that run lacks, by its estimate scaled as that run's cases were.
+TEST(Plan, ExpectedCostsComeFromTheLatestFinishedRunOfTheSameBackendAndSuite) {
+  std::string pattern = ::testing::TempDir() + "gauntlet_eta_XXXXXX";
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  const fs::path dir = pattern;
+  auto store = Store::open((dir / "h.db").string(), Store::OpenMode::ReadWrite);
+  const CaseKey a = CaseKey::parse("op/add/f32/8x8,8x8/contig/eager");
+  const CaseKey b = CaseKey::parse("op/exp/f32/64/contig/eager");
+  const CaseKey unseen = CaseKey::parse("op/neg/f32/4096/contig/eager");
+  auto add_run = [&](const std::string& backend, double scale, bool finish) {
+    RunInfo info;
+    info.backend = backend;
+    info.suite = "smoke";
+    info.started_at = "2026-12-01T10:00:00Z";
+    const std::int64_t run = store->begin_run(info);
+    for (const CaseKey* k : {&a, &b}) {
+      Outcome o;
+      o.status = Status::Pass;
+      o.timing.first_us = scale * estimated_case_us(*k);  // measured: `scale` times the estimate
+      o.timing.median_us = 0;
+      store->add_result(run, *k, o);
+    }
+    store->flush();
+    if (finish) store->finish_run(run, info.started_at);
+    return run;
+  };
+  const std::int64_t sim = add_run("sim", 40, true);
+  add_run("cpu", 3, true);
+  const std::int64_t now = add_run("sim", 1000, false);  // this run: unfinished, not history
+  const auto cost = expected_case_cost(*store, "sim", "smoke", now);
+  EXPECT_DOUBLE_EQ(cost(a), 40 * estimated_case_us(a));
+  EXPECT_DOUBLE_EQ(cost(unseen), 40 * estimated_case_us(unseen)) << "scaled as run " << sim << "'s cases were";
+  EXPECT_DOUBLE_EQ(expected_case_cost(*store, "cpu", "smoke", now)(a), 3 * estimated_case_us(a));
+  EXPECT_DOUBLE_EQ(expected_case_cost(*store, "plugin:x.so", "smoke", now)(a), estimated_case_us(a)) << "no history";
+  store.reset();
+  fs::remove_all(dir);
 }
 
 TEST(Plan, SavedPlanLoadsBackAndSelectsTheSameCases) {

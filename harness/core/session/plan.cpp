@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <queue>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "gauntlet/base/error.h"
 #include "gauntlet/base/glob.h"
@@ -55,6 +57,46 @@ std::map<std::uint64_t, double> history_costs(const Store& history, const std::s
     costs[id] = v[v.size() / 2];
   }
   return costs;
+}
+
+// Note [ETA from history]: the progress model (Note [Progress model]) weighs the remaining cases
+// by their expected cost. The size estimate gets the cost of whole kinds of case wrong by orders
+// of magnitude (a compile case pays a compilation, a model case its layers, a collective its
+// processes), so the first ETA of a run was 3-5x too high or low until the window had seen each
+// kind. A database that holds a finished run of the same backend and suite knows better: each
+// case is weighed by what it took there (first call, repetitions and golden), and a case that run
+// lacks by its estimate times the median ratio of measured to estimated cost over the cases it
+// has. One run is read (the latest), not the whole history: the display starts at once.
+std::function<double(const CaseKey&)> expected_case_cost(const Store& store, const std::string& backend,
+                                                         const std::string& suite, std::int64_t run) {
+  std::optional<std::int64_t> previous;
+  for (const RunInfo& r : store.runs()) {
+    if (r.id != run && r.backend == backend && r.suite == suite && !r.finished_at.empty()) previous = r.id;
+  }
+  if (!previous) return estimated_case_us;
+  auto costs = std::make_shared<std::unordered_map<std::uint64_t, double>>();
+  std::vector<double> ratios;
+  for (const StoredResult& r : store.results(*previous)) {
+    const Timing& t = r.outcome.timing;
+    const double us = t.first_us + t.median_us * t.reps + t.golden_us;
+    if (!(us > 0)) continue;
+    (*costs)[r.case_id] = us;
+    try {
+      ratios.push_back(us / estimated_case_us(CaseKey::parse(r.outcome.key)));
+    } catch (const std::exception&) {
+      // a key this build cannot parse (another version's): weighed by its measured cost only
+    }
+  }
+  if (costs->empty()) return estimated_case_us;
+  double scale = 1;
+  if (!ratios.empty()) {
+    std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(ratios.size() / 2), ratios.end());
+    scale = ratios[ratios.size() / 2];
+  }
+  return [costs, scale](const CaseKey& key) {
+    const auto it = costs->find(key.id());
+    return it != costs->end() ? it->second : estimated_case_us(key) * scale;
+  };
 }
 
 Plan Plan::make(const Suite& suite, const std::vector<const Case*>& cases, int shards,

@@ -391,7 +391,7 @@ std::unique_ptr<PreparedRun> PreparedRun::prepare(const RunRequest& request) {
   ctx.gauntlet_version = gauntlet_version();
   ctx.resumed = resumed.run.has_value();
   ctx.gate = o.gate;
-  if (!o.quiet) p.listeners.add(progress_display(estimated_case_us));
+  if (!o.quiet) p.listeners.add(progress_display(expected_case_cost(*p.store, o.backend, suite.name, run_id)));
   add_run_reporters(o.reports, p.listeners);
   if (github_enabled(o.github)) p.listeners.add(github_run_reporter());
 

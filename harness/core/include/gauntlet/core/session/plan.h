@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,6 +21,11 @@ double estimated_case_us(const CaseKey& key);
 // Median duration (first call + timed repetitions + golden) per case id over the runs of
 // `backend` in the history database.
 std::map<std::uint64_t, double> history_costs(const Store& history, const std::string& backend);
+// What the progress display weighs a case of run `run` by (Note [ETA from history]): what it took
+// in the latest finished run of the same backend and suite in `store`, else estimated_case_us
+// scaled to that run's measured costs; estimated_case_us alone without such a run.
+std::function<double(const CaseKey&)> expected_case_cost(const Store& store, const std::string& backend,
+                                                         const std::string& suite, std::int64_t run);
 
 struct Plan {
   static constexpr int kFormatVersion = 1;
