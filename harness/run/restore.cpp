@@ -170,9 +170,10 @@ std::vector<std::string> backend_differences(const Restored& r, const std::strin
 }
 
 std::string restored_text(const Restored& r, const std::string& db) {
-  std::string out = fmt::format("restored from run {} of {} (suite {}, release {}, {} {}, {}):\n", r.info.id, db,
-                                r.info.suite.empty() ? "-" : r.info.suite, r.info.release.empty() ? "-" : r.info.release,
-                                r.info.backend, r.info.backend_version, r.info.started_at);
+  std::string out =
+      fmt::format("restored from run {} of {} (suite {}, release {}, {} {}, {}):\n", r.info.id, db,
+                  r.info.suite.empty() ? "-" : r.info.suite, r.info.release.empty() ? "-" : r.info.release,
+                  r.info.backend, r.info.backend_version, r.info.started_at);
   for (const std::string& n : r.notes) out += fmt::format("  {}\n", n);
   for (const std::string& w : r.warnings) out += fmt::format("warning  {}\n", w);
   out += fmt::format("elsewhere {}\n", r.standalone);

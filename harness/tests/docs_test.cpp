@@ -99,7 +99,9 @@ void parse_doc(const std::string& name, const std::string& text, std::map<std::s
       Step step;
       std::string body;
       for (std::size_t k = open + 1; k < close; ++k) body += lines[k] + "\n";
-      step.script = file.empty() ? body : "mkdir -p \"$(dirname '" + file + "')\"\ncat > '" + file + "' <<'DOCS_TEST_EOF'\n" + body + "DOCS_TEST_EOF\n";
+      step.script = file.empty() ? body
+                                 : "mkdir -p \"$(dirname '" + file + "')\"\ncat > '" + file + "' <<'DOCS_TEST_EOF'\n" +
+                                       body + "DOCS_TEST_EOF\n";
       step.where = where;
       sessions[session].steps.push_back(step);
     } else {
@@ -176,7 +178,7 @@ bool cpu_has(const std::string& flag) {
 // GAUNTLET_BLESS=1: a step whose quoted output has no `...` is rewritten in its doc with what the
 // command printed (review the diff before committing); the others are reported as without it.
 struct Bless {
-  std::string file;  // relative to the source folder
+  std::string file;                  // relative to the source folder
   std::size_t line = 0, quoted = 0;  // the command's 1-based line, and how many lines it quotes
   std::string printed;
 };
@@ -220,7 +222,8 @@ std::vector<std::string> check(const std::map<std::string, Session>& sessions, c
       const auto [code, out] = run_in(dir, "(exit " + std::to_string(last) + ")\n" + step.command);
       last = code;
       if (!step.cpu.empty() && !cpu_has(step.cpu)) {
-        std::cout << step.where << ": not compared: this CPU lacks " << step.cpu << ", which its figures were measured with\n";
+        std::cout << step.where << ": not compared: this CPU lacks " << step.cpu
+                  << ", which its figures were measured with\n";
         continue;
       }
       const std::vector<std::string> e = lines_of(normalized(step.expected)), a = lines_of(normalized(out));
@@ -228,9 +231,11 @@ std::vector<std::string> check(const std::map<std::string, Session>& sessions, c
       if (matches(e, 0, a, 0, furthest)) continue;
       const std::vector<std::string> quoted = lines_of(step.expected);
       if (bless != nullptr && std::string(bless) == "1" &&
-          std::find(quoted.begin(), quoted.end(), "...") == quoted.end() && step.command.find('\n') == std::string::npos) {
+          std::find(quoted.begin(), quoted.end(), "...") == quoted.end() &&
+          step.command.find('\n') == std::string::npos) {
         const std::size_t colon = step.where.rfind(':');
-        blessings.push_back({step.where.substr(0, colon), std::stoul(step.where.substr(colon + 1)), quoted.size(), out});
+        blessings.push_back(
+            {step.where.substr(0, colon), std::stoul(step.where.substr(colon + 1)), quoted.size(), out});
         continue;
       }
       std::string msg = step.where + ": `$ " + step.command + "` does not print what the doc quotes";
@@ -277,7 +282,8 @@ TEST_F(DocsTest, EveryCheckedBlockPrintsWhatTheDocQuotes) {
 TEST_F(DocsTest, AFigureChangedByHandFailsNamingTheLine) {
   const std::string good =
       "text\n<!-- docs-test: t -->\n```console\n$ gauntlet list --suite smoke --count\n2974\n```\n"
-      "<!-- docs-test: t -->\n```console\n$ gauntlet list --suites\n...\nsmoke              2974 cases  Every op once or a "
+      "<!-- docs-test: t -->\n```console\n$ gauntlet list --suites\n...\nsmoke              2974 cases  Every op once "
+      "or a "
       "few times; fast gate for every build\n```\n";
   std::map<std::string, Session> sessions;
   std::vector<std::string> order;
