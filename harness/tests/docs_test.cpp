@@ -157,7 +157,9 @@ std::pair<int, std::string> run_in(const fs::path& dir, const std::string& scrip
   const fs::path file = dir / ".docs-step.sh";
   {
     std::ofstream out(file);
+    // A reader's shell has no GAUNTLET_* variables (a run records them: they would show in the output).
     out << "cd " << dir << "\nexport PATH=" << fs::path(GAUNTLET_BIN).parent_path().string() << ":$PATH\n"
+        << "for v in $(compgen -e | grep '^GAUNTLET_'); do unset \"$v\"; done\n"
         << script << "\n";
   }
   FILE* p = popen(("bash " + file.string() + " 2>&1").c_str(), "r");
