@@ -31,7 +31,10 @@ std::string repro_line(const std::string& key, const ReduceOptions& o) {
   ReproSetup s = o;
   const char* profile = std::getenv("GAUNTLET_PROFILE");
   s.profile = profile ? profile : "";
-  return standalone_repro_command(key, s, recorded_environment(record_env_patterns({})));
+  std::string line = standalone_repro_command(key, s, recorded_environment(record_env_patterns({})));
+  // A smaller case is in no suite (Note [Keys no suite holds]).
+  if (key != CaseKey::parse(o.key).str()) line += " --any-key";
+  return line;
 }
 
 // A scratch folder for the workers' stderr, removed at the end.

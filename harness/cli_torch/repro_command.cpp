@@ -27,6 +27,7 @@
 #include "gauntlet/core/catalog/catalog.h"
 #include "gauntlet/core/session/run_setup.h"
 #include "gauntlet/golden/golden_store.h"
+#include "gauntlet/models/model_file.h"
 #include "gauntlet/run/child_process.h"
 #include "gauntlet/run/outcome_json.h"
 #include "gauntlet/run/recorded_env.h"
@@ -114,6 +115,26 @@ int repro_in_child(const ReproOptions& o, const Restored* restored) {
   return 1;
 }
 
+// Note [Keys no suite holds] (catalog.cpp): the suites that hold the key, as a line for the header;
+// a key none holds is refused unless --any-key. A key the run stored is its suite's (restored_text
+// names it), and a model file's case is the suite `run --model` made of it.
+std::string suites_line(const ReproOptions& o, const CaseKey& key, const Restored* restored) {
+  if (o.child || (restored && restored->stored) || (key.kind == "model" && is_model_file_target(key.target))) return "";
+  const std::string dir = suites_dir_or_default(o.suites_dir);
+  const SuitesHolding h = suites_holding(key, dir);
+  if (h.suites.empty()) {
+    if (o.any_key) return fmt::format("suites   none of {} holds this case (--any-key)\n", dir);
+    std::string why = fmt::format("case {} is in no suite of {}", key.str(), dir);
+    if (!h.unreadable.empty()) why += fmt::format(" (unreadable: {})", one_line(h.unreadable.front()));
+    throw UsageError(why + "; give --any-key to run it anyway, or --db to take it from a stored run");
+  }
+  constexpr std::size_t kShown = 6;
+  std::string names;
+  for (std::size_t i = 0; i < h.suites.size() && i < kShown; ++i) names += (i ? ", " : "") + h.suites[i];
+  if (h.suites.size() > kShown) names += fmt::format(" and {} more", h.suites.size() - kShown);
+  return fmt::format("suites   {}{}\n", names, dir == default_suites_dir() ? "" : " (of " + dir + ")");
+}
+
 }  // namespace
 
 int repro(const ReproOptions& given) {
@@ -129,9 +150,11 @@ int repro(const ReproOptions& given) {
   // The bundle's folder is written after the case ran: refuse one that cannot be claimed first
   // (Note [Output folders]), rather than run the case and then say "bundle NOT written".
   if (!o.bundle.empty() && !o.child) check_output_dir(o.bundle, "bundle");
+  const std::string suites = suites_line(o, key, restored ? &*restored : nullptr);
   if (!o.in_process && !o.child) {
     if (!o.json) {
       if (restored) fmt::print("{}", restored_text(*restored, o.db));
+      fmt::print("{}", suites);
       // Before anything runs, even when the case then kills the process: the case, what it runs,
       // on which backend, and its inputs (made on the CPU: no backend code).
       fmt::print("{}{}", case_title_text(key, o.backend), case_inputs_text(key));
@@ -140,8 +163,9 @@ int repro(const ReproOptions& given) {
     const int rc = repro_in_child(o, restored ? &*restored : nullptr);
     return rc;
   }
-  if (restored && !o.child && !o.json) {
-    fmt::print("{}", restored_text(*restored, o.db));
+  if (!o.child && !o.json) {
+    if (restored) fmt::print("{}", restored_text(*restored, o.db));
+    fmt::print("{}", suites);
     std::fflush(stdout);
   }
   const std::string dir = suites_dir_or_default(o.suites_dir);

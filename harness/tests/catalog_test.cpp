@@ -509,6 +509,42 @@ TEST_F(CatalogTest, IncludedSuitesKeepTheirTimeoutsAndAKeyMadeTwiceIsOneCase) {
   EXPECT_TRUE(load_suite("slow", dir_.string()).parts.empty());
 }
 
+// Note [Keys no suite holds]: the suites that hold a key, through their includes, each file
+// read once; a suite that cannot be read is named apart, not taken as holding nothing silently.
+TEST_F(CatalogTest, SuitesHoldingAKeyAreFoundThroughIncludes) {
+  write("inner.yaml",
+        "suite: inner\ndescription: d\ngroups:\n  - {key: \"op/exp/f32/8/contig/eager\"}\n"
+        "  - ops: [add, mul]\n    dtypes: [f32, f64]\n    shapes: [\"4,4\"]\n");
+  write("outer.yaml",
+        "suite: outer\ndescription: d\ninclude: [inner]\ngroups:\n  - ops: [mul]\n    dtypes: [f16]\n"
+        "    shapes: [\"4,4\"]\n");
+  write("other.yaml", "suite: other\ndescription: d\ninclude: [inner, outer]\n");
+  write("colls.yaml",
+        "suite: colls\ndescription: d\ngroups:\n  - collectives: [all_reduce]\n    dtypes: [f32]\n    sizes: [64]\n"
+        "    worlds: [2]\n");
+  const auto holding = [&](const std::string& key) {
+    return suites_holding(CaseKey::parse(key), dir_.string()).suites;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(holding("op/exp/f32/8/contig/eager"), (V{"inner", "other", "outer"}));
+  EXPECT_EQ(holding("op/add/f64/4,4/contig/eager"), (V{"inner", "other", "outer"}));
+  EXPECT_EQ(holding("op/mul/f16/4,4/contig/eager"), (V{"other", "outer"}));
+  EXPECT_EQ(holding("op/mul/f16/4,5/contig/eager"), V{});
+  EXPECT_EQ(holding("op/exp/f32/9/contig/eager"), V{});
+  const std::string coll = load_suite("colls", dir_.string()).cases.at(0).text;
+  EXPECT_EQ(holding(coll), V{"colls"});
+  // Each key is what load_suite makes: the scoped expansion agrees with the full one.
+  for (const Case& c : load_suite("other", dir_.string()).cases) {
+    const V h = holding(c.text);
+    EXPECT_NE(std::find(h.begin(), h.end(), "other"), h.end()) << c.text;
+  }
+  write("broken.yaml", "suite: broken\ndescription: d\ngroups:\n  - ops: [nosuch]\n    dtypes: [f32]\n");
+  const SuitesHolding h = suites_holding(CaseKey::parse("op/exp/f32/8/contig/eager"), dir_.string());
+  EXPECT_EQ(h.suites, (V{"inner", "other", "outer"}));
+  ASSERT_EQ(h.unreadable.size(), 1u);
+  EXPECT_EQ(h.unreadable[0].rfind("broken: ", 0), 0u) << h.unreadable[0];
+}
+
 TEST_F(CatalogTest, UnknownSuiteNamesTheKnownOnes) {
   write("one.yaml", "suite: one\ndescription: d\ngroups: []\n");
   try {

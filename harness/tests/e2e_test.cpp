@@ -121,6 +121,28 @@ TEST_F(E2E, InputsAreTheSameInEveryProcess) {
   }
 }
 
+// Note [Keys no suite holds]: repro names the suites that hold a key and refuses one that none
+// holds unless --any-key (a shape typed by hand proves nothing about a release).
+TEST_F(E2E, ReproNamesTheSuitesHoldingAKeyAndRefusesAKeyNoneHolds) {
+  Result held = gauntlet("repro 'op/addcmul/f32/7x1x5,1x3x5,5/contig/eager'");
+  ASSERT_EQ(held.code, 0) << held.err;
+  EXPECT_NE(held.out.find("suites   full, nightly, nightly-all, release, smoke\n"), std::string::npos) << held.out;
+  const std::string adhoc = "op/addcmul/f32/7x1x6,1x3x6,6/contig/eager";
+  Result refused = gauntlet("repro '" + adhoc + "'");
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_EQ(refused.out, "");
+  EXPECT_NE(refused.err.find("case " + adhoc + " is in no suite of "), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("give --any-key to run it anyway"), std::string::npos) << refused.err;
+  Result anyway = gauntlet("repro '" + adhoc + "' --any-key");
+  ASSERT_EQ(anyway.code, 0) << anyway.err;
+  EXPECT_NE(anyway.out.find("holds this case (--any-key)\n"), std::string::npos) << anyway.out;
+  EXPECT_NE(anyway.out.find("verdict  PASS"), std::string::npos) << anyway.out;
+  // --json and --in-process check the same way.
+  EXPECT_EQ(gauntlet("repro '" + adhoc + "' --json").code, 2);
+  EXPECT_EQ(gauntlet("repro '" + adhoc + "' --in-process").code, 2);
+  EXPECT_EQ(gauntlet("repro '" + adhoc + "' --json --any-key").code, 0);
+}
+
 TEST_F(E2E, ShowSummarizesByStatusWithReproCommands) {
   const std::string db = (dir_ / "show.db").string();
   ASSERT_EQ(gauntlet("run --suite smoke --db " + db + " --filter 'op/hardswish/*' --quiet").code, 0);
@@ -369,12 +391,12 @@ std::vector<BadInput> bad_inputs(const fs::path& dir, const std::string& db, con
       // Note [Output folders]: a folder of other files is refused and left as it was.
       {"dashboard --db " + db + " --out " + (dir / "others").string(), "",
        "others: the folder holds files Gauntlet did not write"},
-      {"repro 'op/exp/f32/4/contig/eager' --bundle " + (dir / "others").string(), "",
+      {"repro 'op/exp/f32/_/contig/eager' --bundle " + (dir / "others").string(), "",
        "others: the folder holds files Gauntlet did not write"},
       // A library that is not a backend: every command that runs cases refuses it as run does.
       {run + " --backend plugin:" + hollow, "", "cannot take even contiguous inputs"},
       {"bench --suite smoke --db " + db + small + " --backend plugin:" + hollow, "", "cannot take even contiguous"},
-      {"repro 'op/exp/f32/4/contig/eager' --backend plugin:" + hollow, "", "cannot take even contiguous inputs"},
+      {"repro 'op/exp/f32/_/contig/eager' --backend plugin:" + hollow, "", "cannot take even contiguous inputs"},
       {"reduce 'op/exp/f32/4/contig/eager' --backend plugin:" + hollow, "", "cannot take even contiguous inputs"},
       // Values that mean nothing, and environment variables checked as their options are.
       {"run --suite smoke --db " + db + " --filter ':' --quiet", "", "--filter: ':' holds no pattern"},
@@ -489,7 +511,8 @@ std::vector<BadInput> bad_inputs(const fs::path& dir, const std::string& db, con
        "--metric: 'bogus' is not auto"},
       {"repro 'op/nope/f32/4/contig/eager'", "", "unknown op 'nope'"},
       {"repro 'op/exp/f99/4/contig/eager'", "", "unknown dtype 'f99'"},
-      {"repro 'op/exp/f32/4/contig/eager' --backend tpu", "", "unknown backend 'tpu'"},
+      {"repro 'op/exp/f32/_/contig/eager' --backend tpu", "", "unknown backend 'tpu'"},
+      {"repro 'op/exp/f32/4/contig/eager'", "", "case op/exp/f32/4/contig/eager is in no suite of "},
       {"backend-info --backend tpu", "", "unknown backend 'tpu'"},
       {"reduce 'op/exp/f32/4/contig/eager' --backend cpu", "", "case passes; nothing to reduce"},
       {"plan --suite smoke --shards 2 --out " + (dir / "no" / "dir" / "p.json").string(), "", "cannot write the plan"},

@@ -25,6 +25,8 @@ void describe_options(OptionSink& s, ReproOptions& o) {
   describe_case_and_setup(s, o.key, o, o.db, o.run);
   s.option("--collective-timeout", o.collective_timeout, "seconds a collective case's group of ranks may take")
       .show_default();
+  s.flag("--any-key", o.any_key,
+         "run a key that no suite of the suites folder holds (a shape typed by hand, a reduced case)");
   s.flag("--in-process", o.in_process, "run the case in this process, not in a child (a crash then ends gauntlet)");
   s.flag("--child", o.child, "(internal) the child of a repro: no header").internal();
   s.flag("--json", o.json, "print the outcome as the store keeps it");

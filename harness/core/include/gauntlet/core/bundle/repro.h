@@ -20,6 +20,7 @@ struct ReproOptions : ReproSetup {
   long long run = 0;   // --run: that run (0: the latest with a result for the key)
   std::string bundle;  // --bundle: write a standalone bundle of the case here (Note [Bundles])
   bool json = false;
+  bool any_key = false;           // run a key no suite holds (Note [Keys no suite holds])
   bool in_process = false;        // run the case in this process (default: in a child, Note [Crash-safe repro])
   bool child = false;             // this process is that child: the parent printed the header
   std::vector<std::string> argv;  // the command line, for the child and the debug command

@@ -76,4 +76,11 @@ bool is_model_file_path(const std::string& name_or_path);
 // The names of the suites in a directory (sorted).
 std::vector<std::string> list_suites(const std::string& suites_dir);
 
+// Note [Keys no suite holds] (catalog.cpp): the suites of `suites_dir` that hold `key` (sorted),
+// and those that could not be read ("name: error"), expanding only the groups that can make it.
+struct SuitesHolding {
+  std::vector<std::string> suites, unreadable;
+};
+SuitesHolding suites_holding(const CaseKey& key, const std::string& suites_dir);
+
 }  // namespace gauntlet
